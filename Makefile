@@ -1,0 +1,47 @@
+# Developer entry points. Everything runs inside .venv, (re)built from pyproject.toml on demand.
+#   make test          pytest (Postgres tests skip unless LG_EVAL_PG_DSN is set, see pg-start)
+#   make pg-start      throwaway PostgreSQL on 127.0.0.1:54329; prints the export line to use
+#   make test PYTEST_ARGS="-k sqlite -x"
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: .venv venv demo test bench lint pg-start pg-stop
+
+# `make .venv` / `make venv`: create the venv and install the project (dev + postgres extras).
+.venv venv: $(STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Re-install whenever pyproject.toml changes.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev,postgres]"
+	touch $@
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+# pytest exits 5 when it collected nothing; say so explicitly instead of a bare "Error 5".
+test: $(STAMP)
+	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "ERROR: pytest collected no tests (exit code 5)" >&2; fi; \
+	exit $$rc
+
+# Benchmarks live in tests/benchmarks/bench_*.py, which pytest's test_*.py pattern never collects.
+bench: $(STAMP)
+	$(PY) -m tests.benchmarks
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+pg-start:
+	@bash .ci/postgres.sh start
+
+pg-stop:
+	@bash .ci/postgres.sh stop

@@ -1,0 +1,365 @@
+"""Scripted human-in-the-loop conversations for every example graph.
+
+Each scenario is a list of `Turn`s: what to send to the thread on each call
+(a fresh input, a ``Command(resume=...)``, or ``None`` to continue after a
+breakpoint or an error). A turn may instead compute its input from the current
+`StateSnapshot` (needed to answer parallel interrupts by id), and may expect the
+call to raise. One sync driver (`drive`) and one async driver (`adrive`) execute
+any turn list, and `run_<name>` / `arun_<name>` wrap them per scenario.
+
+`SCENARIOS` maps each scenario name to a `Scenario` (name, description, build,
+run, arun, turns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
+from langgraph.types import Command, StateSnapshot
+
+from graphs import (
+    approval,
+    command_goto,
+    flaky,
+    functional,
+    hitl_agent,
+    map_reduce,
+    research,
+    weather,
+)
+from graphs import breakpoint as static_breakpoint
+
+
+class ScenarioError(AssertionError):
+    """A scenario did not play out as scripted."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One call on the thread: `input`, or `from_state(snapshot)` when it is set.
+
+    `raises` names the exception type this call is expected to raise; the driver
+    swallows exactly that and fails if the call succeeds instead.
+    """
+
+    input: Any = None
+    from_state: Callable[[StateSnapshot], Any] | None = None
+    raises: type[Exception] | None = None
+
+    def resolve(self, snapshot: StateSnapshot | None) -> Any:
+        """The payload to send, given the thread's current state (if needed)."""
+        if self.from_state is None:
+            return self.input
+        assert snapshot is not None
+        return self.from_state(snapshot)
+
+
+def thread_config(thread_id: str) -> RunnableConfig:
+    """The run config addressing `thread_id`."""
+    return {"configurable": {"thread_id": thread_id}}
+
+
+@contextmanager
+def _expect(turn: Turn, index: int) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        if turn.raises is None or not isinstance(exc, turn.raises):
+            raise
+        return
+    if turn.raises is not None:
+        raise ScenarioError(f"turn {index} should have raised {turn.raises.__name__}")
+
+
+def _check_done(snapshot: StateSnapshot) -> None:
+    if snapshot.next:
+        raise ScenarioError(f"thread did not finish; next nodes: {snapshot.next}")
+
+
+def drive(graph: Pregel, thread_id: str, turns: Sequence[Turn], *, finish: bool = True) -> None:
+    """Play `turns` on `thread_id` with `invoke`; with `finish`, require the thread to end."""
+    config = thread_config(thread_id)
+    for index, turn in enumerate(turns):
+        snapshot = graph.get_state(config) if turn.from_state else None
+        with _expect(turn, index):
+            graph.invoke(turn.resolve(snapshot), config)
+    if finish:
+        _check_done(graph.get_state(config))
+
+
+async def adrive(
+    graph: Pregel, thread_id: str, turns: Sequence[Turn], *, finish: bool = True
+) -> None:
+    """Async twin of `drive`, using `ainvoke` and `aget_state`."""
+    config = thread_config(thread_id)
+    for index, turn in enumerate(turns):
+        snapshot = await graph.aget_state(config) if turn.from_state else None
+        with _expect(turn, index):
+            await graph.ainvoke(turn.resolve(snapshot), config)
+    if finish:
+        _check_done(await graph.aget_state(config))
+
+
+def user(content: str, id: str) -> dict[str, str]:
+    """A user chat message (as a dict, so each run builds a fresh message object)."""
+    return {"role": "user", "content": content, "id": id}
+
+
+# --- weather: tool interrupts, resumed with the human's answer ---------------------
+
+WEATHER_TURNS = [
+    Turn({"messages": [user(weather.QUESTION, "weather-human-1")]}),
+    Turn(Command(resume=weather.HUMAN_ANSWER)),
+]
+
+# --- research: interrupts one and two subgraph levels down ---------------------------
+
+RESEARCH_TOPIC = "solid state batteries"
+APPROVED_SOURCES = [
+    "https://example.org/solid-state-batteries/1",
+    "https://example.org/solid-state-batteries/2",
+]
+VERDICT = "Confirmed by the domain expert."
+
+RESEARCH_TURNS = [
+    Turn({"topic": RESEARCH_TOPIC, "deep": True}),
+    Turn(Command(resume=APPROVED_SOURCES)),
+    Turn(Command(resume=VERDICT)),
+]
+RESEARCH_SHALLOW_TURNS = [
+    Turn({"topic": RESEARCH_TOPIC, "deep": False}),
+    Turn(Command(resume=APPROVED_SOURCES)),
+]
+
+# --- approval: two parallel interrupts answered by one Command ----------------------
+
+APPROVAL_REQUEST = "Buy 3 laptops for the design team."
+REVIEWS = {
+    "legal": {"approved": True, "comment": "No legal concerns."},
+    "finance": {"approved": True, "comment": "Within the quarterly budget."},
+}
+
+
+def answer_reviews(snapshot: StateSnapshot) -> Command:
+    """Resume every pending reviewer interrupt at once, keyed by interrupt id."""
+    return Command(resume={i.id: REVIEWS[i.value["reviewer"]] for i in snapshot.interrupts})
+
+
+APPROVAL_TURNS = [Turn({"request": APPROVAL_REQUEST}), Turn(from_state=answer_reviews)]
+DOUBLE_CHECK_TURNS = [
+    Turn({"amount": 120}),
+    Turn(Command(resume="ops-credit-card")),
+    Turn(Command(resume=True)),
+]
+
+# --- the rest -------------------------------------------------------------------------
+
+MAP_REDUCE_TURNS = [Turn({"document": map_reduce.DOCUMENT})]
+HITL_AGENT_TURNS = [
+    Turn({"messages": [user("Check my inbox and answer Bob.", "hitl-human-1")]}),
+    Turn(Command(resume={"decisions": [{"type": "approve"}]})),
+    Turn({"messages": [user("Also tell the whole company.", "hitl-human-2")]}),
+    Turn(
+        Command(
+            resume={"decisions": [{"type": "reject", "message": "Do not email the whole company."}]}
+        )
+    ),
+]
+BREAKPOINT_TURNS = [Turn({"request": "Tell the team the offsite moved to Thursday."}), Turn(None)]
+FUNCTIONAL_TURNS = [Turn({"topic": "cats"}), Turn(Command(resume="Mention their naps."))]
+FLAKY_TURNS = [
+    Turn({"query": "LangGraph  Checkpointers"}, raises=flaky.FlakyServiceError),
+    Turn(None),
+]
+COMMAND_GOTO_TURNS = [
+    Turn({"request": "I was charged twice this month."}),
+    Turn({"request": "The app crashes when I upload a photo."}),
+]
+
+
+# --- per-scenario runners -----------------------------------------------------------
+
+
+def run_weather(graph: Pregel, thread_id: str) -> None:
+    """Weather agent: ask, tool interrupts, human answers, agent replies."""
+    drive(graph, thread_id, WEATHER_TURNS)
+
+
+async def arun_weather(graph: Pregel, thread_id: str) -> None:
+    """Async `run_weather`."""
+    await adrive(graph, thread_id, WEATHER_TURNS)
+
+
+def run_research(graph: Pregel, thread_id: str) -> None:
+    """Deep research: approve sources, then verify findings in the nested subgraph."""
+    drive(graph, thread_id, RESEARCH_TURNS)
+
+
+async def arun_research(graph: Pregel, thread_id: str) -> None:
+    """Async `run_research`."""
+    await adrive(graph, thread_id, RESEARCH_TURNS)
+
+
+def run_research_shallow(graph: Pregel, thread_id: str) -> None:
+    """Shallow research: only the source approval (the deep_dive branch is skipped)."""
+    drive(graph, thread_id, RESEARCH_SHALLOW_TURNS)
+
+
+async def arun_research_shallow(graph: Pregel, thread_id: str) -> None:
+    """Async `run_research_shallow`."""
+    await adrive(graph, thread_id, RESEARCH_SHALLOW_TURNS)
+
+
+def run_approval(graph: Pregel, thread_id: str) -> None:
+    """Approval: both parallel reviews answered by one id-keyed resume."""
+    drive(graph, thread_id, APPROVAL_TURNS)
+
+
+async def arun_approval(graph: Pregel, thread_id: str) -> None:
+    """Async `run_approval`."""
+    await adrive(graph, thread_id, APPROVAL_TURNS)
+
+
+def run_double_check(graph: Pregel, thread_id: str) -> None:
+    """Double check: one node asks two questions, answered by two resumes."""
+    drive(graph, thread_id, DOUBLE_CHECK_TURNS)
+
+
+async def arun_double_check(graph: Pregel, thread_id: str) -> None:
+    """Async `run_double_check`."""
+    await adrive(graph, thread_id, DOUBLE_CHECK_TURNS)
+
+
+def run_map_reduce(graph: Pregel, thread_id: str) -> None:
+    """Map-reduce: one turn, fan-out over three sentences."""
+    drive(graph, thread_id, MAP_REDUCE_TURNS)
+
+
+async def arun_map_reduce(graph: Pregel, thread_id: str) -> None:
+    """Async `run_map_reduce`."""
+    await adrive(graph, thread_id, MAP_REDUCE_TURNS)
+
+
+def run_hitl_agent(graph: Pregel, thread_id: str) -> None:
+    """HITL agent: one approved and one rejected `send_email`."""
+    drive(graph, thread_id, HITL_AGENT_TURNS)
+
+
+async def arun_hitl_agent(graph: Pregel, thread_id: str) -> None:
+    """Async `run_hitl_agent`."""
+    await adrive(graph, thread_id, HITL_AGENT_TURNS)
+
+
+def run_breakpoint(graph: Pregel, thread_id: str) -> None:
+    """Breakpoint: stop before ``send_email``, continue with ``None``."""
+    drive(graph, thread_id, BREAKPOINT_TURNS)
+
+
+async def arun_breakpoint(graph: Pregel, thread_id: str) -> None:
+    """Async `run_breakpoint`."""
+    await adrive(graph, thread_id, BREAKPOINT_TURNS)
+
+
+def run_functional(graph: Pregel, thread_id: str) -> None:
+    """Functional API: draft, review interrupt, revise."""
+    drive(graph, thread_id, FUNCTIONAL_TURNS)
+
+
+async def arun_functional(graph: Pregel, thread_id: str) -> None:
+    """Async `run_functional`."""
+    await adrive(graph, thread_id, FUNCTIONAL_TURNS)
+
+
+def run_flaky(graph: Pregel, thread_id: str) -> None:
+    """Flaky: the first turn fails in ``fetch``, ``invoke(None)`` retries it."""
+    drive(graph, thread_id, FLAKY_TURNS)
+
+
+async def arun_flaky(graph: Pregel, thread_id: str) -> None:
+    """Async `run_flaky`."""
+    await adrive(graph, thread_id, FLAKY_TURNS)
+
+
+def run_command_goto(graph: Pregel, thread_id: str) -> None:
+    """Command routing: a billing request, then a technical one, on one thread."""
+    drive(graph, thread_id, COMMAND_GOTO_TURNS)
+
+
+async def arun_command_goto(graph: Pregel, thread_id: str) -> None:
+    """Async `run_command_goto`."""
+    await adrive(graph, thread_id, COMMAND_GOTO_TURNS)
+
+
+# --- registry -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A graph factory plus the script that drives one thread through it."""
+
+    name: str
+    description: str
+    build: Callable[..., Pregel]
+    """Called as ``build(checkpointer=...)``; returns a fresh graph and scripted model."""
+    run: Callable[[Pregel, str], None]
+    arun: Callable[[Pregel, str], Coroutine[Any, Any, None]]
+    turns: Sequence[Turn]
+
+
+def _scenario(
+    name: str,
+    build: Callable[..., Pregel],
+    run: Callable[[Pregel, str], None],
+    arun: Callable[[Pregel, str], Coroutine[Any, Any, None]],
+    turns: Sequence[Turn],
+) -> Scenario:
+    return Scenario(name, run.__doc__ or "", build, run, arun, turns)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in [
+        _scenario("weather", weather.build, run_weather, arun_weather, WEATHER_TURNS),
+        _scenario("research", research.build, run_research, arun_research, RESEARCH_TURNS),
+        _scenario(
+            "research_shallow",
+            research.build,
+            run_research_shallow,
+            arun_research_shallow,
+            RESEARCH_SHALLOW_TURNS,
+        ),
+        _scenario("approval", approval.build, run_approval, arun_approval, APPROVAL_TURNS),
+        _scenario(
+            "double_check",
+            approval.build_double_check,
+            run_double_check,
+            arun_double_check,
+            DOUBLE_CHECK_TURNS,
+        ),
+        _scenario(
+            "map_reduce", map_reduce.build, run_map_reduce, arun_map_reduce, MAP_REDUCE_TURNS
+        ),
+        _scenario(
+            "hitl_agent", hitl_agent.build, run_hitl_agent, arun_hitl_agent, HITL_AGENT_TURNS
+        ),
+        _scenario(
+            "breakpoint", static_breakpoint.build, run_breakpoint, arun_breakpoint, BREAKPOINT_TURNS
+        ),
+        _scenario(
+            "functional", functional.build, run_functional, arun_functional, FUNCTIONAL_TURNS
+        ),
+        _scenario("flaky", flaky.build, run_flaky, arun_flaky, FLAKY_TURNS),
+        _scenario(
+            "command_goto",
+            command_goto.build,
+            run_command_goto,
+            arun_command_goto,
+            COMMAND_GOTO_TURNS,
+        ),
+    ]
+}

@@ -1,0 +1,71 @@
+"""Readable terminal views of trajectories (``rich`` tables)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from lg_eval.trajectory import ResumedMode, ThreadTrajectory, Turn
+
+MAX_CELL = 90
+
+
+def _short(value: Any, limit: int = MAX_CELL) -> str:
+    """One line of at most ``limit`` characters for a value of any kind."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _started_by(turn: Turn) -> str:
+    if turn.kind == "input":
+        return f"input {_short(turn.input, 60)}"
+    if turn.kind == "resume":
+        return f"resume {_short(turn.resume_by_node, 60)}"
+    return "continue (invoke None)"
+
+
+def _outcome(turn: Turn) -> str:
+    if turn.status == "interrupted":
+        if turn.breakpoint:
+            return f"breakpoint before {', '.join(turn.next_nodes)}"
+        return "interrupt " + _short([i.value for i in turn.interrupts], 60)
+    if turn.status == "error":
+        return f"error {_short(turn.error, 60)}"
+    return _short(turn.result)
+
+
+def trajectory_table(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit") -> Table:
+    """A table with one row per turn: what started it, the nodes that ran, how it ended."""
+    flat = trajectory.to_graph_trajectory(resumed=resumed)
+    table = Table(title=f"thread {trajectory.thread_id}", show_lines=True, expand=False)
+    table.add_column("#", justify="right")
+    table.add_column("started by", overflow="fold", max_width=40)
+    table.add_column("steps", overflow="fold")
+    table.add_column("status")
+    table.add_column("result / pause", overflow="fold", max_width=50)
+    for turn, steps in zip(trajectory.turns, flat.steps, strict=True):
+        table.add_row(
+            str(turn.index),
+            _started_by(turn),
+            " → ".join(steps),
+            turn.status,
+            _outcome(turn),
+        )
+    return table
+
+
+def print_trajectory(
+    trajectory: ThreadTrajectory, console: Console | None = None, resumed: ResumedMode = "omit"
+) -> None:
+    """Print :func:`trajectory_table`, then any extraction warnings."""
+    console = console or Console()
+    console.print(trajectory_table(trajectory, resumed=resumed))
+    for warning in trajectory.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")

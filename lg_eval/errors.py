@@ -1,0 +1,56 @@
+"""Typed errors raised by lg_eval.
+
+Every message says what went wrong *and* what to do next, so a user never has
+to read a traceback from deep inside LangGraph to understand bad input.
+"""
+
+from __future__ import annotations
+
+
+class LgEvalError(Exception):
+    """Base class of every error lg_eval raises on purpose."""
+
+
+class ExtractionError(LgEvalError):
+    """A thread could not be turned into a trajectory."""
+
+
+class MissingCheckpointerError(ExtractionError):
+    """The graph was compiled without a checkpointer, so it has no history to read."""
+
+
+class InvalidConfigError(ExtractionError, ValueError):
+    """The run config lacks what extraction needs (usually ``thread_id``)."""
+
+
+class ThreadNotFoundError(ExtractionError, LookupError):
+    """The checkpointer holds no checkpoints for the requested thread."""
+
+
+class CheckpointNotFoundError(ExtractionError, LookupError):
+    """The requested ``checkpoint_id`` is not part of the thread."""
+
+
+class TrajectoryFormatError(LgEvalError, ValueError):
+    """A trajectory or message list does not have the shape an evaluator expects."""
+
+
+class InvalidOptionError(LgEvalError, ValueError):
+    """An option (mode, override, ...) is not one of the allowed values."""
+
+
+class JudgeError(LgEvalError):
+    """An LLM judge could not produce a usable verdict."""
+
+
+__all__ = [
+    "CheckpointNotFoundError",
+    "ExtractionError",
+    "InvalidConfigError",
+    "InvalidOptionError",
+    "JudgeError",
+    "LgEvalError",
+    "MissingCheckpointerError",
+    "ThreadNotFoundError",
+    "TrajectoryFormatError",
+]

@@ -1,0 +1,419 @@
+"""Assemble turns from checkpoint records: the semantics of lg_eval's extraction.
+
+LangGraph saves one checkpoint per superstep. The tasks planned at checkpoint
+``C`` run to produce its child, but a run can *stop* at ``C`` (an interrupt, a
+static breakpoint, an error, the end of the graph) and later invocations can
+resume there, so one checkpoint's tasks may execute over several invocations.
+We call each invocation's presence at a checkpoint a *visit*:
+
+* visit 0 is the *arrival*: the run that created ``C`` goes on with its tasks
+  (``update``/``fork`` checkpoints have no arrival; no graph run made them);
+* each later visit is a resume (``Command(resume=...)``) or a continuation
+  (``invoke(None)`` after a breakpoint or an error) at ``C``.
+
+What each task did on each visit is read from its control writes: every answer
+in its ``RESUME`` list follows one pause, an ``ERROR`` next to an output write
+means it failed once and then succeeded, and a subgraph task ran once per
+invocation of its subgraph (found recursively in the child namespace). A visit
+that is not the checkpoint's last ends a turn; the last one ends a turn only if
+the run stopped there. Everything here is pure: readers do the I/O.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lg_eval.extract.records import (
+    ROOT_NS,
+    CheckpointRecord,
+    TaskRecord,
+    ThreadRecords,
+    namespace_owner,
+    parent_namespace,
+    task_namespace,
+)
+from lg_eval.extract.results import turn_result
+from lg_eval.trajectory import (
+    InterruptRecord,
+    StateEdit,
+    Superstep,
+    TaskRun,
+    ThreadTrajectory,
+    Turn,
+    TurnKind,
+    TurnStatus,
+)
+
+Outcome = Literal["paused", "error", "done"]
+ARRIVING_SOURCES = ("input", "loop")
+
+
+def interrupt_id(ns: str, index: int) -> str | None:
+    """LangGraph's id for the ``index``-th interrupt raised in task namespace ``ns``."""
+    try:
+        from langgraph.types import _interrupt_id  # internal: version-checked by tests
+    except ImportError:  # pragma: no cover - depends on the installed LangGraph
+        return None
+    return _interrupt_id(ns, index)
+
+
+@dataclass
+class Segment:
+    """One invocation's stretch of a namespace's lineage (a turn, at the top level)."""
+
+    kind: TurnKind
+    start: CheckpointRecord
+    input_value: Any = None
+    edits: list[StateEdit] = field(default_factory=list)
+    supersteps: list[Superstep] = field(default_factory=list)
+    status: TurnStatus = "completed"
+    breakpoint: bool = False
+    end: CheckpointRecord | None = None
+    next_nodes: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        return {"completed": "done", "interrupted": "paused", "error": "error"}[self.status]  # type: ignore[return-value]
+
+
+@dataclass
+class _Plan:
+    """What one task did at one checkpoint: an outcome per execution, first at visit ``start``."""
+
+    task: TaskRecord
+    outcomes: list[Outcome]
+    start: int
+    children: list[Segment] | None = None
+    calls: list[_Plan] = field(default_factory=list)
+    own_pauses: list[int] = field(default_factory=list)
+    """Executions in which the task's own ``interrupt()`` raised (not a subgraph's or call's)."""
+
+
+class _Index:
+    """Checkpoints grouped for lineage walks and subgraph look-ups."""
+
+    def __init__(self, records: ThreadRecords) -> None:
+        self.by_id: dict[str, dict[str, CheckpointRecord]] = {
+            ns: {r.id: r for r in recs} for ns, recs in records.by_ns.items()
+        }
+        self.children_ns: dict[str, list[str]] = defaultdict(list)
+        for ns in records.by_ns:
+            if ns != ROOT_NS:
+                self.children_ns[parent_namespace(ns)].append(ns)
+
+    def lineage(self, ns: str, tip_id: str, keep: Callable[[CheckpointRecord], bool]) -> list:
+        """Checkpoints from the oldest ancestor to ``tip_id`` (following parent links)."""
+        known = self.by_id.get(ns, {})
+        chain: list[CheckpointRecord] = []
+        current = known.get(tip_id)
+        while current is not None and keep(current):
+            chain.append(current)
+            current = known.get(current.parent_id) if current.parent_id else None
+        chain.reverse()
+        return chain
+
+    def child_lineage(self, parent: CheckpointRecord, task: TaskRecord) -> list[CheckpointRecord]:
+        """The subgraph checkpoints a task at ``parent`` wrote, oldest first."""
+        for ns in self.children_ns.get(parent.ns, ()):
+            name, owner_id = namespace_owner(ns)
+            if name != task.name or (owner_id is not None and owner_id != task.id):
+                continue
+            mine = [r for r in self.by_id[ns].values() if r.parents.get(parent.ns) == parent.id]
+            if mine:
+                tip = max(mine, key=lambda r: r.id)
+                return self.lineage(ns, tip.id, lambda r: r.parents.get(parent.ns) == parent.id)
+        return []
+
+
+def assemble(records: ThreadRecords) -> ThreadTrajectory:
+    """Build the :class:`ThreadTrajectory` for the lineage ending at ``records.tip_id``."""
+    index = _Index(records)
+    lineage = index.lineage(ROOT_NS, records.tip_id, lambda r: True)
+    warnings = list(records.warnings) + _gap_warnings(lineage)
+    segments = _segments(lineage, index, path_prefix="")
+    turns = [_turn(i, seg) for i, seg in enumerate(segments)]
+    return ThreadTrajectory(
+        thread_id=records.thread_id,
+        lineage=[r.id for r in lineage],
+        turns=turns,
+        warnings=warnings,
+    )
+
+
+def _gap_warnings(lineage: list[CheckpointRecord]) -> list[str]:
+    """Say so when history is missing (``durability="exit"`` or pruned checkpoints)."""
+    if not lineage:
+        return []
+    gaps = [
+        (a, b)
+        for a, b in zip(lineage, lineage[1:], strict=False)
+        if b.source == "loop" and b.step != a.step + 1
+    ]
+    first = lineage[0]
+    if first.source == "input" and not gaps:
+        return []
+    return [
+        "Checkpoint history is incomplete: the thread has no checkpoint for some supersteps "
+        "(it was probably run with durability='exit', or old checkpoints were pruned). Steps "
+        "that ran between saved checkpoints are missing from this trajectory; run the graph "
+        "with durability='async' or 'sync' to record every superstep."
+    ]
+
+
+def _segments(
+    lineage: list[CheckpointRecord], index: _Index, path_prefix: str
+) -> list[Segment]:
+    segments: list[Segment] = []
+    current: Segment | None = None
+    edits: list[StateEdit] = []
+    for position, ckpt in enumerate(lineage):
+        parent = lineage[position - 1] if position else None
+        child = lineage[position + 1] if position + 1 < len(lineage) else None
+        if ckpt.source == "update" and parent is not None:
+            edits.append(
+                StateEdit(
+                    checkpoint_id=ckpt.id, values=parent.update_writes, created_at=ckpt.created_at
+                )
+            )
+        plans = _plan_tasks(ckpt, index, path_prefix)
+        arrival = ckpt.source in ARRIVING_SOURCES
+        breakpoint_stop = arrival and _stopped_before_running(ckpt, child, plans)
+        offset = (0 if arrival else 1) + (1 if breakpoint_stop else 0)
+        for plan in plans:
+            _shift(plan, offset)
+        visits = max(
+            [1 if arrival else 0] + [p.start + len(p.outcomes) for p in plans] + [offset]
+        )
+        last_stops = child is None or child.source != "loop"
+        for visit in range(0 if arrival else 1, visits):
+            runs = _runs_at(plans, visit, path_prefix, ckpt)
+            opens = visit > 0 or ckpt.source == "input" or current is None
+            if opens:
+                kind: TurnKind = (
+                    "input"
+                    if visit == 0 and ckpt.source == "input"
+                    else ("resume" if any(_answers(r) for r in runs) else "continue")
+                )
+                current = Segment(kind=kind, start=ckpt, edits=edits)
+                if kind == "input":
+                    current.input_value = ckpt.input_value
+                edits = []
+            assert current is not None
+            if runs:
+                current.supersteps.append(Superstep(step=ckpt.step, checkpoint_id=ckpt.id, tasks=runs))
+            if visit < visits - 1 or last_stops:
+                _close(current, ckpt, runs, plans)
+                segments.append(current)
+                current = None
+    return segments
+
+
+def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list[_Plan]:
+    """An execution plan per task (functional-API calls hang under their entrypoint)."""
+    calls_by_caller: dict[str, list[TaskRecord]] = defaultdict(list)
+    plans: list[_Plan] = []
+    for task in ckpt.tasks:
+        if task.caller_id is not None:
+            calls_by_caller[task.caller_id].append(task)
+    for task in ckpt.tasks:
+        if task.caller_id is not None:
+            continue
+        child_lineage = index.child_lineage(ckpt, task)
+        if child_lineage:
+            children = _segments(child_lineage, index, f"{path_prefix}{task.name}:")
+            outcomes = [seg.outcome for seg in children]
+            if task.finished and outcomes and outcomes[-1] != "done":
+                outcomes.append("done")
+            plans.append(_Plan(task, outcomes, 0, children=children))
+        elif calls_by_caller.get(task.id):
+            plans.append(_entrypoint_plan(task, calls_by_caller[task.id]))
+        else:
+            outcomes = _leaf_outcomes(task)
+            plans.append(_Plan(task, outcomes, 0, own_pauses=_pauses(outcomes)))
+    return plans
+
+
+def _leaf_outcomes(task: TaskRecord) -> list[Outcome]:
+    outcomes: list[Outcome] = ["paused"] * len(task.resumes)
+    if task.finished:
+        if task.error:
+            outcomes.append("error")
+        outcomes.append("done")
+    elif task.interrupts:
+        outcomes.append("paused")
+    elif task.error:
+        outcomes.append("error")
+    return outcomes
+
+
+def _entrypoint_plan(entry: TaskRecord, calls: list[TaskRecord]) -> _Plan:
+    """Functional API: calls run in order inside the entrypoint; each pause re-runs it.
+
+    Checkpoints do not record where the entrypoint's *own* ``interrupt()`` stood
+    among its calls; each answered pause is placed just before one of the last
+    calls (the ask-then-act shape of LangGraph's examples), and a pending one
+    after all calls, where it must be.
+    """
+    ordered = sorted(calls, key=lambda c: c.call_index or 0)
+    answered = len(entry.resumes)
+    pending = (
+        not entry.finished
+        and bool(entry.interrupts)
+        and not any(c.interrupts and not c.finished for c in ordered)
+    )
+    preceded = range(max(0, len(ordered) - answered), len(ordered))
+    execution = 0
+    own_pauses: list[int] = []
+    call_plans: list[_Plan] = []
+    for _ in range(answered - min(answered, len(ordered))):
+        own_pauses.append(execution)
+        execution += 1
+    for position, call in enumerate(ordered):
+        if position in preceded:
+            own_pauses.append(execution)
+            execution += 1
+        outcomes = _leaf_outcomes(call)
+        call_plans.append(_Plan(call, outcomes, execution, own_pauses=_pauses(outcomes)))
+        execution += outcomes.count("paused")
+    if pending:
+        own_pauses.append(execution)
+    final: Outcome = "done" if entry.finished else ("error" if entry.error else "paused")
+    outcomes: list[Outcome] = ["paused"] * execution + [final]
+    return _Plan(entry, outcomes, 0, calls=call_plans, own_pauses=own_pauses)
+
+
+def _pauses(outcomes: list[Outcome]) -> list[int]:
+    return [i for i, outcome in enumerate(outcomes) if outcome == "paused"]
+
+
+def _shift(plan: _Plan, offset: int) -> None:
+    plan.start += offset
+    for call in plan.calls:
+        call.start += offset
+
+
+def _stopped_before_running(
+    ckpt: CheckpointRecord, child: CheckpointRecord | None, plans: list[_Plan]
+) -> bool:
+    """A static ``interrupt_before``/``interrupt_after`` stopped the run on arrival."""
+    if not ckpt.tasks:
+        return False
+    if child is None or child.source != "loop":
+        return not any(p.outcomes for p in plans)
+    resumed = child.interrupt_seen != ckpt.interrupt_seen
+    return resumed and all(p.outcomes == ["done"] and not p.calls for p in plans)
+
+
+def _runs_at(plans: list[_Plan], visit: int, prefix: str, ckpt: CheckpointRecord) -> list[TaskRun]:
+    runs: list[TaskRun] = []
+    for plan in plans:
+        run = _run(plan, visit, prefix, ckpt)
+        if run is None:
+            continue
+        calls = [c for c in (_run(call, visit, prefix, ckpt) for call in plan.calls) if c]
+        if calls:  # functional API: the calls ran inside the entrypoint's execution
+            run.subgraph = [Superstep(step=ckpt.step, checkpoint_id=ckpt.id, tasks=calls)]
+        runs.append(run)
+    return runs
+
+
+def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRun | None:
+    execution = visit - plan.start
+    if not 0 <= execution < len(plan.outcomes):
+        return None
+    task = plan.task
+    outcome = plan.outcomes[execution]
+    pauses_before = plan.outcomes[:execution].count("paused")
+    resumed = execution > 0 and plan.outcomes[execution - 1] == "paused"
+    ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
+    run = TaskRun(name=task.name, path=f"{prefix}{task.name}", task_id=task.id, resumed=resumed)
+    if outcome == "error":
+        run.error = task.error
+    if plan.children is not None:
+        if execution < len(plan.children):
+            run.subgraph = plan.children[execution].supersteps
+        return run
+    if execution in plan.own_pauses:
+        run.interrupts = [_interrupt(task, ns, plan.own_pauses.index(execution), run.path)]
+    if execution - 1 in plan.own_pauses:
+        answered = plan.own_pauses.index(execution - 1)
+        if answered < len(task.resumes):
+            run.answered = interrupt_id(ns, answered)
+            run.resume_value = task.resumes[answered]
+    return run
+
+
+def _interrupt(task: TaskRecord, ns: str, index: int, path: str) -> InterruptRecord:
+    """The ``index``-th interrupt of a task; LangGraph keeps only the latest payload."""
+    expected = interrupt_id(ns, index)
+    for stored_id, value in task.interrupts:
+        if stored_id == expected or (expected is None and index == len(task.resumes)):
+            return InterruptRecord(id=stored_id, value=value, path=path)
+    return InterruptRecord(id=expected, value=None, path=path)
+
+
+def _answers(run: TaskRun) -> bool:
+    return run.answered is not None or any(
+        _answers(t) for s in run.subgraph for t in s.tasks
+    )
+
+
+def _close(
+    segment: Segment, ckpt: CheckpointRecord, runs: list[TaskRun], plans: list[_Plan]
+) -> None:
+    segment.end = ckpt
+    segment.next_nodes = [p.task.name for p in plans if p.task.caller_id is None]
+    if any(_errored(r) for r in runs):
+        segment.status = "error"
+    elif any(r.paused_within for r in runs):
+        segment.status = "interrupted"
+    elif plans:
+        segment.status = "interrupted"
+        segment.breakpoint = not runs
+    else:
+        segment.status = "completed"
+
+
+def _errored(run: TaskRun) -> bool:
+    return run.error is not None or any(_errored(t) for s in run.subgraph for t in s.tasks)
+
+
+def _turn(index: int, segment: Segment) -> Turn:
+    end = segment.end or segment.start
+    state = end.values() if end.values is not None else None
+    runs = [t for s in segment.supersteps for t in _walk(s.tasks)]
+    answered = [r for r in runs if r.answered is not None or r.resume_value is not None]
+    interrupts = [i for r in runs for i in r.interrupts]
+    error = next((r.error for r in runs if r.error), None)
+    return Turn(
+        index=index,
+        kind=segment.kind,
+        input=segment.input_value,
+        resume={r.answered or r.path: r.resume_value for r in answered} or None,
+        resume_by_node={r.path: r.resume_value for r in answered} or None,
+        edits=segment.edits,
+        supersteps=segment.supersteps,
+        status=segment.status,
+        interrupts=interrupts if segment.status == "interrupted" else [],
+        error=error if segment.status == "error" else None,
+        breakpoint=segment.breakpoint,
+        next_nodes=segment.next_nodes if segment.status != "completed" else [],
+        result=turn_result(state) if segment.status == "completed" else {},
+        state=state,
+        start_checkpoint_id=segment.start.id,
+        end_checkpoint_id=end.id,
+        started_at=segment.start.created_at,
+        ended_at=end.created_at,
+    )
+
+
+def _walk(tasks: list[TaskRun]) -> list[TaskRun]:
+    out: list[TaskRun] = []
+    for task in tasks:
+        out.append(task)
+        for superstep in task.subgraph:
+            out.extend(_walk(superstep.tasks))
+    return out

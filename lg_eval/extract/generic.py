@@ -1,0 +1,181 @@
+"""The generic checkpoint reader: LangGraph's public API, any ``BaseCheckpointSaver``.
+
+It lists every checkpoint of the thread with ``checkpointer.list`` (control
+writes, lineage, ``versions_seen``) and asks ``graph.get_state_history`` for
+each namespace (the tasks LangGraph planned, their names and order). Both
+decode every stored state, so this reader is slow on long threads, but it
+relies on nothing private and serves as the reference the fast readers are
+tested against.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from lg_eval._effects import Core, Effect
+from lg_eval.extract.functional import resolve_calls, task_candidates
+from lg_eval.extract.records import (
+    ROOT_NS,
+    CheckpointRecord,
+    TaskRecord,
+    ThreadRecords,
+    task_namespace,
+)
+from lg_eval.extract.selection import choose_tip, group_by_namespace
+
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+ERROR = "__error__"
+RETURN = "__return__"
+CONTROL = frozenset({INTERRUPT, RESUME, ERROR, "__error_source_node__", "__scheduled__"})
+
+
+async def _collect(iterator: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in iterator]
+
+
+def list_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> Effect[list[CheckpointTuple]]:
+    """Every checkpoint tuple of a thread, in all namespaces."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    return Effect(lambda: list(saver.list(config)), lambda: _collect(saver.alist(config)))
+
+
+def state_history(graph: Any, thread_id: str, ns: str) -> Effect[list[Any]]:
+    """``get_state_history`` of one namespace of the thread."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    return Effect(
+        lambda: list(graph.get_state_history(config)),
+        lambda: _collect(graph.aget_state_history(config)),
+    )
+
+
+def read_generic(
+    graph: Any, saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None
+) -> Core[ThreadRecords]:
+    """Read a thread through the public API into :class:`ThreadRecords`."""
+    tuples = yield list_checkpoints(saver, thread_id)
+    by_ns = group_by_namespace(tuples, thread_id)
+    tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
+    warnings: list[str] = []
+    records: dict[str, list[CheckpointRecord]] = {}
+    for ns, ns_tuples in by_ns.items():
+        try:
+            snapshots = yield state_history(graph, thread_id, ns)
+        except ValueError as exc:  # LangGraph cannot find that subgraph on this graph
+            warnings.append(
+                f"Could not read subgraph namespace {ns!r} through the graph ({exc}); "
+                "its steps are missing. Pass the graph that owns the subgraph."
+            )
+            continue
+        by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snapshots}
+        records[ns] = [
+            _record(graph, t, by_id[t.config["configurable"]["checkpoint_id"]], warnings)
+            for t in ns_tuples
+            if t.config["configurable"]["checkpoint_id"] in by_id
+        ]
+    return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=warnings)
+
+
+def _record(
+    graph: Any, stored: CheckpointTuple, snapshot: Any, warnings: list[str]
+) -> CheckpointRecord:
+    configurable = stored.config["configurable"]
+    ns = configurable.get("checkpoint_ns", ROOT_NS)
+    writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for task_id, channel, value in stored.pending_writes or ():
+        writes[task_id].append((channel, value))
+    tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in snapshot.tasks]
+    planned = {t.id for t in tasks}
+    unknown = {tid: ws for tid, ws in writes.items() if tid not in planned and tid != NULL_TASK_ID}
+    calls = {tid for tid, ws in unknown.items() if any(ch in (RETURN, INTERRUPT, RESUME) for ch, _ in ws)}
+    update_writes = {
+        ch: v
+        for tid, ws in unknown.items()
+        if tid not in calls
+        for ch, v in ws
+        if ch not in CONTROL
+    }
+    metadata = stored.metadata or {}
+    if calls and tasks:
+        tasks.extend(_calls(graph, stored, ns, tasks[0], {t: unknown[t] for t in calls}, warnings))
+    null = dict(writes.get(NULL_TASK_ID, ()))
+    start = next((t for t in tasks if t.name == "__start__"), None)
+    values = snapshot.values
+    return CheckpointRecord(
+        id=configurable["checkpoint_id"],
+        ns=ns,
+        parent_id=(stored.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        source=metadata.get("source", "loop"),
+        step=metadata.get("step", 0),
+        parents=dict(metadata.get("parents") or {}),
+        created_at=stored.checkpoint.get("ts"),
+        tasks=tasks,
+        interrupt_seen=stored.checkpoint.get("versions_seen", {}).get(INTERRUPT),
+        null_resume=null.get(RESUME),
+        has_null_resume=RESUME in null,
+        update_writes=update_writes or None,
+        values=lambda: values,
+        input_value=(
+            start.input_value
+            if start is not None
+            else stored.checkpoint.get("channel_values", {}).get("__start__")
+        ),
+    )
+
+
+def _task(task_id: str, name: str, writes: Any, result: Any = None) -> TaskRecord:
+    record = TaskRecord(id=task_id, name=name)
+    for channel, value in writes:
+        if channel == INTERRUPT:
+            record.interrupts = [(getattr(i, "id", None), getattr(i, "value", i)) for i in value]
+        elif channel == RESUME:
+            record.resumes = list(value) if isinstance(value, list) else [value]
+        elif channel == ERROR:
+            record.error = str(value)
+        elif channel not in CONTROL:
+            record.finished = True
+    if name == "__start__":
+        record.input_value = result
+    return record
+
+
+def _calls(
+    graph: Any,
+    stored: CheckpointTuple,
+    ns: str,
+    entry: TaskRecord,
+    call_writes: dict[str, list[tuple[str, Any]]],
+    warnings: list[str],
+) -> list[TaskRecord]:
+    """Functional API: the ``@task`` calls the entrypoint made in this superstep."""
+    metadata = stored.metadata or {}
+    names = resolve_calls(
+        stored.config["configurable"]["checkpoint_id"],
+        ns,
+        metadata.get("step", 0),
+        entry.name,
+        entry.id,
+        call_writes,
+        task_candidates(graph, entry.name) if ns == ROOT_NS else [],
+    )
+    entry_ns = task_namespace(ns, entry.name, entry.id)
+    calls = []
+    for task_id, ws in call_writes.items():
+        name, index = names[task_id]
+        if index is None:
+            warnings.append(
+                f"A @task call ({task_id}) of entrypoint {entry.name!r} could not be named: "
+                "its function is not referenced by the entrypoint's code."
+            )
+        call = _task(task_id, name, ws)
+        call.caller_id = entry.id
+        call.call_index = index
+        call.namespace = f"{entry_ns}|{name}:{task_id}"
+        calls.append(call)
+    return calls

@@ -1,0 +1,107 @@
+"""The contract between checkpoint readers and the trajectory assembler.
+
+A *reader* turns whatever a checkpointer stores into :class:`CheckpointRecord`
+objects; the *assembler* turns those records into turns. Readers differ in
+speed (the generic reader goes through LangGraph's public API and decodes every
+state, a fast reader reads storage rows directly), never in meaning: both must
+fill these records identically, which the test suite checks by running every
+extraction test through each reader.
+
+A record holds only what a trajectory needs: identity and lineage, the tasks
+LangGraph planned at the checkpoint (in the order it starts them) and, per task,
+the control writes that say what happened to it (interrupts, resume answers,
+errors, whether it finished). Full state values are loaded lazily, and only for
+checkpoints where a turn ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ROOT_NS = ""
+NS_SEP = "|"
+NS_END = ":"
+
+
+@dataclass
+class TaskRecord:
+    """A task LangGraph planned at a checkpoint, and what its writes say about it."""
+
+    id: str
+    name: str
+    interrupts: list[tuple[str | None, Any]] = field(default_factory=list)
+    """The latest ``(interrupt id, payload)`` pairs the task raised (LangGraph keeps one slot)."""
+    resumes: list[Any] = field(default_factory=list)
+    """Every resume answer the task consumed, in order."""
+    error: str | None = None
+    finished: bool = False
+    """True when the task recorded an output write (it ran to completion)."""
+    input_value: Any = None
+    """For ``__start__`` tasks: the values the input wrote (agentevals' ``task.result``)."""
+    call_index: int | None = None
+    """For functional-API ``@task`` calls: the call's position inside its entrypoint."""
+    caller_id: str | None = None
+    """For functional-API ``@task`` calls: the id of the entrypoint task that made the call."""
+    namespace: str | None = None
+    """The task's own checkpoint namespace when it is not ``<checkpoint ns>|<name>:<id>``."""
+
+    @property
+    def has_outcome(self) -> bool:
+        """Whether the writes show the task ran at all."""
+        return bool(self.finished or self.error or self.interrupts or self.resumes)
+
+
+@dataclass
+class CheckpointRecord:
+    """One checkpoint of one namespace of a thread."""
+
+    id: str
+    ns: str
+    parent_id: str | None
+    source: str
+    step: int
+    parents: dict[str, str]
+    """Metadata ``parents``: checkpoint id of each ancestor namespace at this point."""
+    created_at: str | None
+    tasks: list[TaskRecord]
+    interrupt_seen: dict[str, Any] | None
+    """``versions_seen['__interrupt__']``: changes from parent to child when a run resumed."""
+    null_resume: Any = None
+    has_null_resume: bool = False
+    update_writes: dict[str, Any] | None = None
+    """Writes stored here by an ``update_state`` that created a child checkpoint."""
+    values: Callable[[], Any] | None = None
+    """Loads the full state values at this checkpoint (called only where a turn ends)."""
+    input_value: Any = None
+    """For input checkpoints: the raw input (the ``__start__`` channel value)."""
+
+
+@dataclass
+class ThreadRecords:
+    """Every checkpoint a reader found for one thread, grouped by namespace."""
+
+    thread_id: str
+    by_ns: dict[str, list[CheckpointRecord]]
+    tip_id: str
+    """The checkpoint whose lineage is followed (newest, or the one the config names)."""
+    warnings: list[str] = field(default_factory=list)
+
+
+def parent_namespace(ns: str) -> str:
+    """The namespace a subgraph namespace is nested in (``""`` for top-level subgraphs)."""
+    return ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ROOT_NS
+
+
+def namespace_owner(ns: str) -> tuple[str, str | None]:
+    """``(node name, task id or None)`` of the task that owns a subgraph namespace."""
+    last = ns.rsplit(NS_SEP, 1)[-1]
+    name, _, task_id = last.partition(NS_END)
+    return name, task_id or None
+
+
+def task_namespace(parent_ns: str, name: str, task_id: str) -> str:
+    """The checkpoint namespace LangGraph gives a task (used for interrupt ids)."""
+    own = f"{name}{NS_END}{task_id}"
+    return f"{parent_ns}{NS_SEP}{own}" if parent_ns else own

@@ -1,0 +1,233 @@
+"""Trajectory data models: what a checkpointed LangGraph thread did, turn by turn.
+
+Two shapes live here:
+
+* :class:`GraphTrajectory` is the flat form that agentevals popularised
+  (``inputs``, ``results``, ``steps``). It validates plain dicts, so existing
+  reference trajectories keep working, and ``model_dump()`` gives them back.
+* :class:`ThreadTrajectory` is the full record: every turn of a thread with its
+  input or resume values, state edits, supersteps of task runs (nested for
+  subgraphs), interrupts, errors and the result. It flattens to a
+  :class:`GraphTrajectory` with :meth:`ThreadTrajectory.to_graph_trajectory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lg_eval.errors import InvalidOptionError
+
+START = "__start__"
+INTERRUPT = "__interrupt__"
+RESUMING = "__resuming__"
+
+TurnKind = Literal["input", "resume", "continue"]
+TurnStatus = Literal["completed", "interrupted", "error"]
+ResumedMode = Literal["omit", "repeat"]
+RESUMED_MODES: tuple[str, ...] = ("omit", "repeat")
+
+
+class GraphTrajectory(BaseModel):
+    """The flat, agentevals-compatible trajectory of a thread.
+
+    ``inputs[i]``, ``results[i]`` and ``steps[i]`` describe turn ``i``: what
+    started it, what it returned, and the node names that ran, in order.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    inputs: list[Any] = Field(default_factory=list)
+    results: list[Any] = Field(default_factory=list)
+    steps: list[list[str]] = Field(default_factory=list)
+
+
+class InterruptRecord(BaseModel):
+    """One ``interrupt()`` (or static breakpoint) that paused a task."""
+
+    id: str | None = Field(default=None, description="LangGraph's interrupt id, if any.")
+    value: Any = Field(default=None, description="The payload passed to interrupt().")
+    path: str = Field(default="", description="Full ':'-joined path of the paused node.")
+
+
+class TaskRun(BaseModel):
+    """One execution of a node (a Pregel task) inside a superstep."""
+
+    name: str = Field(description="The node (or @task) name as LangGraph reports it.")
+    path: str = Field(description="Full path of node names from the root, joined by ':'.")
+    task_id: str | None = None
+    interrupts: list[InterruptRecord] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="Error text if the task raised.")
+    resumed: bool = Field(
+        default=False, description="True when this run re-executes a task that paused earlier."
+    )
+    answered: str | None = Field(
+        default=None, description="Id of the interrupt this run received an answer for."
+    )
+    resume_value: Any = Field(default=None, description="The answer this run received.")
+    subgraph: list[Superstep] = Field(
+        default_factory=list,
+        description="Supersteps of a subgraph that ran inside this task, in order.",
+    )
+
+    @property
+    def paused(self) -> bool:
+        """Whether this task (not counting its subgraph) called interrupt()."""
+        return bool(self.interrupts)
+
+    @property
+    def paused_within(self) -> bool:
+        """Whether this task or anything nested under it paused."""
+        return self.paused or any(t.paused_within for s in self.subgraph for t in s.tasks)
+
+
+class Superstep(BaseModel):
+    """Tasks LangGraph started together in one superstep (siblings run in parallel)."""
+
+    step: int
+    checkpoint_id: str | None = Field(
+        default=None, description="The checkpoint the superstep's tasks were planned from."
+    )
+    tasks: list[TaskRun] = Field(default_factory=list)
+
+
+class StateEdit(BaseModel):
+    """An ``update_state`` call made between turns."""
+
+    checkpoint_id: str
+    as_node: str | None = None
+    values: Any = None
+    created_at: str | None = None
+
+
+class Turn(BaseModel):
+    """One invocation of the thread: an input, a resume, or a continuation."""
+
+    index: int
+    kind: TurnKind
+    input: Any = Field(default=None, description="The user input of an 'input' turn.")
+    resume: dict[str, Any] | None = Field(
+        default=None, description="Resume values keyed by interrupt id (resume turns)."
+    )
+    resume_by_node: dict[str, Any] | None = Field(
+        default=None, description="Resume values keyed by the interrupted node's path."
+    )
+    edits: list[StateEdit] = Field(
+        default_factory=list, description="update_state calls made just before this turn."
+    )
+    supersteps: list[Superstep] = Field(
+        default_factory=list,
+        description="Supersteps in order; an input turn starts with LangGraph's __start__ task.",
+    )
+    status: TurnStatus
+    interrupts: list[InterruptRecord] = Field(
+        default_factory=list, description="Interrupts pending when the turn ended."
+    )
+    error: str | None = None
+    breakpoint: bool = Field(
+        default=False, description="True when a static interrupt_before/after stopped the turn."
+    )
+    next_nodes: list[str] = Field(
+        default_factory=list, description="Nodes LangGraph had planned when the turn stopped."
+    )
+    result: Any = Field(default=None, description="Flat-form result of the turn.")
+    state: Any = Field(default=None, description="Full state values when the turn ended.")
+    start_checkpoint_id: str | None = None
+    end_checkpoint_id: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+
+    def iter_tasks(self) -> Iterator[TaskRun]:
+        """Every task run of the turn, depth-first, in listing order."""
+        yield from _walk(self.supersteps)
+
+
+def _walk(supersteps: list[Superstep]) -> Iterator[TaskRun]:
+    for superstep in supersteps:
+        for task in superstep.tasks:
+            yield task
+            yield from _walk(task.subgraph)
+
+
+class ThreadTrajectory(BaseModel):
+    """The full record of a checkpointed thread, as lg_eval extracted it."""
+
+    thread_id: str
+    checkpoint_ns: str = ""
+    lineage: list[str] = Field(
+        default_factory=list,
+        description="Checkpoint ids followed, oldest first (the fork lineage that was read).",
+    )
+    turns: list[Turn] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    def to_graph_trajectory(self, resumed: ResumedMode = "omit") -> GraphTrajectory:
+        """Flatten to the agentevals shape.
+
+        ``resumed="omit"`` (the default, agentevals' convention) lists a node
+        that paused only in the turn where it paused; ``"repeat"`` lists it
+        again in the turn that resumes it, where LangGraph re-executes it.
+        """
+        if resumed not in RESUMED_MODES:
+            raise InvalidOptionError(
+                f"resumed={resumed!r} is not allowed; use one of {', '.join(RESUMED_MODES)}."
+            )
+        inputs: list[Any] = []
+        results: list[Any] = []
+        steps: list[list[str]] = []
+        for turn in self.turns:
+            inputs.append({START: turn.input} if turn.kind == "input" else RESUMING)
+            results.append(turn.result if turn.status == "completed" else {})
+            names: list[str] = []
+            for superstep in turn.supersteps:
+                for task in superstep.tasks:
+                    names.extend(_flatten_task(task, resumed))
+            if turn.kind == "input" and (not names or names[0] != START):
+                names.insert(0, START)  # functional API: the entrypoint runs without __start__
+            if turn.breakpoint:
+                names.append(INTERRUPT)
+            steps.append(names)
+        return GraphTrajectory(inputs=inputs, results=results, steps=steps)
+
+
+def _flatten_task(task: TaskRun, resumed: ResumedMode) -> list[str]:
+    """A top-level task, its subtree, then one ``__interrupt__`` per paused leaf."""
+    names = _task_names(task, resumed)
+    names.extend(INTERRUPT for _ in _paused_leaves(task))
+    return names
+
+
+def _task_names(task: TaskRun, resumed: ResumedMode) -> list[str]:
+    names: list[str] = []
+    if not (resumed == "omit" and task.resumed and not task.paused_within):
+        names.append(task.path)
+    for superstep in task.subgraph:
+        for child in superstep.tasks:
+            names.extend(_task_names(child, resumed))
+    return names
+
+
+def _paused_leaves(task: TaskRun) -> Iterator[TaskRun]:
+    if task.paused:
+        yield task
+    for superstep in task.subgraph:
+        for child in superstep.tasks:
+            yield from _paused_leaves(child)
+
+
+TaskRun.model_rebuild()
+
+__all__ = [
+    "INTERRUPT",
+    "RESUMING",
+    "START",
+    "GraphTrajectory",
+    "InterruptRecord",
+    "StateEdit",
+    "Superstep",
+    "TaskRun",
+    "ThreadTrajectory",
+    "Turn",
+]

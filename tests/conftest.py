@@ -1,0 +1,202 @@
+"""Shared checkpointer fixtures.
+
+Single savers (each test gets an empty one):
+    memory_saver          InMemorySaver
+    sqlite_saver          SqliteSaver on <tmp_path>/checkpoints.sqlite
+    async_sqlite_saver    AsyncSqliteSaver on <tmp_path>/async_checkpoints.sqlite (async fixture)
+    postgres_saver        PostgresSaver on LG_EVAL_PG_DSN, tables set up and truncated
+    async_postgres_saver  AsyncPostgresSaver, likewise (async fixture)
+    pg_dsn                the DSN string itself, after a successful connect + setup()
+
+Tests using a Postgres fixture, and the postgres params below, get the `postgres` marker
+(deselect with `-m "not postgres"`).
+
+Parametrized:
+    saver        memory | sqlite | postgres              -> use with graph.invoke / get_state
+    async_saver  memory | async_sqlite | async_postgres  -> use with graph.ainvoke / aget_state
+
+Postgres fixtures skip when LG_EVAL_PG_DSN is unset or the server is unreachable, and FAIL
+instead when CI=true (CI always provides a server, see .ci/run).  Tests on one database must
+not run concurrently (no pytest-xdist): every Postgres fixture truncates the shared tables.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, NoReturn
+
+import aiosqlite
+import pytest
+import pytest_asyncio
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+PG_DSN_ENV = "LG_EVAL_PG_DSN"
+NO_PG_REASON = f"no PostgreSQL server: set {PG_DSN_ENV} (make pg-start)"
+# checkpoint_migrations is kept, so setup() stays a cheap no-op after the first run.
+PG_TRUNCATE = "TRUNCATE checkpoints, checkpoint_blobs, checkpoint_writes"
+
+_PG_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def _pg_unavailable(detail: str) -> NoReturn:
+    """Skip the test, or fail it under CI=true where a server is guaranteed."""
+    message = f"{NO_PG_REASON} [{detail}]"
+    if _in_ci():
+        pytest.fail(f"CI=true but {message}", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> str:
+    """The Postgres DSN, checked once per session: reachable and checkpoint tables migrated."""
+    dsn = os.environ.get(PG_DSN_ENV, "").strip()
+    if not dsn:
+        _pg_unavailable(f"{PG_DSN_ENV} is not set")
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+    except ImportError as exc:  # the `postgres` extra is not installed
+        _pg_unavailable(f"missing package: {exc.name}")
+    try:
+        with psycopg.Connection.connect(
+            dsn, connect_timeout=5, row_factory=dict_row, **_PG_KWARGS
+        ) as conn:
+            PostgresSaver(conn).setup()
+    except psycopg.OperationalError as exc:
+        _pg_unavailable(f"cannot connect to {dsn}: {' '.join(str(exc).split())}")
+    return dsn
+
+
+@pytest.fixture
+def memory_saver() -> InMemorySaver:
+    return InMemorySaver()
+
+
+@pytest.fixture
+def sqlite_saver(tmp_path) -> Iterator[SqliteSaver]:
+    conn = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
+    try:
+        yield SqliteSaver(conn)
+    finally:
+        conn.close()
+
+
+@pytest_asyncio.fixture
+async def async_sqlite_saver(tmp_path) -> AsyncIterator[AsyncSqliteSaver]:
+    async with aiosqlite.connect(tmp_path / "async_checkpoints.sqlite") as conn:
+        yield AsyncSqliteSaver(conn)
+
+
+@pytest.fixture
+def postgres_saver(pg_dsn: str) -> Iterator[BaseCheckpointSaver]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    with Connection.connect(pg_dsn, row_factory=dict_row, **_PG_KWARGS) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        conn.execute(PG_TRUNCATE)
+        yield saver
+
+
+@pytest_asyncio.fixture
+async def async_postgres_saver(pg_dsn: str) -> AsyncIterator[BaseCheckpointSaver]:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection
+    from psycopg.rows import dict_row
+
+    async with await AsyncConnection.connect(pg_dsn, row_factory=dict_row, **_PG_KWARGS) as conn:
+        saver = AsyncPostgresSaver(conn)
+        await saver.setup()
+        await conn.execute(PG_TRUNCATE)
+        yield saver
+
+
+_SYNC_SAVERS = {"memory": "memory_saver", "sqlite": "sqlite_saver", "postgres": "postgres_saver"}
+_ASYNC_SAVERS = {
+    "memory": "memory_saver",
+    "async_sqlite": "async_sqlite_saver",
+    "async_postgres": "async_postgres_saver",
+}
+
+
+def _params(names: dict[str, str]) -> list[Any]:
+    return [
+        pytest.param(name, marks=pytest.mark.postgres) if "postgres" in name else name
+        for name in names
+    ]
+
+
+@pytest.fixture(params=_params(_SYNC_SAVERS))
+def saver(request: pytest.FixtureRequest) -> BaseCheckpointSaver:
+    """A fresh sync-capable checkpointer; test ids end in [memory], [sqlite], [postgres]."""
+    return request.getfixturevalue(_SYNC_SAVERS[request.param])
+
+
+@pytest.fixture(params=_params(_ASYNC_SAVERS))
+def async_saver(request: pytest.FixtureRequest) -> BaseCheckpointSaver:
+    """A fresh async-capable checkpointer: [memory], [async_sqlite], [async_postgres]."""
+    return request.getfixturevalue(_ASYNC_SAVERS[request.param])
+
+
+# --- reporting: "postgres tests: N passed, M skipped" at the end of every run -------------
+
+_PG_FIXTURES = {"pg_dsn", "postgres_saver", "async_postgres_saver"}
+_pg_nodeids: set[str] = set()
+_pg_outcomes: Counter[str] = Counter()
+_ci_without_pg: list[bool] = []  # set when sessionfinish fails a CI run that never hit Postgres
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        # Tests requesting a Postgres fixture directly get the marker too (-m "not postgres").
+        if _PG_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+        if item.get_closest_marker("postgres"):
+            _pg_nodeids.add(item.nodeid)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.nodeid not in _pg_nodeids:
+        return
+    if hasattr(report, "wasxfail"):
+        _pg_outcomes["xpassed" if report.passed else "xfailed"] += 1
+    elif report.when == "call":
+        _pg_outcomes[report.outcome] += 1
+    elif report.failed:  # setup/teardown failure
+        _pg_outcomes["errors"] += 1
+    elif report.skipped:  # skipped in setup, e.g. by the Postgres fixtures
+        _pg_outcomes["skipped"] += 1
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Under CI a green run must have exercised Postgres for real.
+    if _in_ci() and exitstatus == 0 and not _pg_outcomes["passed"]:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        _ci_without_pg.append(True)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    counts = [f"{_pg_outcomes['passed']} passed", f"{_pg_outcomes['skipped']} skipped"]
+    counts += [
+        f"{_pg_outcomes[kind]} {kind}"
+        for kind in ("failed", "errors", "xfailed", "xpassed")
+        if _pg_outcomes[kind]
+    ]
+    terminalreporter.write_line(f"postgres tests: {', '.join(counts)}", bold=True)
+    if _ci_without_pg:
+        terminalreporter.write_line(
+            "ERROR: CI=true but no `postgres`-marked test passed: failing the run", red=True
+        )
