@@ -10,7 +10,7 @@ from lg_eval.errors import (
     ThreadNotFoundError,
     TrajectoryFormatError,
 )
-from lg_eval.evaluators import EvaluatorResult, Feedback, Score
+from lg_eval.evaluators._base import EvaluatorResult, Feedback, Score
 from lg_eval.extract import ExtractionWarning, aextract_thread, extract_thread
 from lg_eval.trajectory import (
     GraphTrajectory,
@@ -38,6 +38,7 @@ __all__ = [
     "StateEdit",
     "Superstep",
     "TaskRun",
+    "ThreadNotFoundError",
     "ThreadTrajectory",
     "TrajectoryFormatError",
     "Turn",

@@ -16,7 +16,9 @@ MAX_CELL = 90
 def _short(value: Any, limit: int = MAX_CELL) -> str:
     """One line of at most ``limit`` characters for a value of any kind."""
     try:
-        text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+        text = (
+            value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+        )
     except (TypeError, ValueError):
         text = repr(value)
     text = " ".join(text.split())

@@ -129,6 +129,10 @@ class Turn(BaseModel):
     breakpoint: bool = Field(
         default=False, description="True when a static interrupt_before/after stopped the turn."
     )
+    branched: bool = Field(
+        default=False,
+        description="True when the run went on in a fork branch this trajectory does not follow.",
+    )
     next_nodes: list[str] = Field(
         default_factory=list, description="Nodes LangGraph had planned when the turn stopped."
     )

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 from lg_eval.extract.records import (
@@ -71,6 +72,7 @@ class Segment:
     supersteps: list[Superstep] = field(default_factory=list)
     status: TurnStatus = "completed"
     breakpoint: bool = False
+    branched: bool = False
     end: CheckpointRecord | None = None
     next_nodes: list[str] = field(default_factory=list)
 
@@ -90,6 +92,8 @@ class _Plan:
     calls: list[_Plan] = field(default_factory=list)
     own_pauses: list[int] = field(default_factory=list)
     """Executions in which the task's own ``interrupt()`` raised (not a subgraph's or call's)."""
+    answers: list[Any] = field(default_factory=list)
+    """The answer to each own pause, in order (``None`` where storage lost it)."""
 
 
 class _Index:
@@ -147,11 +151,7 @@ def _gap_warnings(lineage: list[CheckpointRecord]) -> list[str]:
     """Say so when history is missing (``durability="exit"`` or pruned checkpoints)."""
     if not lineage:
         return []
-    gaps = [
-        (a, b)
-        for a, b in zip(lineage, lineage[1:], strict=False)
-        if b.source == "loop" and b.step != a.step + 1
-    ]
+    gaps = [(a, b) for a, b in pairwise(lineage) if b.source == "loop" and b.step != a.step + 1]
     first = lineage[0]
     if first.source == "input" and not gaps:
         return []
@@ -163,9 +163,7 @@ def _gap_warnings(lineage: list[CheckpointRecord]) -> list[str]:
     ]
 
 
-def _segments(
-    lineage: list[CheckpointRecord], index: _Index, path_prefix: str
-) -> list[Segment]:
+def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) -> list[Segment]:
     segments: list[Segment] = []
     current: Segment | None = None
     edits: list[StateEdit] = []
@@ -184,9 +182,7 @@ def _segments(
         offset = (0 if arrival else 1) + (1 if breakpoint_stop else 0)
         for plan in plans:
             _shift(plan, offset)
-        visits = max(
-            [1 if arrival else 0] + [p.start + len(p.outcomes) for p in plans] + [offset]
-        )
+        visits = max([1 if arrival else 0] + [p.start + len(p.outcomes) for p in plans] + [offset])
         last_stops = child is None or child.source != "loop"
         for visit in range(0 if arrival else 1, visits):
             runs = _runs_at(plans, visit, path_prefix, ckpt)
@@ -202,10 +198,22 @@ def _segments(
                     current.input_value = ckpt.input_value
                 edits = []
             assert current is not None
+            branched = (
+                visit == visits - 1
+                and child is not None
+                and last_stops
+                and bool(runs)
+                and not _halted(runs)
+            )
+            if branched:  # these tasks' run went on in a branch this lineage does not follow
+                runs = []
             if runs:
-                current.supersteps.append(Superstep(step=ckpt.step, checkpoint_id=ckpt.id, tasks=runs))
+                current.supersteps.append(
+                    Superstep(step=ckpt.step, checkpoint_id=ckpt.id, tasks=runs)
+                )
             if visit < visits - 1 or last_stops:
                 _close(current, ckpt, runs, plans)
+                current.branched = branched and bool(plans)
                 segments.append(current)
                 current = None
     return segments
@@ -229,27 +237,51 @@ def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list
                 outcomes.append("done")
             plans.append(_Plan(task, outcomes, 0, children=children))
         elif calls_by_caller.get(task.id):
-            plans.append(_entrypoint_plan(task, calls_by_caller[task.id]))
+            plans.append(_entrypoint_plan(task, calls_by_caller[task.id], ckpt))
         else:
-            outcomes = _leaf_outcomes(task)
-            plans.append(_Plan(task, outcomes, 0, own_pauses=_pauses(outcomes)))
+            plans.append(_leaf_plan(task, ckpt))
     return plans
 
 
-def _leaf_outcomes(task: TaskRecord) -> list[Outcome]:
-    outcomes: list[Outcome] = ["paused"] * len(task.resumes)
+def _pauses_and_answers(task: TaskRecord, ns: str, ckpt: CheckpointRecord) -> tuple[int, list]:
+    """How often a task paused, and the answers it got, from its control writes.
+
+    The latest ``INTERRUPT`` write names the pause's index (its id is a hash of
+    the task namespace and the index), which counts the pauses even where the
+    stored ``RESUME`` list is stale: SQLite and Postgres keep the first
+    ``RESUME`` row when a task's final run writes it next to its outputs, so the
+    last answer of a node that asked twice is missing there. That answer is the
+    thread's latest plain resume value, which LangGraph stores separately.
+    """
+    answers = list(task.resumes)
+    if not task.interrupts:
+        return len(answers), answers
+    latest = task.interrupts[0][0]
+    pauses = next(
+        (k + 1 for k in range(len(answers) + 2) if latest and interrupt_id(ns, k) == latest),
+        len(answers) + (0 if task.finished else 1),
+    )
+    answered = pauses if task.finished or task.error else pauses - 1
+    if len(answers) < answered:
+        fill = ckpt.null_resume if ckpt.has_null_resume and len(answers) == answered - 1 else None
+        answers += [fill] * (answered - len(answers))
+    return pauses, answers[:answered]
+
+
+def _leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> _Plan:
+    ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
+    pauses, answers = _pauses_and_answers(task, ns, ckpt)
+    outcomes: list[Outcome] = ["paused"] * pauses
     if task.finished:
         if task.error:
             outcomes.append("error")
         outcomes.append("done")
-    elif task.interrupts:
-        outcomes.append("paused")
-    elif task.error:
+    elif task.error and pauses == len(answers):
         outcomes.append("error")
-    return outcomes
+    return _Plan(task, outcomes, start, own_pauses=_pauses(outcomes), answers=answers)
 
 
-def _entrypoint_plan(entry: TaskRecord, calls: list[TaskRecord]) -> _Plan:
+def _entrypoint_plan(entry: TaskRecord, calls: list[TaskRecord], ckpt: CheckpointRecord) -> _Plan:
     """Functional API: calls run in order inside the entrypoint; each pause re-runs it.
 
     Checkpoints do not record where the entrypoint's *own* ``interrupt()`` stood
@@ -275,14 +307,16 @@ def _entrypoint_plan(entry: TaskRecord, calls: list[TaskRecord]) -> _Plan:
         if position in preceded:
             own_pauses.append(execution)
             execution += 1
-        outcomes = _leaf_outcomes(call)
-        call_plans.append(_Plan(call, outcomes, execution, own_pauses=_pauses(outcomes)))
-        execution += outcomes.count("paused")
+        call_plan = _leaf_plan(call, ckpt, execution)
+        call_plans.append(call_plan)
+        execution += call_plan.outcomes.count("paused")
     if pending:
         own_pauses.append(execution)
     final: Outcome = "done" if entry.finished else ("error" if entry.error else "paused")
     outcomes: list[Outcome] = ["paused"] * execution + [final]
-    return _Plan(entry, outcomes, 0, calls=call_plans, own_pauses=own_pauses)
+    return _Plan(
+        entry, outcomes, 0, calls=call_plans, own_pauses=own_pauses, answers=list(entry.resumes)
+    )
 
 
 def _pauses(outcomes: list[Outcome]) -> list[int]:
@@ -326,7 +360,6 @@ def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRu
         return None
     task = plan.task
     outcome = plan.outcomes[execution]
-    pauses_before = plan.outcomes[:execution].count("paused")
     resumed = execution > 0 and plan.outcomes[execution - 1] == "paused"
     ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
     run = TaskRun(name=task.name, path=f"{prefix}{task.name}", task_id=task.id, resumed=resumed)
@@ -340,9 +373,9 @@ def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRu
         run.interrupts = [_interrupt(task, ns, plan.own_pauses.index(execution), run.path)]
     if execution - 1 in plan.own_pauses:
         answered = plan.own_pauses.index(execution - 1)
-        if answered < len(task.resumes):
+        if answered < len(plan.answers):
             run.answered = interrupt_id(ns, answered)
-            run.resume_value = task.resumes[answered]
+            run.resume_value = plan.answers[answered]
     return run
 
 
@@ -356,9 +389,7 @@ def _interrupt(task: TaskRecord, ns: str, index: int, path: str) -> InterruptRec
 
 
 def _answers(run: TaskRun) -> bool:
-    return run.answered is not None or any(
-        _answers(t) for s in run.subgraph for t in s.tasks
-    )
+    return run.answered is not None or any(_answers(t) for s in run.subgraph for t in s.tasks)
 
 
 def _close(
@@ -375,6 +406,11 @@ def _close(
         segment.breakpoint = not runs
     else:
         segment.status = "completed"
+
+
+def _halted(runs: list[TaskRun]) -> bool:
+    """Whether something in ``runs`` stopped the invocation (a pause or an error)."""
+    return any(_errored(r) or r.paused_within for r in runs)
 
 
 def _errored(run: TaskRun) -> bool:
@@ -399,7 +435,8 @@ def _turn(index: int, segment: Segment) -> Turn:
         status=segment.status,
         interrupts=interrupts if segment.status == "interrupted" else [],
         error=error if segment.status == "error" else None,
-        breakpoint=segment.breakpoint,
+        breakpoint=segment.breakpoint and not segment.branched,
+        branched=segment.branched,
         next_nodes=segment.next_nodes if segment.status != "completed" else [],
         result=turn_result(state) if segment.status == "completed" else {},
         state=state,

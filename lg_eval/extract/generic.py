@@ -24,6 +24,7 @@ from lg_eval.extract.records import (
     CheckpointRecord,
     TaskRecord,
     ThreadRecords,
+    is_state_channel,
     task_namespace,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
@@ -93,13 +94,15 @@ def _record(
     tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in snapshot.tasks]
     planned = {t.id for t in tasks}
     unknown = {tid: ws for tid, ws in writes.items() if tid not in planned and tid != NULL_TASK_ID}
-    calls = {tid for tid, ws in unknown.items() if any(ch in (RETURN, INTERRUPT, RESUME) for ch, _ in ws)}
+    calls = {
+        tid for tid, ws in unknown.items() if any(ch in (RETURN, INTERRUPT, RESUME) for ch, _ in ws)
+    }
     update_writes = {
         ch: v
         for tid, ws in unknown.items()
         if tid not in calls
         for ch, v in ws
-        if ch not in CONTROL
+        if is_state_channel(ch)
     }
     metadata = stored.metadata or {}
     if calls and tasks:

@@ -105,3 +105,8 @@ def task_namespace(parent_ns: str, name: str, task_id: str) -> str:
     """The checkpoint namespace LangGraph gives a task (used for interrupt ids)."""
     own = f"{name}{NS_END}{task_id}"
     return f"{parent_ns}{NS_SEP}{own}" if parent_ns else own
+
+
+def is_state_channel(channel: str) -> bool:
+    """Whether a write targets user state (not LangGraph's routing or control channels)."""
+    return not channel.startswith(("__", "branch:", "join:", "start:"))

@@ -51,10 +51,14 @@ def thread_of(config: RunnableConfig | None) -> tuple[str, str | None]:
     return str(thread_id), configurable.get("checkpoint_id")
 
 
-def extraction(graph: Any, config: RunnableConfig, reader: Reader = "auto") -> Core[ThreadTrajectory]:
+def extraction(
+    graph: Any, config: RunnableConfig, reader: Reader = "auto"
+) -> Core[ThreadTrajectory]:
     """The one extraction core behind the sync and async entry points."""
     if reader not in READERS:
-        raise InvalidOptionError(f"reader={reader!r} is not allowed; use one of {', '.join(READERS)}.")
+        raise InvalidOptionError(
+            f"reader={reader!r} is not allowed; use one of {', '.join(READERS)}."
+        )
     saver = checkpointer_of(graph)
     thread_id, checkpoint_id = thread_of(config)
     records = yield from read_generic(graph, saver, thread_id, checkpoint_id)
@@ -64,7 +68,9 @@ def extraction(graph: Any, config: RunnableConfig, reader: Reader = "auto") -> C
     return trajectory
 
 
-def extract_thread(graph: Any, config: RunnableConfig, *, reader: Reader = "auto") -> ThreadTrajectory:
+def extract_thread(
+    graph: Any, config: RunnableConfig, *, reader: Reader = "auto"
+) -> ThreadTrajectory:
     """Extract the thread named by ``config`` from ``graph``'s checkpointer.
 
     Follows the lineage of the newest checkpoint (or of ``checkpoint_id`` when

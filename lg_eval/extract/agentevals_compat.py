@@ -1,0 +1,118 @@
+"""Drop-in twins of agentevals' LangGraph extractors, with lg_eval's semantics.
+
+``extract_langgraph_trajectory_from_thread`` returns exactly agentevals' dict
+shape, ``{"inputs": [...], "outputs": {"inputs": [], "results": [...],
+"steps": [...]}}``, so switching is a change of import. Where agentevals is
+right the values are identical; where it misreads a thread (subgraphs,
+breakpoints, errors, repeated interrupts, forks ...) they are correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+
+from lg_eval.errors import ThreadNotFoundError
+from lg_eval.extract.assemble import assemble
+from lg_eval.extract.records import ROOT_NS, CheckpointRecord, TaskRecord, ThreadRecords
+from lg_eval.extract.selection import choose_tip, group_by_namespace
+from lg_eval.extract.thread import Reader, aextract_thread, extract_thread
+from lg_eval.trajectory import ResumedMode, ThreadTrajectory
+
+
+class FlatOutputs(TypedDict):
+    inputs: list[Any]
+    results: list[Any]
+    steps: list[list[str]]
+
+
+class ExtractedThread(TypedDict):
+    """agentevals' ``ExtractedLangGraphThreadTrajectory`` shape."""
+
+    inputs: list[Any]
+    outputs: FlatOutputs
+
+
+def to_agentevals(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit") -> ExtractedThread:
+    """The agentevals dict for a :class:`ThreadTrajectory`."""
+    flat = trajectory.to_graph_trajectory(resumed=resumed)
+    return {
+        "inputs": flat.inputs,
+        "outputs": {"inputs": [], "results": flat.results, "steps": flat.steps},
+    }
+
+
+def extract_langgraph_trajectory_from_thread(
+    graph: Any, config: RunnableConfig, *, resumed: ResumedMode = "omit", reader: Reader = "auto"
+) -> ExtractedThread:
+    """Extract a thread in agentevals' shape (see :func:`lg_eval.extract_thread`)."""
+    return to_agentevals(extract_thread(graph, config, reader=reader), resumed)
+
+
+async def aextract_langgraph_trajectory_from_thread(
+    graph: Any, config: RunnableConfig, *, resumed: ResumedMode = "omit", reader: Reader = "auto"
+) -> ExtractedThread:
+    """Async twin of :func:`extract_langgraph_trajectory_from_thread`."""
+    return to_agentevals(await aextract_thread(graph, config, reader=reader), resumed)
+
+
+def extract_langgraph_trajectory_from_snapshots(
+    snapshots: Iterable[Any], *, resumed: ResumedMode = "omit"
+) -> ExtractedThread:
+    """Build the trajectory from ``StateSnapshot`` objects alone (agentevals' entry point).
+
+    Pass the thread's history, including subgraph snapshots, as agentevals'
+    recursive history helper collects it. Snapshots do not carry the control
+    writes a checkpointer keeps, so a node that called ``interrupt()`` several
+    times, and a static breakpoint in the middle of a thread, can only be seen
+    by :func:`extract_langgraph_trajectory_from_thread`; prefer it when you have
+    the graph.
+    """
+    return to_agentevals(assemble(records_from_snapshots(snapshots)), resumed)
+
+
+def records_from_snapshots(snapshots: Iterable[Any]) -> ThreadRecords:
+    """Best-effort :class:`ThreadRecords` from state snapshots."""
+    items = list(snapshots)
+    if not items:
+        raise ThreadNotFoundError(
+            "No snapshots were given. Pass list(graph.get_state_history(config)) of a thread "
+            "that has run, or use extract_langgraph_trajectory_from_thread(graph, config)."
+        )
+    thread_id = str(items[0].config["configurable"].get("thread_id", "<snapshots>"))
+    by_ns = group_by_namespace((_snapshot_record(s) for s in items), thread_id)
+    return ThreadRecords(
+        thread_id=thread_id, by_ns=by_ns, tip_id=choose_tip(by_ns, thread_id, None)
+    )
+
+
+def _snapshot_record(snapshot: Any) -> CheckpointRecord:
+    configurable = snapshot.config["configurable"]
+    metadata = snapshot.metadata or {}
+    tasks = []
+    for task in snapshot.tasks:
+        record = TaskRecord(id=task.id, name=task.name)
+        record.interrupts = [(i.id, i.value) for i in task.interrupts]
+        record.error = str(task.error) if task.error else None
+        record.finished = task.result is not None
+        if record.interrupts and record.finished:
+            record.resumes = [None]  # it paused, then finished: one answer, value not kept
+        if task.name == "__start__":
+            record.input_value = task.result
+        tasks.append(record)
+    values = snapshot.values
+    return CheckpointRecord(
+        id=configurable["checkpoint_id"],
+        ns=configurable.get("checkpoint_ns", ROOT_NS),
+        parent_id=(snapshot.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        source=metadata.get("source", "loop"),
+        step=metadata.get("step", 0),
+        parents=dict(metadata.get("parents") or {}),
+        created_at=snapshot.created_at,
+        tasks=tasks,
+        interrupt_seen=None,
+        values=lambda: values,
+        input_value=next((t.input_value for t in tasks if t.name == "__start__"), None),
+    )
