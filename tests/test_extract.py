@@ -20,6 +20,15 @@ from lg_eval.trajectory import ThreadTrajectory
 
 READER_NAMES = [r for r in READERS if r != "auto"]
 HITL = "HumanInTheLoopMiddleware.after_model"
+RESEARCH_FIRST_TURN = [
+    "__start__",
+    "plan",
+    "researcher",
+    "researcher:__start__",
+    "researcher:search",
+    "researcher:approve_sources",
+    "__interrupt__",
+]
 
 
 @pytest.fixture(params=READER_NAMES)
@@ -105,15 +114,7 @@ def test_weather_inputs_results_and_resume_value(reader: str) -> None:
 def test_research_subgraph_paths_and_pauses_inside_subgraphs(reader: str) -> None:
     trajectory, _ = extract("research", reader)
     assert steps(trajectory) == [
-        [
-            "__start__",
-            "plan",
-            "researcher",
-            "researcher:__start__",
-            "researcher:search",
-            "researcher:approve_sources",
-            "__interrupt__",
-        ],
+        RESEARCH_FIRST_TURN,
         [
             # researcher resumes and pauses again (deeper), so it is listed where it pauses
             "researcher",
@@ -156,15 +157,7 @@ def test_research_resume_values_are_keyed_by_interrupt_id_and_nested_path(reader
 def test_finished_subgraph_never_ends_a_turn(reader: str) -> None:
     trajectory, _ = extract("research_shallow", reader)
     assert steps(trajectory) == [
-        [
-            "__start__",
-            "plan",
-            "researcher",
-            "researcher:__start__",
-            "researcher:search",
-            "researcher:approve_sources",
-            "__interrupt__",
-        ],
+        RESEARCH_FIRST_TURN,
         ["researcher:summarize", "write"],
     ]
     assert len(trajectory.to_graph_trajectory().inputs) == 2
