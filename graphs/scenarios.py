@@ -5,15 +5,15 @@ Each scenario is a list of `Turn`s: what to send to the thread on each call
 breakpoint or an error). A turn may instead compute its input from the current
 `StateSnapshot` (needed to answer parallel interrupts by id), and may expect the
 call to raise. One sync driver (`drive`) and one async driver (`adrive`) execute
-any turn list, and `run_<name>` / `arun_<name>` wrap them per scenario.
+any turn list; `Scenario.run` / `Scenario.arun` play a scenario's script.
 
 `SCENARIOS` maps each scenario name to a `Scenario` (name, description, build,
-run, arun, turns).
+turns, and the run / arun methods).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -182,119 +182,6 @@ COMMAND_GOTO_TURNS = [
 ]
 
 
-# --- per-scenario runners -----------------------------------------------------------
-
-
-def run_weather(graph: Pregel, thread_id: str) -> None:
-    """Weather agent: ask, tool interrupts, human answers, agent replies."""
-    drive(graph, thread_id, WEATHER_TURNS)
-
-
-async def arun_weather(graph: Pregel, thread_id: str) -> None:
-    """Async `run_weather`."""
-    await adrive(graph, thread_id, WEATHER_TURNS)
-
-
-def run_research(graph: Pregel, thread_id: str) -> None:
-    """Deep research: approve sources, then verify findings in the nested subgraph."""
-    drive(graph, thread_id, RESEARCH_TURNS)
-
-
-async def arun_research(graph: Pregel, thread_id: str) -> None:
-    """Async `run_research`."""
-    await adrive(graph, thread_id, RESEARCH_TURNS)
-
-
-def run_research_shallow(graph: Pregel, thread_id: str) -> None:
-    """Shallow research: only the source approval (the deep_dive branch is skipped)."""
-    drive(graph, thread_id, RESEARCH_SHALLOW_TURNS)
-
-
-async def arun_research_shallow(graph: Pregel, thread_id: str) -> None:
-    """Async `run_research_shallow`."""
-    await adrive(graph, thread_id, RESEARCH_SHALLOW_TURNS)
-
-
-def run_approval(graph: Pregel, thread_id: str) -> None:
-    """Approval: both parallel reviews answered by one id-keyed resume."""
-    drive(graph, thread_id, APPROVAL_TURNS)
-
-
-async def arun_approval(graph: Pregel, thread_id: str) -> None:
-    """Async `run_approval`."""
-    await adrive(graph, thread_id, APPROVAL_TURNS)
-
-
-def run_double_check(graph: Pregel, thread_id: str) -> None:
-    """Double check: one node asks two questions, answered by two resumes."""
-    drive(graph, thread_id, DOUBLE_CHECK_TURNS)
-
-
-async def arun_double_check(graph: Pregel, thread_id: str) -> None:
-    """Async `run_double_check`."""
-    await adrive(graph, thread_id, DOUBLE_CHECK_TURNS)
-
-
-def run_map_reduce(graph: Pregel, thread_id: str) -> None:
-    """Map-reduce: one turn, fan-out over three sentences."""
-    drive(graph, thread_id, MAP_REDUCE_TURNS)
-
-
-async def arun_map_reduce(graph: Pregel, thread_id: str) -> None:
-    """Async `run_map_reduce`."""
-    await adrive(graph, thread_id, MAP_REDUCE_TURNS)
-
-
-def run_hitl_agent(graph: Pregel, thread_id: str) -> None:
-    """HITL agent: one approved and one rejected `send_email`."""
-    drive(graph, thread_id, HITL_AGENT_TURNS)
-
-
-async def arun_hitl_agent(graph: Pregel, thread_id: str) -> None:
-    """Async `run_hitl_agent`."""
-    await adrive(graph, thread_id, HITL_AGENT_TURNS)
-
-
-def run_breakpoint(graph: Pregel, thread_id: str) -> None:
-    """Breakpoint: stop before ``send_email``, continue with ``None``."""
-    drive(graph, thread_id, BREAKPOINT_TURNS)
-
-
-async def arun_breakpoint(graph: Pregel, thread_id: str) -> None:
-    """Async `run_breakpoint`."""
-    await adrive(graph, thread_id, BREAKPOINT_TURNS)
-
-
-def run_functional(graph: Pregel, thread_id: str) -> None:
-    """Functional API: draft, review interrupt, revise."""
-    drive(graph, thread_id, FUNCTIONAL_TURNS)
-
-
-async def arun_functional(graph: Pregel, thread_id: str) -> None:
-    """Async `run_functional`."""
-    await adrive(graph, thread_id, FUNCTIONAL_TURNS)
-
-
-def run_flaky(graph: Pregel, thread_id: str) -> None:
-    """Flaky: the first turn fails in ``fetch``, ``invoke(None)`` retries it."""
-    drive(graph, thread_id, FLAKY_TURNS)
-
-
-async def arun_flaky(graph: Pregel, thread_id: str) -> None:
-    """Async `run_flaky`."""
-    await adrive(graph, thread_id, FLAKY_TURNS)
-
-
-def run_command_goto(graph: Pregel, thread_id: str) -> None:
-    """Command routing: a billing request, then a technical one, on one thread."""
-    drive(graph, thread_id, COMMAND_GOTO_TURNS)
-
-
-async def arun_command_goto(graph: Pregel, thread_id: str) -> None:
-    """Async `run_command_goto`."""
-    await adrive(graph, thread_id, COMMAND_GOTO_TURNS)
-
-
 # --- registry -------------------------------------------------------------------------
 
 
@@ -306,59 +193,84 @@ class Scenario:
     description: str
     build: Callable[..., Pregel]
     """Called as ``build(checkpointer=...)``; returns a fresh graph and scripted model."""
-    run: Callable[[Pregel, str], None]
-    arun: Callable[[Pregel, str], Coroutine[Any, Any, None]]
     turns: Sequence[Turn]
 
+    def run(self, graph: Pregel, thread_id: str) -> None:
+        """Play the script on ``thread_id`` with ``invoke``."""
+        drive(graph, thread_id, self.turns)
 
-def _scenario(
-    name: str,
-    build: Callable[..., Pregel],
-    run: Callable[[Pregel, str], None],
-    arun: Callable[[Pregel, str], Coroutine[Any, Any, None]],
-    turns: Sequence[Turn],
-) -> Scenario:
-    return Scenario(name, run.__doc__ or "", build, run, arun, turns)
+    async def arun(self, graph: Pregel, thread_id: str) -> None:
+        """Play the script on ``thread_id`` with ``ainvoke``."""
+        await adrive(graph, thread_id, self.turns)
 
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in [
-        _scenario("weather", weather.build, run_weather, arun_weather, WEATHER_TURNS),
-        _scenario("research", research.build, run_research, arun_research, RESEARCH_TURNS),
-        _scenario(
-            "research_shallow",
+        Scenario(
+            "weather",
+            "Weather agent: ask, tool interrupts, human answers, agent replies.",
+            weather.build,
+            WEATHER_TURNS,
+        ),
+        Scenario(
+            "research",
+            "Deep research: approve sources, then verify findings in the nested subgraph.",
             research.build,
-            run_research_shallow,
-            arun_research_shallow,
+            RESEARCH_TURNS,
+        ),
+        Scenario(
+            "research_shallow",
+            "Shallow research: only the source approval (the deep_dive branch is skipped).",
+            research.build,
             RESEARCH_SHALLOW_TURNS,
         ),
-        _scenario("approval", approval.build, run_approval, arun_approval, APPROVAL_TURNS),
-        _scenario(
+        Scenario(
+            "approval",
+            "Approval: both parallel reviews answered by one id-keyed resume.",
+            approval.build,
+            APPROVAL_TURNS,
+        ),
+        Scenario(
             "double_check",
+            "Double check: one node asks two questions, answered by two resumes.",
             approval.build_double_check,
-            run_double_check,
-            arun_double_check,
             DOUBLE_CHECK_TURNS,
         ),
-        _scenario(
-            "map_reduce", map_reduce.build, run_map_reduce, arun_map_reduce, MAP_REDUCE_TURNS
+        Scenario(
+            "map_reduce",
+            "Map-reduce: one turn, fan-out over three sentences.",
+            map_reduce.build,
+            MAP_REDUCE_TURNS,
         ),
-        _scenario(
-            "hitl_agent", hitl_agent.build, run_hitl_agent, arun_hitl_agent, HITL_AGENT_TURNS
+        Scenario(
+            "hitl_agent",
+            "HITL agent: one approved and one rejected `send_email`.",
+            hitl_agent.build,
+            HITL_AGENT_TURNS,
         ),
-        _scenario(
-            "breakpoint", static_breakpoint.build, run_breakpoint, arun_breakpoint, BREAKPOINT_TURNS
+        Scenario(
+            "breakpoint",
+            "Breakpoint: stop before ``send_email``, continue with ``None``.",
+            static_breakpoint.build,
+            BREAKPOINT_TURNS,
         ),
-        _scenario(
-            "functional", functional.build, run_functional, arun_functional, FUNCTIONAL_TURNS
+        Scenario(
+            "functional",
+            "Functional API: draft, review interrupt, revise.",
+            functional.build,
+            FUNCTIONAL_TURNS,
         ),
-        _scenario("flaky", flaky.build, run_flaky, arun_flaky, FLAKY_TURNS),
-        _scenario(
+        Scenario(
+            "flaky",
+            "Flaky: the first turn fails in ``fetch``, ``invoke(None)`` retries it.",
+            flaky.build,
+            FLAKY_TURNS,
+        ),
+        Scenario(
             "command_goto",
+            "Command routing: a billing request, then a technical one, on one thread.",
             command_goto.build,
-            run_command_goto,
-            arun_command_goto,
             COMMAND_GOTO_TURNS,
         ),
     ]
