@@ -1,0 +1,161 @@
+"""A weighted composite of other evaluators: one score, with every part kept in the metadata.
+
+Built on the effect machinery (:mod:`lg_eval._effects`), so one scoring core
+serves both entry points: the sync composite calls each part's sync evaluator,
+the async one awaits each part's async twin (LLM judges then run without
+blocking).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lg_eval._effects import Core, Effect
+from lg_eval.errors import InvalidOptionError
+from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
+from lg_eval.evaluators.registry import get
+
+
+@dataclass(frozen=True)
+class _Part:
+    name: str
+    weight: float
+    run: Callable[..., Any]
+    arun: Callable[..., Any]
+
+
+def create_composite_evaluator(
+    evaluators: Mapping[str, Callable[..., Any] | str] | Sequence[Callable[..., Any] | str],
+    weights: Mapping[str, float] | None = None,
+    *,
+    key: str = "composite",
+) -> SyncEvaluator:
+    """One score from several evaluators: the weighted mean of their scores.
+
+    ``evaluators`` maps a name to an evaluator or a registered evaluator name
+    (or is a list, each part named by its ``__name__`` or registry name);
+    ``weights`` maps names to non-negative weights (default: all equal; a
+    name left out weighs 0). Bool scores count as 1.0 /
+    0.0; a part that returns ``None`` is left out and the remaining weights are
+    renormalized. Every part gets the same ``outputs``, ``reference_outputs``,
+    ``inputs`` and extra keywords. ``metadata["parts"]`` holds each part's
+    score, weight and comment; the comment names the parts that scored below 1.
+
+    Parts built by lg_eval (or ``make_evaluator``) run through their async
+    twin in the async composite; a coroutine function can only be a part of
+    the async composite.
+
+    Raises:
+        InvalidOptionError: no parts, a weight for an unknown part, a negative
+            or non-finite weight, or all weights zero.
+    """
+    named = _named(evaluators)
+    weight_of = _weights(named, weights)
+    parts = [_part(name, weight_of[name], evaluator) for name, evaluator in named.items()]
+
+    def scorer(**call: Any) -> Core[Score]:
+        results = {}
+        for part in parts:
+            results[part.name] = yield Effect(
+                lambda part=part: part.run(**call), lambda part=part: part.arun(**call)
+            )
+        return _combine(parts, results)
+
+    scorer.__doc__ = create_composite_evaluator.__doc__
+    return make_evaluator(key, scorer)
+
+
+create_async_composite_evaluator = async_factory(create_composite_evaluator)
+
+
+def _named(evaluators: Any) -> dict[str, Callable[..., Any]]:
+    if isinstance(evaluators, Mapping):
+        named = {name: get(e) if isinstance(e, str) else e for name, e in evaluators.items()}
+    elif isinstance(evaluators, Sequence) and not isinstance(evaluators, str):
+        named = {}
+        for evaluator in evaluators:
+            name = evaluator if isinstance(evaluator, str) else getattr(evaluator, "__name__", "")
+            evaluator = get(evaluator) if isinstance(evaluator, str) else evaluator
+            if name in named:
+                raise InvalidOptionError(
+                    f"Two parts are named {name!r}; pass a dict of name -> evaluator instead."
+                )
+            named[name] = evaluator
+    else:
+        named = {}
+    if not named or not all(callable(e) for e in named.values()):
+        raise InvalidOptionError(
+            "evaluators must be a non-empty dict of name -> evaluator (or a list of evaluators)."
+        )
+    return named
+
+
+def _weights(named: dict[str, Any], weights: Mapping[str, float] | None) -> dict[str, float]:
+    if weights is None:
+        return dict.fromkeys(named, 1.0)
+    unknown = sorted(set(weights) - set(named))
+    if unknown:
+        raise InvalidOptionError(
+            f"weights name unknown parts {unknown}; the parts are {sorted(named)}."
+        )
+    resolved = {name: weights.get(name, 0.0) for name in named}
+    for name, weight in resolved.items():
+        if not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            raise InvalidOptionError(f"weights[{name!r}]={weight!r} must be a number >= 0.")
+    if not sum(resolved.values()):
+        raise InvalidOptionError("At least one weight must be above 0.")
+    return {name: float(weight) for name, weight in resolved.items()}
+
+
+def _part(name: str, weight: float, evaluator: Callable[..., Any]) -> _Part:
+    if inspect.iscoroutinefunction(evaluator):
+
+        def refuse(**_: Any) -> Any:
+            raise InvalidOptionError(
+                f"Part {name!r} is async; use create_async_composite_evaluator to run it."
+            )
+
+        return _Part(name, weight, refuse, evaluator)
+    if hasattr(evaluator, "__wrapped_scorer__"):
+        return _Part(name, weight, evaluator, to_async(evaluator))
+
+    async def in_thread(**call: Any) -> Any:
+        return await asyncio.to_thread(evaluator, **call)
+
+    return _Part(name, weight, evaluator, in_thread)
+
+
+def _value(result: Any) -> float | None:
+    if isinstance(result, list):  # some evaluators return a list of results: take the first
+        result = result[0] if result else None
+    score = result.get("score") if isinstance(result, Mapping) else result
+    if score is None:
+        return None
+    if isinstance(score, bool | int | float):
+        return float(score)
+    raise InvalidOptionError(f"A part returned a score of {score!r}; expected a number or bool.")
+
+
+def _combine(parts: list[_Part], results: dict[str, Any]) -> Score:
+    rows = {}
+    for part in parts:
+        result = results[part.name]
+        comment = result.get("comment") if isinstance(result, Mapping) else None
+        rows[part.name] = {"score": _value(result), "weight": part.weight, "comment": comment}
+    counted = {n: r for n, r in rows.items() if r["score"] is not None and r["weight"] > 0}
+    total = sum(r["weight"] for r in counted.values())
+    value = sum(r["score"] * r["weight"] for r in counted.values()) / total if total else None
+    low = [f"{n} {r['score']:.2f}" for n, r in counted.items() if r["score"] < 1.0]
+    comment = f"Below 1.0: {', '.join(low)}." if low else None
+    skipped = sorted(n for n, r in rows.items() if r["score"] is None)
+    if skipped:
+        comment = (comment + " " if comment else "") + f"No score from: {', '.join(skipped)}."
+    return Score(value, comment, {"parts": rows})
+
+
+__all__ = ["create_async_composite_evaluator", "create_composite_evaluator"]

@@ -1,0 +1,232 @@
+"""Continuous metrics on which tools an agent chose, in what order, with what arguments.
+
+Each factory takes its expectation as an option, or reads it from each
+example's ``reference_outputs`` when the option is ``None`` (a list of calls or
+tool names, a dict with ``"tool_calls"``, or a message trajectory). Scores run
+from 0 to 1; the comment names what pulled a score down and the metadata holds
+the detail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from rapidfuzz.distance import LCSseq
+
+from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
+from lg_eval.evaluators._inputs import calls_arg, describe_list, expected_calls_arg, expected_from
+from lg_eval.evaluators._matching import max_weight_assignment
+
+Expected = Sequence[dict[str, Any] | str] | None
+
+
+def _fixed(expected: Expected, option: str) -> list[dict[str, Any]] | None:
+    return None if expected is None else expected_calls_arg(list(expected), option)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def create_tool_selection_evaluator(
+    expected_tools: Expected = None, *, penalize_extra: bool = False
+) -> SyncEvaluator:
+    """Which expected tools the agent used: recall, or F1 when extra tools should cost.
+
+    Tools are compared as sets of names (calling a tool twice is one use).
+    ``penalize_extra=False`` (key ``tool_selection_accuracy``) scores the share of
+    expected tools used; ``True`` (key ``tool_selection_f1``) scores the F1 of
+    precision and recall, so unneeded tools lower it too. When no tool is
+    expected, the score is 1.0 if none was used, else 0.0.
+    """
+    fixed = _fixed(expected_tools, "expected_tools")
+    key = "tool_selection_f1" if penalize_extra else "tool_selection_accuracy"
+
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+        expected = {call["name"] for call in expected_from(fixed, reference_outputs, key)}
+        used = {call["name"] for call in calls_arg(outputs, "outputs")}
+        hit = expected & used
+        precision = len(hit) / len(used) if used else float(not expected)
+        recall = len(hit) / len(expected) if expected else float(not used)
+        if penalize_extra:
+            total = precision + recall
+            value = 2 * precision * recall / total if total else 0.0
+        else:
+            value = recall
+        missing, extra = sorted(expected - used), sorted(used - expected)
+        parts = []
+        if missing:
+            parts.append(f"Expected tools not used: {describe_list(missing)}.")
+        if extra and (penalize_extra or not expected):
+            parts.append(f"Tools used but not expected: {describe_list(extra)}.")
+        metadata = {
+            "expected_tools": sorted(expected),
+            "used_tools": sorted(used),
+            "missing": missing,
+            "unexpected": extra,
+            "precision": precision,
+            "recall": recall,
+        }
+        return Score(value, " ".join(parts) or None, metadata)
+
+    scorer.__doc__ = create_tool_selection_evaluator.__doc__
+    return make_evaluator(key, scorer)
+
+
+# --------------------------------------------------------------------------- order
+
+
+def create_tool_order_evaluator(expected_order: Expected = None) -> SyncEvaluator:
+    """How well the order of tool calls follows the expected order (normalized LCS).
+
+    The score is the length of the longest common subsequence of the actual
+    and expected tool names over the number of expected tools: 1.0 when the
+    expected tools appear in order (extra calls in between are free). With no
+    expected tools the score is 1.0. Key ``tool_order``.
+    """
+    fixed = _fixed(expected_order, "expected_order")
+
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+        expected = [c["name"] for c in expected_from(fixed, reference_outputs, "tool_order")]
+        actual = [call["name"] for call in calls_arg(outputs, "outputs")]
+        common = LCSseq.similarity(expected, actual)
+        value = common / len(expected) if expected else 1.0
+        out_of_order = [
+            expected[op.src_pos] for op in LCSseq.editops(expected, actual) if op.tag == "delete"
+        ]
+        comment = None
+        if out_of_order:
+            comment = (
+                f"{common} of {len(expected)} expected tools appear in the expected order; "
+                f"out of order or missing: {describe_list(out_of_order)}."
+            )
+        metadata = {
+            "expected_order": expected,
+            "actual_order": actual,
+            "lcs_length": common,
+            "out_of_order": out_of_order,
+        }
+        return Score(value, comment, metadata)
+
+    scorer.__doc__ = create_tool_order_evaluator.__doc__
+    return make_evaluator("tool_order", scorer)
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def create_argument_precision_evaluator(
+    expected_calls: Expected = None, *, word_overlap: bool = True
+) -> SyncEvaluator:
+    """How closely the arguments of the calls made match the expected calls' arguments.
+
+    Each expected call is paired with a distinct actual call of the same tool,
+    choosing the pairing with the best total score (not by position, so an
+    extra or reordered call does not shift every comparison). A pair scores
+    the mean over the expected arguments: 1.0 when equal, the word overlap
+    (Jaccard of lower-cased words) for two strings when ``word_overlap`` is
+    on, else 0.0; a missing argument scores 0.0 and an expected call without
+    arguments 1.0. An expected call with no actual counterpart scores 0.0.
+    The result is the mean over expected calls (1.0 when none are expected).
+    Key ``argument_precision``.
+    """
+    fixed = _fixed(expected_calls, "expected_calls")
+    key = "argument_precision"
+
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+        expected = expected_from(fixed, reference_outputs, key)
+        actual = calls_arg(outputs, "outputs")
+        if not expected:
+            return Score(1.0, None, {"calls": []})
+        calls = _paired_scores(expected, actual, word_overlap)
+        value = sum(call["score"] for call in calls) / len(calls)
+        weak = [
+            f"{call['name']}.{arg} {score:.2f}" if arg else f"{call['name']} not called"
+            for call in calls
+            for arg, score in (call["arguments"].items() or [("", call["score"])])
+            if score < 1.0
+        ]
+        comment = f"Arguments below 1.0: {describe_list(weak)}." if weak else None
+        return Score(value, comment, {"calls": calls})
+
+    scorer.__doc__ = create_argument_precision_evaluator.__doc__
+    return make_evaluator(key, scorer)
+
+
+def _paired_scores(
+    expected: list[dict[str, Any]], actual: Sequence[dict[str, Any]], word_overlap: bool
+) -> list[dict[str, Any]]:
+    by_name: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+    for j, call in enumerate(expected):
+        by_name[call["name"]][0].append(j)
+    for i, call in enumerate(actual):
+        by_name[call["name"]][1].append(i)
+    results: list[dict[str, Any]] = [
+        {
+            "expected_index": j,
+            "actual_index": None,
+            "name": call["name"],
+            "score": 0.0,
+            "arguments": {},
+        }
+        for j, call in enumerate(expected)
+    ]
+    for wanted, made in by_name.values():
+        if not wanted or not made:
+            continue
+        details = [
+            [_argument_scores(actual[i]["args"], expected[j]["args"], word_overlap) for i in made]
+            for j in wanted
+        ]
+        weights = [[_mean(d) for d in row] for row in details]
+        for row, col in enumerate(max_weight_assignment(weights)):
+            if col >= 0:
+                result = results[wanted[row]]
+                result.update(
+                    actual_index=made[col], score=weights[row][col], arguments=details[row][col]
+                )
+    return results
+
+
+def _argument_scores(
+    actual: dict[str, Any], expected: dict[str, Any] | None, word_overlap: bool
+) -> dict[str, float]:
+    return {
+        key: _argument_score(actual.get(key), value, word_overlap)
+        for key, value in (expected or {}).items()
+    }
+
+
+def _argument_score(actual: Any, expected: Any, word_overlap: bool) -> float:
+    if actual is None:
+        return 0.0
+    if actual == expected:
+        return 1.0
+    if word_overlap and isinstance(actual, str) and isinstance(expected, str):
+        got, want = set(_WORDS.findall(actual.casefold())), set(_WORDS.findall(expected.casefold()))
+        union = got | want
+        return len(got & want) / len(union) if union else 0.0
+    return 0.0
+
+
+_WORDS = re.compile(r"\S+")
+
+
+def _mean(scores: dict[str, float]) -> float:
+    return sum(scores.values()) / len(scores) if scores else 1.0
+
+
+create_async_tool_selection_evaluator = async_factory(create_tool_selection_evaluator)
+create_async_tool_order_evaluator = async_factory(create_tool_order_evaluator)
+create_async_argument_precision_evaluator = async_factory(create_argument_precision_evaluator)
+
+__all__ = [
+    "create_argument_precision_evaluator",
+    "create_async_argument_precision_evaluator",
+    "create_async_tool_order_evaluator",
+    "create_async_tool_selection_evaluator",
+    "create_tool_order_evaluator",
+    "create_tool_selection_evaluator",
+]

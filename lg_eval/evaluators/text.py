@@ -1,0 +1,278 @@
+"""Text scorers for final answers: exact, contains, keywords, edit distance, ROUGE-L, BLEU, WER.
+
+Each compares the answer in ``outputs`` (a string, the last AI message of a
+trajectory, or an ``answer`` / ``output`` field) with ``reference_outputs``.
+Texts are Unicode-normalized (NFC), trimmed and, unless ``case_sensitive``,
+case-folded; word metrics split on word characters. When there is nothing to
+compare (no answer or no reference) the score is 0 (``False`` for yes/no
+scorers) and the comment says which side was missing. A list of reference
+strings scores against the best one (BLEU uses them all, as BLEU does).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from rapidfuzz.distance import LCSseq, Levenshtein
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
+from lg_eval.evaluators._inputs import describe_list, text_arg
+
+_WORD = re.compile(r"\w+")
+
+
+def normalize_text(text: str, *, case_sensitive: bool = False) -> str:
+    """NFC-normalize and trim ``text``; case-fold it unless ``case_sensitive``."""
+    text = unicodedata.normalize("NFC", text).strip()
+    return text if case_sensitive else text.casefold()
+
+
+def words(text: str) -> list[str]:
+    """The word tokens of an already-normalized text."""
+    return _WORD.findall(text)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _exact(answer: str, reference: str) -> Score:
+    return Score(answer == reference, None if answer == reference else "The answer differs.")
+
+
+def _contains(answer: str, reference: str) -> Score:
+    found = reference in answer
+    return Score(found, None if found else "The answer does not contain the reference text.")
+
+
+def _levenshtein(answer: str, reference: str) -> Score:
+    distance = Levenshtein.distance(answer, reference)
+    value = 1.0 - distance / max(len(answer), len(reference))
+    comment = f"{distance} character edits apart." if distance else None
+    return Score(value, comment, {"distance": distance})
+
+
+def _rouge_l(answer: str, reference: str) -> Score:
+    got, want = words(answer), words(reference)
+    common = LCSseq.similarity(got, want)
+    precision = common / len(got) if got else 0.0
+    recall = common / len(want) if want else 0.0
+    total = precision + recall
+    value = 2 * precision * recall / total if total else 0.0
+    comment = None if value == 1.0 else f"Longest common word sequence: {common} words."
+    return Score(value, comment, {"lcs": common, "precision": precision, "recall": recall})
+
+
+def _word_error_rate(answer: str, reference: str) -> Score:
+    got, want = words(answer), words(reference)
+    ops = Counter(op.tag for op in Levenshtein.editops(want, got))
+    errors = sum(ops.values())
+    rate = errors / len(want) if want else float(bool(got))
+    metadata = {
+        "wer": rate,
+        "substitutions": ops["replace"],
+        "deletions": ops["delete"],
+        "insertions": ops["insert"],
+    }
+    comment = f"Word error rate {rate:.2f} ({errors} word edits)." if errors else None
+    return Score(max(0.0, 1.0 - rate), comment, metadata)
+
+
+def _token_overlap(answer: str, reference: str) -> Score:
+    got, want = Counter(words(answer)), Counter(words(reference))
+    shared = sum((got & want).values())
+    precision = shared / sum(got.values()) if got else 0.0
+    recall = shared / sum(want.values()) if want else 0.0
+    total = precision + recall
+    value = 2 * precision * recall / total if total else 0.0
+    missing = sorted((want - got).keys())
+    comment = f"Reference words missing: {describe_list(missing, 5)}." if missing else None
+    return Score(value, comment, {"precision": precision, "recall": recall})
+
+
+def sentence_bleu(answer: str, references: Sequence[str], max_n: int = 4) -> float:
+    """Sentence BLEU with add-one smoothing above unigrams and the brevity penalty."""
+    candidate = words(answer)
+    refs = [words(reference) for reference in references]
+    if not candidate or not any(refs):
+        return 0.0
+    logs = []
+    for n in range(1, max_n + 1):
+        grams = Counter(_ngrams(candidate, n))
+        ceiling: Counter[tuple[str, ...]] = Counter()
+        for ref in refs:
+            ceiling |= Counter(_ngrams(ref, n))
+        clipped, total = sum((grams & ceiling).values()), sum(grams.values())
+        if n == 1 and not clipped:
+            return 0.0
+        logs.append(math.log(clipped / total if n == 1 else (clipped + 1) / (total + 1)))
+    closest = min((abs(len(ref) - len(candidate)), len(ref)) for ref in refs)[1]
+    penalty = 1.0 if len(candidate) > closest else math.exp(1 - closest / len(candidate))
+    return penalty * math.exp(sum(logs) / max_n)
+
+
+def _ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+_Metric = Callable[[str, str], Score]
+_METRICS: dict[str, tuple[_Metric | None, bool]] = {  # name -> (metric, yes/no score)
+    "exact_match": (_exact, True),
+    "contains": (_contains, True),
+    "levenshtein": (_levenshtein, False),
+    "rouge_l": (_rouge_l, False),
+    "bleu": (None, False),
+    "word_error_rate": (_word_error_rate, False),
+    "token_overlap": (_token_overlap, False),
+}
+TEXT_METRICS: tuple[str, ...] = tuple(_METRICS)
+TextMetric = Literal[
+    "exact_match", "contains", "levenshtein", "rouge_l", "bleu", "word_error_rate", "token_overlap"
+]
+
+
+def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -> SyncEvaluator:
+    """A text scorer by name, with its options. The key is the metric name.
+
+    * ``exact_match``: the answer equals the reference (bool).
+    * ``contains``: the answer contains the reference (bool).
+    * ``levenshtein``: ``1 - character edit distance / longer length``.
+    * ``rouge_l``: ROUGE-L F1 (longest common word subsequence).
+    * ``bleu``: sentence BLEU-4, add-one smoothed above unigrams, brevity penalty.
+    * ``word_error_rate``: ``1 - WER``, never below 0 (the raw WER is in metadata).
+    * ``token_overlap``: F1 of the word multisets (SQuAD-style token overlap).
+
+    Raises:
+        InvalidOptionError: an unknown metric name.
+    """
+    if metric not in _METRICS:
+        raise InvalidOptionError(
+            f"metric={metric!r} is not allowed; use one of {', '.join(TEXT_METRICS)}."
+        )
+    function, binary = _METRICS[metric]
+    empty = False if binary else 0.0
+
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+        answer = text_arg(outputs, "outputs")
+        references = [r for r in reference_texts(reference_outputs) if r and r.strip()]
+        if not answer or not answer.strip():
+            return Score(empty, "The output has no answer text to compare.")
+        if not references:
+            return Score(empty, "No reference answer to compare against.")
+        answer = normalize_text(answer, case_sensitive=case_sensitive)
+        references = [normalize_text(r, case_sensitive=case_sensitive) for r in references]
+        if function is None:
+            value = sentence_bleu(answer, references)
+            return Score(value, None if value == 1.0 else f"BLEU {value:.2f}.")
+        return max((function(answer, r) for r in references), key=lambda s: float(s.value or 0))
+
+    scorer.__doc__ = create_text_evaluator.__doc__
+    return make_evaluator(metric, scorer)
+
+
+def reference_texts(value: Any) -> list[str]:
+    """One or more reference texts: a list of strings, or anything :func:`text_arg` reads."""
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    text = text_arg(value, "reference_outputs")
+    return [] if text is None else [text]
+
+
+def create_keywords_evaluator(
+    keywords: Sequence[str] | None = None,
+    *,
+    mode: Literal["all", "any"] = "all",
+    case_sensitive: bool = False,
+) -> SyncEvaluator:
+    """Whether the answer mentions the keywords (substring match, case-insensitive by default).
+
+    ``mode="all"`` scores the share of keywords found (1.0 when all are);
+    ``"any"`` scores 1.0 when at least one is found, else 0.0. Keywords come
+    from this option or, when ``None``, from ``reference_outputs`` (a list of
+    strings or a dict with ``"keywords"``). Key ``keywords``.
+
+    Raises:
+        InvalidOptionError: an unknown mode, or keywords that are not strings.
+    """
+    if mode not in ("all", "any"):
+        raise InvalidOptionError(f"mode={mode!r} is not allowed; use one of all, any.")
+    fixed = None if keywords is None else _keywords(keywords, "keywords")
+
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+        wanted = fixed if fixed is not None else _keywords(reference_outputs, "reference_outputs")
+        answer = text_arg(outputs, "outputs")
+        if not wanted:
+            return Score(0.0, "No keywords to look for.")
+        if not answer:
+            return Score(0.0, "The output has no answer text to search.")
+        text = normalize_text(answer, case_sensitive=case_sensitive)
+        found = [k for k in wanted if normalize_text(k, case_sensitive=case_sensitive) in text]
+        missing = [k for k in wanted if k not in found]
+        value = len(found) / len(wanted) if mode == "all" else float(bool(found))
+        comment = None if value == 1.0 else f"Keywords not found: {describe_list(missing, 5)}."
+        return Score(value, comment, {"found": found, "missing": missing})
+
+    scorer.__doc__ = create_keywords_evaluator.__doc__
+    return make_evaluator("keywords", scorer)
+
+
+def _keywords(value: Any, where: str) -> list[str]:
+    if isinstance(value, Mapping) and "keywords" in value:
+        value = value["keywords"]
+    if isinstance(value, str):
+        value = [value]
+    if value is None:
+        return []
+    if not isinstance(value, Sequence) or not all(isinstance(k, str) and k for k in value):
+        raise InvalidOptionError(f"{where} must be a list of non-empty keyword strings.")
+    return list(value)
+
+
+create_async_text_evaluator = async_factory(create_text_evaluator)
+create_async_keywords_evaluator = async_factory(create_keywords_evaluator)
+
+exact_match = create_text_evaluator("exact_match")
+contains = create_text_evaluator("contains")
+levenshtein = create_text_evaluator("levenshtein")
+rouge_l = create_text_evaluator("rouge_l")
+word_error_rate = create_text_evaluator("word_error_rate")
+token_overlap = create_text_evaluator("token_overlap")
+bleu = create_text_evaluator("bleu")
+exact_match_async = to_async(exact_match)
+contains_async = to_async(contains)
+levenshtein_async = to_async(levenshtein)
+rouge_l_async = to_async(rouge_l)
+word_error_rate_async = to_async(word_error_rate)
+token_overlap_async = to_async(token_overlap)
+bleu_async = to_async(bleu)
+
+__all__ = [
+    "TEXT_METRICS",
+    "bleu",
+    "bleu_async",
+    "contains",
+    "contains_async",
+    "create_async_keywords_evaluator",
+    "create_async_text_evaluator",
+    "create_keywords_evaluator",
+    "create_text_evaluator",
+    "exact_match",
+    "exact_match_async",
+    "levenshtein",
+    "levenshtein_async",
+    "normalize_text",
+    "reference_texts",
+    "rouge_l",
+    "rouge_l_async",
+    "sentence_bleu",
+    "token_overlap",
+    "token_overlap_async",
+    "word_error_rate",
+    "word_error_rate_async",
+    "words",
+]

@@ -1,0 +1,136 @@
+"""JSON scorers for final answers: does the answer parse, does it fit a JSON Schema?
+
+The answer may be a JSON string (a surrounding Markdown code fence is
+allowed, as models often add one), the last AI message of a trajectory, or
+already-structured data (a dict or list that is not a message container).
+Schemas are checked with the ``jsonschema`` library (any draft it knows, picked
+from ``$schema``; Draft 2020-12 by default).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
+from lg_eval.evaluators._inputs import require, text_arg
+
+_FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
+_NOTHING = object()
+
+
+def parse_json_answer(value: Any) -> tuple[Any, str | None]:
+    """``(data, None)`` when the answer is JSON, else ``(_NOTHING, reason)``."""
+    if isinstance(value, list | tuple | Mapping) and not _is_messages(value):
+        return value, None
+    text = text_arg(value, "outputs")
+    if text is None or not text.strip():
+        return _NOTHING, "The output has no answer text to parse."
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    try:
+        return json.loads(fenced.group(1) if fenced else stripped), None
+    except json.JSONDecodeError as exc:
+        return _NOTHING, f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+
+
+def _is_messages(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return "role" in value or "messages" in value
+    return bool(value) and all(
+        isinstance(item, BaseMessage) or (isinstance(item, Mapping) and "role" in item)
+        for item in value
+    )
+
+
+def _json_valid(*, outputs: Any, **_: Any) -> Score:
+    """Whether the answer is valid JSON (a surrounding Markdown code fence is allowed).
+
+    Key ``json_valid``; a bool score, the parse error in the comment.
+    """
+    _, problem = parse_json_answer(outputs)
+    return Score(problem is None, problem)
+
+
+json_valid = make_evaluator("json_valid", _json_valid)
+json_valid_async = to_async(json_valid)
+
+
+def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> SyncEvaluator:
+    """Whether the answer is JSON that validates against a JSON Schema.
+
+    ``schema`` is the schema, or ``None`` to read it from each example's
+    ``reference_outputs`` (the schema itself, or a dict holding it under
+    ``"schema"``). A bool score under ``json_schema``; the comment lists the
+    first violations with their paths and ``metadata["errors"]`` all of them.
+
+    Raises:
+        InvalidOptionError: ``schema`` is not a valid JSON Schema.
+    """
+    fixed = None if schema is None else _validator(schema, "schema")
+
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+        validator = fixed
+        if validator is None:
+            reference = require(reference_outputs, "reference_outputs", "json_schema")
+            if isinstance(reference, Mapping) and isinstance(reference.get("schema"), Mapping):
+                reference = reference["schema"]
+            validator = _validator(reference, "reference_outputs")
+        data, problem = parse_json_answer(outputs)
+        if problem:
+            return Score(False, problem, {"errors": []})
+        errors = [
+            {
+                "path": "$" + "".join(f"[{p!r}]" for p in error.absolute_path),
+                "message": error.message,
+            }
+            for error in sorted(validator.iter_errors(data), key=_path_order)
+        ]
+        comment = None
+        if errors:
+            shown = "; ".join(f"{e['path']}: {e['message']}" for e in errors[:3])
+            more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+            comment = f"{len(errors)} schema violation(s): {shown}{more}."
+        return Score(not errors, comment, {"errors": errors})
+
+    scorer.__doc__ = create_json_schema_evaluator.__doc__
+    return make_evaluator("json_schema", scorer)
+
+
+create_async_json_schema_evaluator = async_factory(create_json_schema_evaluator)
+
+
+def _path_order(error: Any) -> list[tuple[bool, Any]]:
+    return [(isinstance(part, str), part) for part in error.absolute_path]
+
+
+def _validator(schema: Any, where: str) -> Any:
+    try:  # imported here so the rest of lg_eval works where jsonschema is not installed
+        from jsonschema import exceptions as schema_errors
+        from jsonschema import validators
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise InvalidOptionError(
+            "The json_schema evaluator needs the jsonschema package: pip install jsonschema."
+        ) from exc
+    if not isinstance(schema, Mapping | bool):
+        raise InvalidOptionError(f"{where} must be a JSON Schema (a dict), not {schema!r:.60}.")
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except schema_errors.SchemaError as exc:
+        raise InvalidOptionError(f"{where} is not a valid JSON Schema: {exc.message}.") from exc
+    return cls(schema)
+
+
+__all__ = [
+    "create_async_json_schema_evaluator",
+    "create_json_schema_evaluator",
+    "json_valid",
+    "json_valid_async",
+    "parse_json_answer",
+]

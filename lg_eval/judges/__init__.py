@@ -1,0 +1,66 @@
+"""LLM judges: evaluators that ask a model whether a trajectory was sensible.
+
+* :func:`create_graph_trajectory_llm_as_judge` judges a LangGraph thread's route
+  through the graph (``graph_trajectory_accuracy``);
+* :func:`create_trajectory_llm_as_judge` judges a message/tool-call trajectory
+  (``trajectory_accuracy``);
+* :func:`create_rubric_judge` grades several rubric dimensions at once;
+* :func:`create_pairwise_trajectory_judge` picks the better of two trajectories.
+
+Each has an async twin. All share :class:`JudgeOptions` (model, retries,
+timeouts, consensus sampling, a prompt budget) and never raise when the model
+fails: the result then has ``score=None`` and ``metadata["error"]``.
+"""
+
+from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
+from lg_eval.judges._model import DEFAULT_MODEL
+from lg_eval.judges._options import JudgeOptions
+from lg_eval.judges.consensus import REDUCERS
+from lg_eval.judges.graph import (
+    create_async_graph_trajectory_llm_as_judge,
+    create_graph_trajectory_llm_as_judge,
+)
+from lg_eval.judges.pairwise import (
+    create_async_pairwise_trajectory_judge,
+    create_pairwise_trajectory_judge,
+)
+from lg_eval.judges.prompts import (
+    GRAPH_TRAJECTORY_ACCURACY_PROMPT,
+    PAIRWISE_TRAJECTORY_PROMPT,
+    RUBRIC_PROMPT,
+    TRAJECTORY_ACCURACY_PROMPT,
+    TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
+)
+from lg_eval.judges.rubric import (
+    DEFAULT_RUBRIC,
+    RubricDimension,
+    create_async_rubric_judge,
+    create_rubric_judge,
+)
+from lg_eval.judges.trajectory import (
+    create_async_trajectory_llm_as_judge,
+    create_trajectory_llm_as_judge,
+)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_RUBRIC",
+    "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
+    "PAIRWISE_TRAJECTORY_PROMPT",
+    "REDUCERS",
+    "RUBRIC_PROMPT",
+    "TRAJECTORY_ACCURACY_PROMPT",
+    "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
+    "JudgeConcurrency",
+    "JudgeOptions",
+    "RubricDimension",
+    "create_async_graph_trajectory_llm_as_judge",
+    "create_async_pairwise_trajectory_judge",
+    "create_async_rubric_judge",
+    "create_async_trajectory_llm_as_judge",
+    "create_graph_trajectory_llm_as_judge",
+    "create_pairwise_trajectory_judge",
+    "create_rubric_judge",
+    "create_trajectory_llm_as_judge",
+    "set_judge_concurrency",
+]

@@ -1,0 +1,210 @@
+"""The judge model at the edge: resolving it and putting a prompt to it.
+
+A judge client turns a prompt and an :class:`OutputSpec` into one
+:class:`~lg_eval._effects.Effect` returning an ``AIMessage``: a blocking call
+for the sync driver, an awaited call inside a concurrency slot for the async
+one (see :mod:`lg_eval.judges._limits`). Deciding what to do with the answer,
+and whether to retry, is left to the judge core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages.tool import invalid_tool_call, tool_call
+from langchain_core.messages.utils import convert_to_openai_messages
+
+from lg_eval._effects import Effect
+from lg_eval.errors import InvalidOptionError, JudgeError
+from lg_eval.judges import prompts
+from lg_eval.judges._limits import JudgeConcurrency, blocking, limited
+from lg_eval.judges._schema import OutputSpec
+
+DEFAULT_MODEL = "openai:o3-mini"
+MODEL_ENV = "LG_EVAL_JUDGE_MODEL"
+
+
+class JudgeClient(Protocol):
+    """Something that can put a prompt to a judge model."""
+
+    @property
+    def name(self) -> str: ...
+
+    def request(
+        self,
+        messages: Sequence[BaseMessage],
+        spec: OutputSpec,
+        timeout: float | None,
+        limit: JudgeConcurrency,
+    ) -> Effect[AIMessage]: ...
+
+
+class ChatModelClient:
+    """A LangChain chat model, asked to call the judgment tool.
+
+    Models without tool calling are asked for a JSON object in plain text instead.
+    """
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.model = model
+        model_name = getattr(model, "model_name", None) or getattr(model, "model", None)
+        self.name = str(model_name or type(model).__name__)
+
+    def request(self, messages, spec, timeout, limit):
+        runnable, messages = self._prepare(list(messages), spec)
+        return Effect(
+            lambda: blocking(lambda: runnable.invoke(messages), timeout),
+            lambda: limited(limit, lambda: runnable.ainvoke(messages), timeout),
+        )
+
+    def _prepare(self, messages: list[BaseMessage], spec: OutputSpec) -> tuple[Any, list]:
+        tools = [spec.tool()]
+        try:
+            return self.model.bind_tools(tools, tool_choice=spec.name), messages
+        except NotImplementedError:
+            pass
+        except (TypeError, ValueError):  # the model takes tools but not tool_choice
+            try:
+                return self.model.bind_tools(tools), messages
+            except NotImplementedError:
+                pass
+        schema = json.dumps(spec.schema, ensure_ascii=False)
+        instructions = HumanMessage(prompts.TEXT_MODE_INSTRUCTIONS.format(schema=schema))
+        return self.model, [*messages, instructions]
+
+
+class OpenAIClient:
+    """An ``openai.OpenAI`` or ``openai.AsyncOpenAI`` client plus a model name."""
+
+    def __init__(self, client: Any, model: str | None) -> None:
+        if not model:
+            raise InvalidOptionError(
+                "judge is an OpenAI client, so model= must name the model to call "
+                "(e.g. model='gpt-4o-mini')."
+            )
+        self.client = client
+        self.model = model.removeprefix("openai:")
+        self.name = f"openai:{self.model}"
+        create = client.chat.completions.create
+        self._async = inspect.iscoroutinefunction(inspect.unwrap(create))
+
+    def request(self, messages, spec, timeout, limit):
+        params = {
+            "model": self.model,
+            "messages": convert_to_openai_messages(list(messages)),
+            "tools": [spec.tool()],
+            "tool_choice": {"type": "function", "function": {"name": spec.name}},
+        }
+        create = self.client.chat.completions.create
+        if self._async:
+
+            def run() -> AIMessage:
+                raise InvalidOptionError(
+                    "judge is an AsyncOpenAI client, which only the async judge can call; "
+                    "use the create_async_... factory, or pass an openai.OpenAI client."
+                )
+
+            async def arun() -> AIMessage:
+                return _from_openai(await limited(limit, lambda: create(**params), timeout))
+
+        else:
+
+            def run() -> AIMessage:
+                return _from_openai(blocking(lambda: create(**params), timeout))
+
+            async def arun() -> AIMessage:
+                call = lambda: asyncio.to_thread(create, **params)  # noqa: E731
+                return _from_openai(await limited(limit, call, timeout))
+
+        return Effect(run, arun)
+
+
+def _from_openai(response: Any) -> AIMessage:
+    """A chat-completions response as an ``AIMessage`` (tool calls parsed, usage kept)."""
+    message = response.choices[0].message
+    calls, invalid = [], []
+    for call in getattr(message, "tool_calls", None) or []:
+        name, raw = call.function.name, call.function.arguments
+        try:
+            args = json.loads(raw or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("the arguments are not a JSON object")
+            calls.append(tool_call(name=name, args=args, id=call.id))
+        except ValueError as exc:  # JSONDecodeError is a ValueError
+            invalid.append(invalid_tool_call(name=name, args=raw, id=call.id, error=str(exc)))
+    usage = getattr(response, "usage", None)
+    raw_usage = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage or {})
+    inputs = int(raw_usage.get("prompt_tokens") or 0)
+    outputs = int(raw_usage.get("completion_tokens") or 0)
+    return AIMessage(
+        content=getattr(message, "content", None) or "",
+        tool_calls=calls,
+        invalid_tool_calls=invalid,
+        usage_metadata={
+            "input_tokens": inputs,
+            "output_tokens": outputs,
+            "total_tokens": int(raw_usage.get("total_tokens") or inputs + outputs),
+        },
+        response_metadata={"token_usage": raw_usage},
+    )
+
+
+class LazyClient:
+    """A ``"provider:model"`` string, turned into a chat model on first use."""
+
+    def __init__(self, model: str) -> None:
+        self.name = model
+        self._client: ChatModelClient | None = None
+        self._lock = threading.Lock()
+
+    def request(self, messages, spec, timeout, limit):
+        return self._resolve().request(messages, spec, timeout, limit)
+
+    def _resolve(self) -> ChatModelClient:
+        with self._lock:
+            if self._client is None:
+                from langchain.chat_models import init_chat_model
+
+                try:
+                    self._client = ChatModelClient(init_chat_model(self.name))
+                except Exception as exc:
+                    raise JudgeError(
+                        f"Could not create the judge model {self.name!r}: {exc} Install the "
+                        "provider's package and set its API key, choose another model with "
+                        f"model= or {MODEL_ENV}, or pass judge=<a chat model>."
+                    ) from exc
+            return self._client
+
+
+def resolve_client(model: str | None, judge: Any) -> JudgeClient:
+    """The client for ``judge`` (a chat model or OpenAI client) or for the ``model`` string."""
+    if judge is None:
+        return LazyClient(model or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL)
+    if isinstance(judge, BaseChatModel):
+        return ChatModelClient(judge)
+    completions = getattr(getattr(judge, "chat", None), "completions", None)
+    if callable(getattr(completions, "create", None)):
+        return OpenAIClient(judge, model)
+    raise InvalidOptionError(
+        f"judge is a {type(judge).__name__}; pass a LangChain chat model, an OpenAI client "
+        "(with model=), or leave it out and pass model='provider:model'."
+    )
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODEL_ENV",
+    "ChatModelClient",
+    "JudgeClient",
+    "LazyClient",
+    "OpenAIClient",
+    "resolve_client",
+]

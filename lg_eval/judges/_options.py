@@ -1,0 +1,138 @@
+"""The options every judge factory takes, and building a :class:`Judge` from them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+from pydantic import BaseModel
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.judges._core import DEFAULT_MAX_CHARS, Judge
+from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
+from lg_eval.judges._model import resolve_client
+from lg_eval.judges._prompting import Prompt, examples_block
+from lg_eval.judges._retry import RetryPolicy
+from lg_eval.judges._schema import OutputSpec, custom_spec, score_spec
+from lg_eval.judges.consensus import DEFAULT_THRESHOLD, check_reducer
+
+
+class JudgeOptions(TypedDict, total=False):
+    """Options every LLM judge factory accepts (all optional, keyword-only).
+
+    model: ``"provider:model"`` for ``init_chat_model`` (default ``LG_EVAL_JUDGE_MODEL``,
+        else ``openai:o3-mini``); with an OpenAI client as ``judge``, the model name.
+    judge: a LangChain chat model, or an ``openai.OpenAI``/``AsyncOpenAI`` client.
+    system: a system message put before the prompt.
+    continuous: score as a float in 0..1 instead of a boolean.
+    choices: the only scores allowed (numbers), e.g. ``[0, 0.5, 1]``.
+    use_reasoning: ask for reasoning before the score (default True).
+    few_shot_examples: graded examples (``inputs``, ``outputs``, ``score``,
+        optional ``reasoning``) appended to the prompt.
+    output_schema: a pydantic model or JSON schema for custom structured feedback;
+        its ``score`` field (if any) becomes the score and the whole answer goes to
+        ``metadata["feedback"]``.
+    samples: ask the model this many times and reduce (consensus), default 1.
+    reduce: ``"mean"``, ``"median"`` or ``"majority"`` (default: majority for
+        booleans, mean for numbers).
+    disagreement_threshold: spread above which a consensus is flagged for review.
+    max_chars: character budget of each rendered trajectory before it is
+        summarized (default 32000; None for no budget).
+    max_retries: retries of rate limits, timeouts and other transient errors.
+    parse_retries: retries of malformed or out-of-range answers.
+    backoff_base / backoff_max: exponential backoff in seconds (jittered).
+    timeout: seconds allowed for one model call (None for no limit).
+    concurrency: the :class:`JudgeConcurrency` limit to share (default: process-wide).
+    """
+
+    model: str | None
+    judge: Any
+    system: str | None
+    continuous: bool
+    choices: Sequence[float] | None
+    use_reasoning: bool
+    few_shot_examples: Sequence[Mapping[str, Any]] | None
+    output_schema: type[BaseModel] | Mapping[str, Any] | None
+    samples: int
+    reduce: Literal["mean", "median", "majority"] | None
+    disagreement_threshold: float
+    max_chars: int | None
+    max_retries: int
+    parse_retries: int
+    backoff_base: float
+    backoff_max: float
+    timeout: float | None
+    concurrency: JudgeConcurrency | None
+
+
+OPTIONS = frozenset(JudgeOptions.__annotations__)
+SCORE_OPTIONS = frozenset({"continuous", "choices", "output_schema"})
+_POLICY_OPTIONS = ("max_retries", "parse_retries", "backoff_base", "backoff_max", "timeout")
+
+
+def build_judge(
+    options: Mapping[str, Any],
+    *,
+    spec: OutputSpec | None = None,
+    allowed: frozenset[str] = OPTIONS,
+    default_reduce: str | None = None,
+) -> Judge:
+    """A :class:`Judge` from factory keywords; unknown or unsupported options raise."""
+    unknown = set(options) - OPTIONS
+    if unknown:
+        raise InvalidOptionError(
+            f"Unknown judge option(s): {', '.join(sorted(unknown))}. "
+            f"Allowed: {', '.join(sorted(allowed))}."
+        )
+    unsupported = {k for k in set(options) - allowed if options[k] not in (None, False)}
+    if unsupported:
+        raise InvalidOptionError(
+            f"This judge does not take {', '.join(sorted(unsupported))}: it defines its own "
+            "output. Leave them out."
+        )
+    samples = options.get("samples", 1)
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+        raise InvalidOptionError(f"samples must be an integer >= 1, got {samples!r}.")
+    max_chars = options.get("max_chars", DEFAULT_MAX_CHARS)
+    if max_chars is not None and max_chars < 200:
+        raise InvalidOptionError(f"max_chars must be at least 200 (or None), got {max_chars}.")
+    if spec is None:
+        output_schema = options.get("output_schema")
+        spec = (
+            custom_spec(output_schema)
+            if output_schema is not None
+            else score_spec(
+                continuous=bool(options.get("continuous", False)),
+                choices=options.get("choices"),
+                use_reasoning=options.get("use_reasoning", True),
+            )
+        )
+    policy = RetryPolicy(**{k: options[k] for k in _POLICY_OPTIONS if k in options})
+    return Judge(
+        client=resolve_client(options.get("model"), options.get("judge")),
+        spec=spec,
+        policy=policy,
+        limit=options.get("concurrency") or DEFAULT_CONCURRENCY,
+        system=options.get("system"),
+        examples=examples_block(options.get("few_shot_examples") or ()),
+        samples=samples,
+        reduce=check_reducer(options.get("reduce")) or default_reduce,
+        threshold=float(options.get("disagreement_threshold", DEFAULT_THRESHOLD)),
+        max_chars=max_chars,
+    )
+
+
+def prompt_judge(prompt: Prompt | None, options: Mapping[str, Any]) -> Judge:
+    """The judge for a score-style prompt; a ``StructuredPrompt`` brings its output schema."""
+    schema = getattr(prompt, "schema_", None)
+    if schema is not None:
+        if options.get("output_schema") is not None:
+            raise InvalidOptionError(
+                "The prompt carries its own output schema (a StructuredPrompt); leave out "
+                "output_schema=, or use a plain prompt."
+            )
+        options = {**options, "output_schema": schema}
+    return build_judge(options)
+
+
+__all__ = ["OPTIONS", "SCORE_OPTIONS", "JudgeOptions", "build_judge", "prompt_judge"]

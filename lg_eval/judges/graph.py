@@ -1,0 +1,91 @@
+"""The graph trajectory judge: was the route through the graph, turn by turn, sensible?"""
+
+from __future__ import annotations
+
+from typing import Any, Unpack
+
+from lg_eval.evaluators._base import (
+    AsyncEvaluator,
+    Score,
+    SyncEvaluator,
+    make_async_evaluator,
+    make_evaluator,
+)
+from lg_eval.judges._coerce import graph_trajectory
+from lg_eval.judges._core import Judge
+from lg_eval.judges._options import JudgeOptions, prompt_judge
+from lg_eval.judges._prompting import Prompt
+from lg_eval.judges.prompts import GRAPH_REFERENCE_BLOCK, GRAPH_TRAJECTORY_ACCURACY_PROMPT
+from lg_eval.trajectory import ThreadTrajectory
+
+GRAPH_TRAJECTORY_KEY = "graph_trajectory_accuracy"
+
+
+def _scorer(prompt: Prompt, judge: Judge):
+    def graph_trajectory_accuracy(
+        *, outputs: Any, inputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ):
+        """Judge whether a thread's route through the graph was sensible."""
+        trajectory = graph_trajectory(outputs, inputs)
+        reference = (
+            graph_trajectory(reference_outputs, argument="reference_outputs")
+            if reference_outputs
+            else None
+        )
+        turn_inputs = (
+            trajectory.to_graph_trajectory().inputs
+            if isinstance(trajectory, ThreadTrajectory)
+            else trajectory.inputs
+        )
+        values, rendered = judge.render(
+            inputs=turn_inputs,
+            outputs=trajectory,
+            reference=reference,
+            reference_block=GRAPH_REFERENCE_BLOCK,
+        )
+        values["inputs_block"] = ""  # the thread already shows every turn's input
+        values["thread"] = values["outputs"]
+        score: Score = yield from judge.evaluate(prompt, {**values, **kwargs}, rendered)
+        return score
+
+    return graph_trajectory_accuracy
+
+
+def create_graph_trajectory_llm_as_judge(
+    *,
+    prompt: Prompt = GRAPH_TRAJECTORY_ACCURACY_PROMPT,
+    feedback_key: str = GRAPH_TRAJECTORY_KEY,
+    **options: Unpack[JudgeOptions],
+) -> SyncEvaluator:
+    """An LLM judge of a LangGraph thread's trajectory (feedback key ``graph_trajectory_accuracy``).
+
+    Call the evaluator with ``outputs=`` a :class:`~lg_eval.ThreadTrajectory` (the
+    prompt then shows resume values, state edits, errors and subgraph paths), a
+    :class:`~lg_eval.GraphTrajectory`, or agentevals' graph trajectory dicts (with the
+    turn inputs in ``inputs=`` or inside ``outputs``), and optionally a reference
+    trajectory in the same shapes as ``reference_outputs=``. Extra keywords fill
+    extra placeholders of a custom ``prompt``. See :class:`JudgeOptions` for options.
+
+    Raises (when called):
+        TrajectoryFormatError: the trajectory's shape is wrong, or its numbers of
+            inputs, results and steps differ. Model failures never raise: they give
+            ``score=None`` with ``metadata["error"]``.
+    """
+    return make_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
+
+
+def create_async_graph_trajectory_llm_as_judge(
+    *,
+    prompt: Prompt = GRAPH_TRAJECTORY_ACCURACY_PROMPT,
+    feedback_key: str = GRAPH_TRAJECTORY_KEY,
+    **options: Unpack[JudgeOptions],
+) -> AsyncEvaluator:
+    """The async twin of :func:`create_graph_trajectory_llm_as_judge` (same options)."""
+    return make_async_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
+
+
+__all__ = [
+    "GRAPH_TRAJECTORY_KEY",
+    "create_async_graph_trajectory_llm_as_judge",
+    "create_graph_trajectory_llm_as_judge",
+]

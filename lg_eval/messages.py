@@ -1,0 +1,409 @@
+"""Read chat messages in any shape a user has at hand, and the tool calls inside them.
+
+Agents leave their work as messages: LangChain ``BaseMessage`` objects, OpenAI
+chat dicts (``tool_calls[].function.arguments`` as a JSON string), LangChain
+dicts (``tool_calls[].args`` as a dict), a graph state holding ``"messages"``,
+or a checkpointed thread. :func:`to_openai_messages` turns all of them into one
+shape (OpenAI-style dicts) so every evaluator reads a single format, and the
+helpers below pull out what evaluations need: the ordered tool calls, and the
+ReAct steps (thought, action, observation) with the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, TypedDict
+
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from pydantic import BaseModel, Field
+
+from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval.errors import (
+    CheckpointNotFoundError,
+    InvalidConfigError,
+    MissingCheckpointerError,
+    ThreadNotFoundError,
+    TrajectoryFormatError,
+)
+from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory
+
+_EXPECTED = (
+    "a list of messages (LangChain messages, OpenAI-style dicts or LangChain-style dicts), "
+    "a state dict with a 'messages' key, or a ThreadTrajectory"
+)
+
+
+class ToolCall(TypedDict):
+    """One tool call an agent made: the tool's name, its decoded arguments, the call id."""
+
+    name: str
+    args: dict[str, Any]
+    id: str | None
+
+
+class ReactStep(BaseModel):
+    """One (thought, action, observation) step of a ReAct loop."""
+
+    index: int = Field(description="Position of the step among all steps, from 0.")
+    message_index: int = Field(description="Index of the AI message that made the call.")
+    thought: str = Field(default="", description="Text content of that AI message.")
+    action: str = Field(description="The tool called.")
+    args: dict[str, Any] = Field(default_factory=dict)
+    tool_call_id: str | None = None
+    observation: str | None = Field(
+        default=None, description="Content of the tool message answering the call, if any."
+    )
+
+
+class ReactTrace(BaseModel):
+    """What an agent did, as ReAct steps, and what it answered in the end."""
+
+    query: str | None = Field(default=None, description="Text of the first user message.")
+    steps: list[ReactStep] = Field(default_factory=list)
+    final_answer: str | None = Field(
+        default=None, description="Text of the last AI message that made no tool call."
+    )
+
+    @property
+    def tools_used(self) -> list[str]:
+        """Tool names in call order, repeats included."""
+        return [step.action for step in self.steps]
+
+
+# --------------------------------------------------------------------------- normalizing
+
+
+def to_openai_messages(value: Any, *, argument: str = "outputs") -> list[dict[str, Any]]:
+    """Normalize any supported message container to a list of OpenAI-style message dicts.
+
+    Accepts LangChain messages, OpenAI-format dicts, LangChain-format dicts, a
+    state dict (or ``StateSnapshot``) holding ``"messages"``, an ``{"outputs": ...}``
+    envelope, or a :class:`ThreadTrajectory` (its latest state's messages).
+    Assistant messages keep ``id`` and gain ``usage_metadata`` when token usage
+    is known, so budget evaluators can read it. ``argument`` names the caller's
+    parameter in error messages.
+
+    Raises:
+        TrajectoryFormatError: the value, or one of its messages, has another shape.
+    """
+    items = _message_items(value, argument)
+    return [_to_openai(item, index, argument) for index, item in enumerate(items)]
+
+
+def _message_items(value: Any, argument: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, ThreadTrajectory):
+        return _message_items(_latest_state(value, argument), argument)
+    if isinstance(value, GraphTrajectory):
+        raise TrajectoryFormatError(
+            f"{argument} is a GraphTrajectory, which records node names but no messages; "
+            f"pass {_EXPECTED}."
+        )
+    if isinstance(value, BaseMessage):
+        return [value]
+    if isinstance(value, Mapping):
+        if "role" in value or ("type" in value and "content" in value):
+            return [value]
+        for key in ("messages", "outputs"):
+            if key in value:
+                return _message_items(value[key], f"{argument}[{key!r}]")
+        raise TrajectoryFormatError(
+            f"{argument} is a dict with keys {sorted(map(str, value))} but no 'messages' "
+            f"or 'role'; expected {_EXPECTED}."
+        )
+    if isinstance(value, list | tuple):
+        return list(value)
+    state = getattr(value, "values", None)  # a LangGraph StateSnapshot
+    if isinstance(state, Mapping):
+        return _message_items(state, argument)
+    if hasattr(value, "messages"):
+        return _message_items(value.messages, argument)
+    raise TrajectoryFormatError(f"{argument} is a {type(value).__name__}; expected {_EXPECTED}.")
+
+
+def _latest_state(thread: ThreadTrajectory, argument: str) -> Any:
+    for turn in reversed(thread.turns):
+        state = turn.state
+        if isinstance(state, Mapping) and "messages" in state:
+            return state
+        if hasattr(state, "messages"):
+            return state
+    raise TrajectoryFormatError(
+        f"{argument} is a ThreadTrajectory whose turns hold no state with 'messages'; "
+        "extract the thread with its state, or pass the messages directly."
+    )
+
+
+def _to_openai(item: Any, index: int, argument: str) -> dict[str, Any]:
+    where = f"{argument}[{index}]"
+    if isinstance(item, Mapping):
+        prepared: Any = _prepare_dict(item, where)
+    elif isinstance(item, BaseMessage | str | tuple):
+        prepared = item
+    else:
+        raise TrajectoryFormatError(
+            f"{where} is a {type(item).__name__}; expected a message "
+            "(LangChain message, OpenAI-style dict or LangChain-style dict)."
+        )
+    try:
+        converted = convert_to_openai_messages([prepared])[0]
+    except Exception as exc:  # LangChain raises ValueError, KeyError, ValidationError...
+        raise TrajectoryFormatError(
+            f"{where} could not be read as a chat message ({exc}). Expected an OpenAI-style "
+            "dict such as {'role': 'assistant', 'content': '...', 'tool_calls': [...]}."
+        ) from exc
+    message_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
+    if message_id is not None and converted.get("id") is None:
+        converted["id"] = message_id
+    usage = _usage(item)
+    if usage is not None and converted.get("role") == "assistant":
+        converted["usage_metadata"] = usage
+    return converted
+
+
+def _prepare_dict(item: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Fill the gaps LangChain's converter would choke on, and check tool-call arguments."""
+    message = dict(item)
+    if message.get("content") is None:
+        message["content"] = ""
+    role = message.get("role", message.get("type"))
+    if role == "tool" and message.get("tool_call_id") is None:
+        message["tool_call_id"] = ""
+    if role in ("ai", "assistant") and message.get("tool_calls"):
+        message["tool_calls"] = [
+            _prepare_tool_call(call, f"{where}.tool_calls[{n}]")
+            for n, call in enumerate(message["tool_calls"])
+        ]
+    return message
+
+
+def _prepare_tool_call(call: Any, where: str) -> dict[str, Any]:
+    if not isinstance(call, Mapping):
+        raise TrajectoryFormatError(f"{where} is a {type(call).__name__}; expected a dict.")
+    prepared = {**call, "id": call.get("id") or ""}
+    function = call.get("function")
+    if isinstance(function, Mapping):
+        args = function.get("arguments")
+        args = json.dumps(args) if isinstance(args, Mapping) else args
+        parse_arguments(args, where)
+        prepared["function"] = {**function, "arguments": args}
+    elif not isinstance(call.get("args", {}), Mapping):
+        raise TrajectoryFormatError(f"{where}.args must be a dict of arguments.")
+    return prepared
+
+
+def parse_arguments(arguments: Any, where: str) -> dict[str, Any]:
+    """Decode an OpenAI ``function.arguments`` JSON string into a dict.
+
+    Raises:
+        TrajectoryFormatError: the string is not JSON, or not a JSON object.
+    """
+    if arguments is None or arguments == "":
+        return {}
+    try:
+        decoded = json.loads(arguments) if isinstance(arguments, str | bytes) else arguments
+    except json.JSONDecodeError as exc:
+        raise TrajectoryFormatError(
+            f"{where}: tool-call arguments are not valid JSON ({exc.msg} at position "
+            f"{exc.pos}): {str(arguments)[:80]!r}. Arguments must be a JSON object string."
+        ) from exc
+    if not isinstance(decoded, dict):
+        raise TrajectoryFormatError(
+            f"{where}: tool-call arguments decode to a {type(decoded).__name__}, "
+            "expected a JSON object."
+        )
+    return decoded
+
+
+def _usage(item: Any) -> dict[str, int] | None:
+    """Token usage of an AI message, in LangChain's ``usage_metadata`` shape."""
+    if isinstance(item, AIMessage):
+        usage: Any = item.usage_metadata or item.response_metadata.get("token_usage")
+    elif isinstance(item, Mapping):
+        metadata = item.get("response_metadata") or {}
+        usage = item.get("usage_metadata") or item.get("usage") or metadata.get("token_usage")
+    else:
+        return None
+    if not isinstance(usage, Mapping):
+        return None
+    inputs = int(usage.get("input_tokens", usage.get("prompt_tokens", 0)) or 0)
+    outputs = int(usage.get("output_tokens", usage.get("completion_tokens", 0)) or 0)
+    total = int(usage.get("total_tokens", inputs + outputs) or 0)
+    return {"input_tokens": inputs, "output_tokens": outputs, "total_tokens": total}
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of an OpenAI-style message (text blocks joined, other blocks skipped)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block if isinstance(block, str) else str(block.get("text", ""))
+            for block in content
+            if isinstance(block, str) or (isinstance(block, Mapping) and "text" in block)
+        ]
+        return "".join(parts)
+    return "" if content is None else str(content)
+
+
+# --------------------------------------------------------------------------- tool calls
+
+
+def tool_calls_from_messages(messages: Any) -> list[ToolCall]:
+    """The tool calls in a message history, in call order, as plain dicts.
+
+    Accepts every shape :func:`to_openai_messages` does. System messages and
+    AI messages with an empty ``tool_calls`` list contribute nothing.
+
+    Raises:
+        TrajectoryFormatError: a message is malformed; for a tool call whose
+            arguments are not a JSON object, the message names its index.
+    """
+    return tool_calls_from_openai(to_openai_messages(messages, argument="messages"))
+
+
+def tool_calls_from_openai(messages: list[dict[str, Any]]) -> list[ToolCall]:
+    """The tool calls of already-normalized OpenAI-style messages."""
+    return [call for _, call in iter_tool_calls(messages)]
+
+
+def iter_tool_calls(messages: list[dict[str, Any]]) -> Iterator[tuple[int, ToolCall]]:
+    """Each tool call with the index of the message that made it."""
+    for index, message in enumerate(messages):
+        for n, call in enumerate(message.get("tool_calls") or []):
+            function = call.get("function") or {}
+            where = f"message {index} (tool call {n})"
+            args = parse_arguments(function.get("arguments"), where)
+            yield index, ToolCall(name=function.get("name", ""), args=args, id=call.get("id"))
+
+
+# --------------------------------------------------------------------------- ReAct steps
+
+
+def react_steps_from_messages(messages: Any) -> ReactTrace:
+    """Split a message history into ReAct steps and the final answer.
+
+    Each tool call becomes a step whose thought is its AI message's text and
+    whose observation is the content of the tool message answering it (paired by
+    ``tool_call_id``; a tool message without a known id answers the earliest
+    unanswered call of the latest AI message that made calls). Parallel calls
+    share a thought; an unanswered call keeps ``observation=None``; system
+    messages are skipped.
+    """
+    normalized = to_openai_messages(messages, argument="messages")
+    steps: list[ReactStep] = []
+    latest: list[ReactStep] = []  # steps of the latest AI message that made calls
+    by_id: dict[str, ReactStep] = {}
+    query: str | None = None
+    final_answer: str | None = None
+    for index, message in enumerate(normalized):
+        role = message.get("role")
+        if role == "user" and query is None:
+            query = message_text(message)
+        elif role == "assistant":
+            calls = [call for _, call in iter_tool_calls([message])]
+            if not calls:
+                final_answer = message_text(message)
+            else:
+                latest = []
+            for call in calls:
+                step = ReactStep(
+                    index=len(steps),
+                    message_index=index,
+                    thought=message_text(message),
+                    action=call["name"],
+                    args=call["args"],
+                    tool_call_id=call["id"] or None,
+                )
+                steps.append(step)
+                latest.append(step)
+                if step.tool_call_id:
+                    by_id.setdefault(step.tool_call_id, step)
+        elif role == "tool":
+            _observe(latest, by_id, message)
+    return ReactTrace(query=query, steps=steps, final_answer=final_answer)
+
+
+def _observe(latest: list[ReactStep], by_id: dict[str, ReactStep], message: dict) -> None:
+    step = by_id.get(message.get("tool_call_id") or "")
+    if step is None or step.observation is not None:
+        step = next((s for s in latest if s.observation is None), None)
+    if step is not None:
+        step.observation = message_text(message)
+
+
+# --------------------------------------------------------------------------- threads
+
+
+def tool_calls_from_thread(
+    graph: Any, config: Mapping[str, Any], *, messages_key: str = "messages"
+) -> list[ToolCall]:
+    """The tool calls in a checkpointed thread's current state (or the checkpoint named
+    by ``config["configurable"]["checkpoint_id"]``).
+
+    Raises:
+        MissingCheckpointerError: the graph was compiled without a checkpointer.
+        InvalidConfigError: ``config`` has no ``configurable.thread_id``.
+        ThreadNotFoundError: the checkpointer holds nothing for the thread.
+        CheckpointNotFoundError: the requested checkpoint is not in the thread.
+    """
+    return tool_calls_from_messages(drive(_thread_messages(graph, config, messages_key)))
+
+
+async def atool_calls_from_thread(
+    graph: Any, config: Mapping[str, Any], *, messages_key: str = "messages"
+) -> list[ToolCall]:
+    """Async twin of :func:`tool_calls_from_thread` (reads with ``graph.aget_state``)."""
+    return tool_calls_from_messages(await adrive(_thread_messages(graph, config, messages_key)))
+
+
+def _thread_messages(graph: Any, config: Mapping[str, Any], messages_key: str) -> Core[Any]:
+    if getattr(graph, "checkpointer", None) in (None, False):
+        raise MissingCheckpointerError(
+            "The graph has no checkpointer, so there is no thread to read. Compile it with "
+            "one, e.g. builder.compile(checkpointer=InMemorySaver())."
+        )
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping) or not configurable.get("thread_id"):
+        raise InvalidConfigError(
+            "config has no thread_id; pass {'configurable': {'thread_id': '<your thread>'}}, "
+            "the same config you invoked the graph with."
+        )
+    snapshot = yield Effect(lambda: graph.get_state(config), lambda: graph.aget_state(config))
+    if not snapshot.values and snapshot.created_at is None:
+        thread_id = configurable["thread_id"]
+        if configurable.get("checkpoint_id"):
+            raise CheckpointNotFoundError(
+                f"Thread {thread_id!r} has no checkpoint {configurable['checkpoint_id']!r}; "
+                "list valid ids with graph.get_state_history(config)."
+            )
+        raise ThreadNotFoundError(
+            f"The checkpointer holds no checkpoints for thread {thread_id!r}; invoke the graph "
+            "with this thread_id first, or check it for typos."
+        )
+    values = snapshot.values
+    if not isinstance(values, Mapping) or messages_key not in values:
+        keys = sorted(values) if isinstance(values, Mapping) else type(values).__name__
+        raise TrajectoryFormatError(
+            f"The thread's state has no {messages_key!r} key (it has {keys}); "
+            "pass messages_key= naming the key that holds the messages."
+        )
+    return values[messages_key]
+
+
+__all__ = [
+    "ReactStep",
+    "ReactTrace",
+    "ToolCall",
+    "atool_calls_from_thread",
+    "message_text",
+    "parse_arguments",
+    "react_steps_from_messages",
+    "to_openai_messages",
+    "tool_calls_from_messages",
+    "tool_calls_from_openai",
+    "tool_calls_from_thread",
+]
