@@ -7,6 +7,8 @@ pending interrupts after each turn) and compared with what the extractor reports
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -362,3 +364,10 @@ async def test_every_scenario_on_every_async_checkpointer(
     await scenario.arun(graph, "t")
     trajectory = await aextract_thread(graph, config(), reader=reader)
     assert steps(trajectory) == EXPECTED_STEPS[name]
+
+
+def test_demo_golden_references_are_the_expected_steps() -> None:
+    golden = json.loads(
+        (Path(__file__).parent.parent / "examples/golden/example_threads.json").read_text()
+    )
+    assert {name: ref["steps"] for name, ref in golden.items()} == EXPECTED_STEPS
