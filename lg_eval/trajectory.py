@@ -86,7 +86,10 @@ class TaskRun(BaseModel):
 class Superstep(BaseModel):
     """Tasks LangGraph started together in one superstep (siblings run in parallel)."""
 
-    step: int
+    step: int = Field(
+        description="LangGraph's superstep number (``langgraph_step`` in traces): one more than "
+        "the step of the checkpoint the tasks were planned from."
+    )
     checkpoint_id: str | None = Field(
         default=None, description="The checkpoint the superstep's tasks were planned from."
     )

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langsmith import aevaluate, evaluate
-from langsmith.schemas import Example
+from langsmith import Client, aevaluate, evaluate, tracing_context
+from langsmith.schemas import Example, LangSmithInfo
 
 from graphs.scenarios import SCENARIOS
 from lg_eval import (
@@ -31,6 +31,12 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
 
 
+@pytest.fixture
+def client() -> Client:
+    """A client that never calls the network: server info given, nothing uploaded."""
+    return Client(api_url="http://127.0.0.1:9", api_key="offline", info=LangSmithInfo())
+
+
 def example(inputs: dict[str, Any], outputs: dict[str, Any]) -> Example:
     return Example(id=uuid.uuid4(), dataset_id=uuid.uuid4(), inputs=inputs, outputs=outputs)
 
@@ -38,7 +44,8 @@ def example(inputs: dict[str, Any], outputs: dict[str, Any]) -> Example:
 def run_weather_thread(inputs: dict[str, Any]) -> dict[str, Any]:
     """The target: play the weather HITL script on a fresh thread, return its trajectory."""
     graph = SCENARIOS["weather"].build(checkpointer=InMemorySaver())
-    SCENARIOS["weather"].run(graph, inputs["thread_id"])
+    with tracing_context(enabled=False):  # the graph's own runs stay out of LangSmith
+        SCENARIOS["weather"].run(graph, inputs["thread_id"])
     extracted = extract_langgraph_trajectory_from_thread(
         graph, {"configurable": {"thread_id": inputs["thread_id"]}}
     )
@@ -49,13 +56,14 @@ def scores(results: Any) -> list[tuple[str, Any]]:
     return [(r.key, r.score) for row in results for r in row["evaluation_results"]["results"]]
 
 
-def test_graph_evaluators_run_inside_langsmith_evaluate() -> None:
+def test_graph_evaluators_run_inside_langsmith_evaluate(client: Client) -> None:
     wrong = {"results": [], "steps": [["__start__", "agent"]]}
     results = evaluate(
         run_weather_thread,
         data=[example({"thread_id": "a"}, WEATHER_REFERENCE), example({"thread_id": "b"}, wrong)],
         evaluators=[graph_trajectory_strict_match],
         upload_results=False,
+        client=client,
         max_concurrency=0,
     )
     assert scores(results) == [
@@ -64,7 +72,7 @@ def test_graph_evaluators_run_inside_langsmith_evaluate() -> None:
     ]
 
 
-def test_message_evaluators_run_inside_langsmith_evaluate() -> None:
+def test_message_evaluators_run_inside_langsmith_evaluate(client: Client) -> None:
     exact_args = create_trajectory_match_evaluator(trajectory_match_mode="superset")
     superset_args = create_trajectory_match_evaluator(
         trajectory_match_mode="superset", tool_args_match_mode="superset"
@@ -83,6 +91,7 @@ def test_message_evaluators_run_inside_langsmith_evaluate() -> None:
         data=[example({"city": "sf"}, {"messages": reference})],
         evaluators=[exact_args, superset_args],
         upload_results=False,
+        client=client,
     )
     assert sorted(scores(results), key=str) == [
         ("trajectory_superset_match", False),
@@ -90,7 +99,7 @@ def test_message_evaluators_run_inside_langsmith_evaluate() -> None:
     ]
 
 
-async def test_async_evaluators_run_inside_langsmith_aevaluate() -> None:
+async def test_async_evaluators_run_inside_langsmith_aevaluate(client: Client) -> None:
     unordered = create_async_graph_trajectory_match_evaluator(trajectory_match_mode="unordered")
 
     async def target(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +113,7 @@ async def test_async_evaluators_run_inside_langsmith_aevaluate() -> None:
         data=[example({"q": "x"}, WEATHER_REFERENCE)],
         evaluators=[unordered],
         upload_results=False,
+        client=client,
     )
     rows = [row async for row in results]
     assert [(r.key, r.score) for row in rows for r in row["evaluation_results"]["results"]] == [

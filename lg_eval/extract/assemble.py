@@ -209,7 +209,7 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
                 runs = []
             if runs:
                 current.supersteps.append(
-                    Superstep(step=ckpt.step, checkpoint_id=ckpt.id, tasks=runs)
+                    Superstep(step=ckpt.step + 1, checkpoint_id=ckpt.id, tasks=runs)
                 )
             if visit < visits - 1 or last_stops:
                 _close(current, ckpt, runs, plans)
@@ -349,7 +349,7 @@ def _runs_at(plans: list[_Plan], visit: int, prefix: str, ckpt: CheckpointRecord
             continue
         calls = [c for c in (_run(call, visit, prefix, ckpt) for call in plan.calls) if c]
         if calls:  # functional API: the calls ran inside the entrypoint's execution
-            run.subgraph = [Superstep(step=ckpt.step, checkpoint_id=ckpt.id, tasks=calls)]
+            run.subgraph = [Superstep(step=ckpt.step + 1, checkpoint_id=ckpt.id, tasks=calls)]
         runs.append(run)
     return runs
 

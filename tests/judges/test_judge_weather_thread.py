@@ -37,7 +37,7 @@ def test_extracted_hitl_thread_shows_the_question_the_answer_and_the_resume():
     assert result["score"] is True
     assert f"  __interrupt__ (id {interrupt_id}): Tell me the weather for sf" in prompt
     assert f"tools (interrupt {interrupt_id}): It's sunny and 75 degrees" in prompt
-    assert "step 1: tools (resumed)\nstep 2: agent" in prompt
+    assert "step 2: tools (resumed)\nstep 3: agent" in prompt
 
 
 @pytest.mark.skipif(

@@ -1,0 +1,115 @@
+"""Read the host thread's own trajectory from inside a running node.
+
+LangGraph saves a checkpoint when it plans a superstep, then runs the
+superstep's tasks. A node therefore runs *at* the checkpoint its superstep
+was planned from (``config["configurable"]["checkpoint_map"][""]``, called
+``C`` below), and nothing of its own superstep is saved yet. What a node can
+read, and what :func:`read_in_flight` returns, is the thread up to ``C``:
+
+* every earlier turn exactly as :func:`lg_eval.extract_thread` reports it;
+* the current turn with the supersteps that ran *before* this node's
+  superstep. It is reported in flight: ``status="interrupted"`` with no
+  interrupts, ``breakpoint=False``, ``result={}``, ``next_nodes`` naming the
+  nodes of this superstep (this node and its parallel siblings, whose
+  partial writes are left out so the answer does not depend on timing) and
+  ``state`` holding the values this node received;
+* the current turn's index is the returned ``turn``.
+
+When the current invocation *continues* a turn that stopped at ``C`` with an
+error (``invoke(None)`` retrying this superstep), nothing of the new turn is
+saved yet: the trajectory is returned as recorded and ``turn`` is the index
+the new turn will get. A stop at ``C`` that left no trace (a static
+``interrupt_before`` on this node, or a crashed process) cannot be told apart
+from an arrival at ``C`` in storage, so it reads as the current turn.
+
+With ``durability="async"`` (LangGraph's default) the checkpoint ``C`` is
+written in the background while the superstep runs, so the reader first waits
+until ``C`` is saved. With ``durability="exit"`` nothing of the running
+invocation is saved and the reader raises
+:class:`~lg_eval.errors.CheckpointNotFoundError`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from lg_eval._effects import Core, Effect, sleep
+from lg_eval.errors import CheckpointNotFoundError, MissingCheckpointerError
+from lg_eval.extract.thread import checkpointer_of, extraction, thread_of
+from lg_eval.trajectory import ThreadTrajectory
+
+POLL_SECONDS = 0.002
+DURABILITY_KEY = "__pregel_durability"  # set by LangGraph when a run passes durability=...
+
+
+def current_checkpoint(config: RunnableConfig) -> str | None:
+    """The root checkpoint the running superstep was planned from (None without a checkpointer)."""
+    configurable = config.get("configurable") or {}
+    return (configurable.get("checkpoint_map") or {}).get("")
+
+
+def read_in_flight(
+    graph: Any, config: RunnableConfig, timeout: float
+) -> Core[tuple[ThreadTrajectory, int]]:
+    """``(trajectory so far, index of the current turn)`` for the node running with ``config``."""
+    saver = checkpointer_of(graph)
+    thread_id, _ = thread_of(config)
+    checkpoint_id = current_checkpoint(config)
+    if checkpoint_id is None:
+        raise MissingCheckpointerError(
+            "The running graph has no checkpointer, so this node cannot read its thread. "
+            "Compile the graph with a checkpointer and run it with a thread_id."
+        )
+    if (config.get("configurable") or {}).get(DURABILITY_KEY) == "exit":
+        raise CheckpointNotFoundError(
+            "This run uses durability='exit', so none of its checkpoints are saved before it "
+            "ends and the thread cannot be read mid-run; run it with durability='async' "
+            "(the default) or 'sync'."
+        )
+    address = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
+    pinned: RunnableConfig = {"configurable": address}
+    yield from _saved(saver, pinned, timeout)
+    trajectory = yield from extraction(graph, pinned)
+    return in_flight(trajectory, checkpoint_id)
+
+
+def _saved(saver: BaseCheckpointSaver, pinned: RunnableConfig, timeout: float) -> Core[None]:
+    """Wait until the background save of the pinned checkpoint has landed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = yield Effect(lambda: saver.get_tuple(pinned), lambda: saver.aget_tuple(pinned))
+        if found is not None:
+            return
+        if time.monotonic() >= deadline:
+            checkpoint_id = pinned["configurable"]["checkpoint_id"]
+            raise CheckpointNotFoundError(
+                f"Checkpoint {checkpoint_id} of the running thread was not saved within "
+                f"{timeout:g}s. Check the checkpointer, or give the node a longer "
+                "checkpoint_timeout."
+            )
+        yield sleep(POLL_SECONDS)
+
+
+def in_flight(trajectory: ThreadTrajectory, checkpoint_id: str) -> tuple[ThreadTrajectory, int]:
+    """Mark the turn that reached ``checkpoint_id`` as in flight (see the module docstring)."""
+    turns = trajectory.turns
+    last = turns[-1] if turns else None
+    if last is None or last.end_checkpoint_id != checkpoint_id or last.status == "error":
+        return trajectory, len(turns)
+    current = last.model_copy(
+        update={
+            "supersteps": [s for s in last.supersteps if s.checkpoint_id != checkpoint_id],
+            "status": "interrupted",
+            "interrupts": [],
+            "breakpoint": False,
+            "result": {},
+        }
+    )
+    return trajectory.model_copy(update={"turns": [*turns[:-1], current]}), last.index
+
+
+__all__ = ["current_checkpoint", "in_flight", "read_in_flight"]
