@@ -3,6 +3,13 @@
 ``extract_thread`` and ``aextract_thread`` are two thin entry points over one
 core (:func:`extraction`): the core validates the request, asks a reader for
 the thread's checkpoint records, and assembles the turns.
+
+Readers: ``"fast"`` reads the storage rows of the savers lg_eval knows
+(InMemorySaver, SqliteSaver, PostgresSaver and their async twins) without
+decoding states it does not need; ``"generic"`` goes through LangGraph's public
+API and works with any ``BaseCheckpointSaver``; ``"auto"`` (the default) uses
+the fast reader when it can read the thread exactly and the generic one
+otherwise (another saver, an untested LangGraph version, a task it cannot name).
 """
 
 from __future__ import annotations
@@ -14,13 +21,23 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval._effects import Core, adrive, drive
-from lg_eval.errors import InvalidConfigError, InvalidOptionError, MissingCheckpointerError
+from lg_eval.errors import (
+    ExtractionError,
+    InvalidConfigError,
+    InvalidOptionError,
+    MissingCheckpointerError,
+)
 from lg_eval.extract.assemble import assemble
+from lg_eval.extract.fast import FastPathUnavailable, UntestedVersion, read_fast, storage_for
+from lg_eval.extract.fast import versions as fast_versions
+from lg_eval.extract.fast.rows import paused_gc
 from lg_eval.extract.generic import read_generic
+from lg_eval.extract.records import ThreadRecords
 from lg_eval.trajectory import ThreadTrajectory
 
-Reader = Literal["auto", "generic"]
-READERS: tuple[str, ...] = ("auto", "generic")
+Reader = Literal["auto", "fast", "generic"]
+READERS: tuple[str, ...] = ("auto", "fast", "generic")
+_warned_versions: set[str] = set()
 
 
 class ExtractionWarning(UserWarning):
@@ -61,11 +78,53 @@ def extraction(
         )
     saver = checkpointer_of(graph)
     thread_id, checkpoint_id = thread_of(config)
-    records = yield from read_generic(graph, saver, thread_id, checkpoint_id)
-    trajectory = assemble(records)
+    trajectory = None
+    if reader != "generic" and _fast_supported(saver, reader):
+        try:
+            trajectory = _assemble((yield from read_fast(graph, saver, thread_id, checkpoint_id)))
+        except FastPathUnavailable as exc:
+            if reader == "fast":
+                raise _fast_refused(str(exc)) from exc
+    if trajectory is None:
+        trajectory = _assemble((yield from read_generic(graph, saver, thread_id, checkpoint_id)))
     for message in trajectory.warnings:
         warnings.warn(message, ExtractionWarning, stacklevel=4)
     return trajectory
+
+
+def _assemble(records: ThreadRecords) -> ThreadTrajectory:
+    """:func:`assemble` (pure, synchronous) with the garbage collector paused: it allocates a
+    model per task run and no cycles."""
+    with paused_gc():
+        return assemble(records)
+
+
+def _fast_supported(saver: BaseCheckpointSaver, reader: Reader) -> bool:
+    """Whether to try the fast reader (``reader="fast"`` raises where ``auto`` would not)."""
+    try:
+        problem = fast_versions.mismatch()
+        if problem is not None:
+            raise UntestedVersion(problem)
+        storage_for(saver)
+    except FastPathUnavailable as exc:
+        if reader == "fast":
+            raise _fast_refused(str(exc)) from exc
+        if isinstance(exc, UntestedVersion) and str(exc) not in _warned_versions:
+            _warned_versions.add(str(exc))  # once per process, not once per thread
+            warnings.warn(
+                f"lg_eval reads threads with the generic (slower) reader: {exc}.",
+                ExtractionWarning,
+                stacklevel=5,
+            )
+        return False
+    return True
+
+
+def _fast_refused(reason: str) -> ExtractionError:
+    return ExtractionError(
+        f"reader='fast' cannot read this thread: {reason}. Use reader='auto' (falls back to the "
+        "generic reader) or reader='generic'."
+    )
 
 
 def extract_thread(

@@ -1,0 +1,78 @@
+"""Fast rows from ``InMemorySaver``: its ``storage`` and ``writes`` dicts.
+
+``storage[thread][ns][checkpoint id]`` holds ``(checkpoint without channel
+values, metadata, parent id)``, both serialized; channel values live apart in
+``blobs`` and are never touched. ``writes[(thread, ns, checkpoint id)]`` maps
+``(task id, idx)`` to ``(task id, channel, serialized value, task path)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lg_eval._effects import Core, Effect
+from lg_eval.extract.fast import msgpack_lite
+from lg_eval.extract.fast.rows import (
+    INTERRUPT,
+    CheckpointRow,
+    WriteRow,
+    require,
+    value_needed,
+)
+
+Rows = tuple[list[CheckpointRow], list[WriteRow]]
+
+
+def rows(saver: Any, thread_id: str) -> Core[Rows]:
+    """Every checkpoint and write row of a thread (the dicts are in memory: no real I/O)."""
+
+    async def arun() -> Rows:
+        return read(saver, thread_id)
+
+    return (yield Effect(lambda: read(saver, thread_id), arun))
+
+
+def read(saver: Any, thread_id: str) -> Rows:
+    checkpoints: list[CheckpointRow] = []
+    writes: list[WriteRow] = []
+    for ns, stored in saver.storage.get(thread_id, {}).items():
+        for checkpoint_id, entry in sorted(stored.items(), reverse=True):
+            require(isinstance(entry, tuple) and len(entry) == 3, "unexpected storage entry")
+            checkpoint_b, metadata_b, parent_id = entry
+            checkpoint = _small(saver, checkpoint_b)
+            checkpoints.append(
+                CheckpointRow(
+                    ns=ns,
+                    id=checkpoint_id,
+                    parent_id=parent_id,
+                    version=checkpoint.get("v", 0),
+                    ts=checkpoint.get("ts"),
+                    interrupt_seen=checkpoint.get("versions_seen", {}).get(INTERRUPT),
+                    metadata=_small(saver, metadata_b),
+                )
+            )
+            for (task_id, idx), entry_w in saver.writes.get(
+                (thread_id, ns, checkpoint_id), {}
+            ).items():
+                _, channel, raw, task_path = entry_w
+                needed = value_needed(task_id, channel, task_path)
+                writes.append(
+                    WriteRow(
+                        ns, checkpoint_id, task_id, task_path, idx, channel, raw if needed else None
+                    )
+                )
+    return checkpoints, writes
+
+
+def _small(saver: Any, typed: tuple[str, bytes]) -> dict[str, Any]:
+    """A stored checkpoint (without channel values) or metadata dict."""
+    kind, data = typed
+    if kind == "msgpack":
+        try:
+            value = msgpack_lite.loads(data)
+        except msgpack_lite.Unsupported:
+            value = saver.serde.loads_typed(typed)  # e.g. a datetime in run metadata
+    else:
+        value = saver.serde.loads_typed(typed)
+    require(isinstance(value, dict), "stored checkpoint is not a dict")
+    return value

@@ -1,0 +1,198 @@
+"""Name the tasks of a checkpoint from their ids, as LangGraph derived them.
+
+LangGraph gives every task it plans a deterministic id, a hash of the
+checkpoint id, the namespace, the step, the node name and the task's path
+(``langgraph.pregel._algo.prepare_single_task``):
+
+* a PULL task (a node triggered by its channels) hashes the sorted trigger
+  channels of the node;
+* a PUSH task (a ``Send``) hashes the index of its packet in the step's
+  ``Send`` list, which the stored ``task_path`` column carries;
+* ``update_state`` may store writes under the id of a planned task (it reuses
+  them), with a ``task_path`` of its own, so those ids are matched against
+  every node's PULL id.
+
+A writer whose path names a node but whose id matches no hash stops the fast
+path: a name is never guessed. Functional-API ``@task`` calls are left to
+:func:`lg_eval.extract.functional.resolve_calls`, as in the generic reader.
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID, uuid5
+
+from langgraph.channels.untracked_value import UntrackedValue
+from langgraph.pregel._algo import _xxhash_str  # internal: version-pinned
+from langgraph.types import PregelTask
+
+from lg_eval.extract.fast.rows import (
+    NULL_TASK_ID,
+    PULL_PREFIX,
+    PUSH_PREFIX,
+    UPDATE_PREFIX,
+    CheckpointRow,
+    WriteRow,
+    require,
+)
+from lg_eval.extract.records import NS_END, NS_SEP
+
+PULL = "__pregel_pull"
+PUSH = "__pregel_push"
+INPUT = "__input__"
+
+
+def task_hash(checkpoint: bytes, *parts: str) -> str:
+    """LangGraph's task id for ``parts`` at a (format v2+) checkpoint whose id is
+    ``checkpoint`` (as bytes: see :func:`id_bytes`)."""
+    return _xxhash_str(checkpoint, *parts)
+
+
+def id_bytes(checkpoint_id: str) -> bytes:
+    return binascii.unhexlify(checkpoint_id.replace("-", ""))
+
+
+def recast(ns: str) -> str:
+    """A namespace without task ids (``a:<id>|b:<id>`` -> ``a|b``), as ``get_subgraphs`` wants."""
+    return NS_SEP.join(part.split(NS_END)[0] for part in ns.split(NS_SEP)) if ns else ""
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """The nodes of the graph that owns a namespace, in LangGraph's planning order."""
+
+    graph: Any
+    order: dict[str, int]
+    triggers: dict[str, tuple[str, ...]]
+    untracked: bool
+    """Whether the graph has ``UntrackedValue`` channels: a task writing only to them stores
+    no write at all, so its checkpoints cannot be read from writes alone."""
+
+
+class Naming:
+    """Plans of the tasks at each checkpoint of one thread, from write rows only."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self._graphs: dict[str, NodeSet] = {}
+
+    def nodes(self, ns: str) -> NodeSet:
+        """The graph whose nodes a namespace's checkpoints plan (as ``get_state`` picks it)."""
+        key = recast(ns)
+        if key not in self._graphs:
+            graph = self.root
+            if key:
+                found = self.root.get_subgraphs(namespace=key, recurse=True)
+                graph = next((g for _, g in found), self.root)
+            nodes = getattr(graph, "nodes", None)
+            require(isinstance(nodes, dict), f"graph for namespace {key!r} has no Pregel nodes")
+            self._graphs[key] = NodeSet(
+                graph=graph,
+                order={name: i for i, name in enumerate(nodes)},
+                triggers={name: tuple(sorted(node.triggers)) for name, node in nodes.items()},
+                untracked=any(
+                    isinstance(c, UntrackedValue) for c in getattr(graph, "channels", {}).values()
+                ),
+            )
+        return self._graphs[key]
+
+    def planned(self, row: CheckpointRow, writes: Iterable[WriteRow]) -> list[PregelTask]:
+        """The tasks planned at ``row`` that recorded writes, in LangGraph's order."""
+        nodes = self.nodes(row.ns)
+        step = str(row.metadata.get("step", -1) + 1)
+        checkpoint = id_bytes(row.id)
+        paths: dict[str, set[str]] = {}
+        for write in writes:
+            if write.task_id != NULL_TASK_ID:
+                paths.setdefault(write.task_id, set()).add(write.task_path)
+        push: list[tuple[int, PregelTask]] = []
+        pull: list[tuple[int, PregelTask]] = []
+        pull_ids: dict[str, str] | None = None
+        for task_id, task_paths in paths.items():
+            found = None
+            for path in task_paths:
+                found = found or self._from_path(checkpoint, row.ns, nodes, step, task_id, path)
+            if found is None and any(_is_update(p) for p in task_paths):
+                if pull_ids is None:  # update_state reuses the ids of planned tasks
+                    pull_ids = {
+                        _pull_id(checkpoint, row.ns, nodes, step, n): n for n in nodes.order
+                    }
+                if task_id in pull_ids:
+                    found = (PULL, pull_ids[task_id])
+                else:
+                    require(
+                        any(task_id == _update_id(row.id, p) for p in task_paths),
+                        f"update_state writer {task_id} is neither a planned task nor an update",
+                    )
+            if found is None:
+                continue  # an update's own id, or a functional-API call
+            kind, key = found
+            if kind == PULL:
+                task = PregelTask(task_id, key, (PULL, key))
+                pull.append((nodes.order[key], task))
+            else:
+                index, name = key
+                push.append((index, PregelTask(task_id, name, (PUSH, index, False))))
+        push.sort(key=lambda item: item[0])
+        pull.sort(key=lambda item: item[0])
+        return [t for _, t in push] + [t for _, t in pull]
+
+    def _from_path(
+        self, checkpoint: bytes, ns: str, nodes: NodeSet, step: str, task_id: str, path: str
+    ) -> tuple[str, Any] | None:
+        if path.startswith(PULL_PREFIX):
+            name = path[len(PULL_PREFIX) :]
+            require(name in nodes.order, f"task path names unknown node {name!r}")
+            require(
+                _pull_id(checkpoint, ns, nodes, step, name) == task_id,
+                f"task {task_id} does not hash as node {name!r}",
+            )
+            return PULL, name
+        if path.startswith(PUSH_PREFIX) and not path.startswith(PUSH_PREFIX + "~"):
+            index = _index(path[len(PUSH_PREFIX) :])
+            for name in nodes.order:
+                if task_hash(checkpoint, _ns(ns, name), step, name, PUSH, str(index)) == task_id:
+                    return PUSH, (index, name)
+            raise_unnamed(task_id, path)
+        require(
+            path == "" or _is_update(path) or path.startswith(PUSH_PREFIX + "~"),
+            f"unexpected task path {path!r}",
+        )
+        return None
+
+
+def _pull_id(checkpoint: bytes, ns: str, nodes: NodeSet, step: str, name: str) -> str:
+    return task_hash(checkpoint, _ns(ns, name), step, name, PULL, *nodes.triggers[name])
+
+
+def _update_id(checkpoint_id: str, path: str) -> str | None:
+    """The id ``update_state`` gives its writes when no planned task's id is reused
+    (``langgraph.pregel.main._update_task_id``, and ``uuid5(id, "__input__")`` as input)."""
+    if path == "":
+        return str(uuid5(UUID(checkpoint_id), INPUT))
+    if not path.startswith(UPDATE_PREFIX):
+        return None
+    i = _index(path[len(UPDATE_PREFIX) :].lstrip(", "))
+    return str(uuid5(UUID(checkpoint_id), UPDATE_PREFIX[1:] + (f":{i}" if i else "")))
+
+
+def _index(text: str) -> int:
+    """The leading index of a task path's remainder (``"0000000002, 0000000000"`` -> 2)."""
+    first = text.split(", ")[0]
+    require(first.isdigit(), f"unexpected task path fragment {text!r}")
+    return int(first)
+
+
+def raise_unnamed(task_id: str, path: str) -> None:
+    require(False, f"Send task {task_id} ({path}) matches no node")
+
+
+def _ns(parent_ns: str, name: str) -> str:
+    return f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
+
+
+def _is_update(path: str) -> bool:
+    return path == "" or path.startswith(UPDATE_PREFIX)

@@ -1,0 +1,83 @@
+"""Fast rows from ``PostgresSaver`` and ``AsyncPostgresSaver``.
+
+``checkpoints.checkpoint`` is JSONB holding everything but non-primitive
+channel values (those live in ``checkpoint_blobs``, which this reader never
+touches), so the few fields needed are selected as JSON paths.
+``checkpoint_writes`` rows come without their ``blob`` except the few values a
+trajectory shows. The sync and async savers share one core; only the effects
+differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lg_eval._effects import Core, Effect
+from lg_eval.extract.fast.rows import CheckpointRow, WriteRow, sql_value_needed, write_rows
+
+THREAD_SQL = f"""
+SELECT 0 AS kind, checkpoint_ns, checkpoint_id,
+       parent_checkpoint_id AS a, checkpoint->>'v' AS b, checkpoint->>'ts' AS c,
+       checkpoint->'versions_seen'->'__interrupt__' AS seen,
+       jsonb_strip_nulls(jsonb_build_object(
+           'source', metadata->'source', 'step', metadata->'step', 'parents', metadata->'parents'
+       )) AS metadata,
+       NULL::integer AS idx, NULL::text AS type, NULL::bytea AS blob
+FROM checkpoints WHERE thread_id = %(thread)s
+UNION ALL
+SELECT 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL, idx, type,
+       CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END
+FROM checkpoint_writes WHERE thread_id = %(thread)s
+ORDER BY kind, checkpoint_id DESC
+"""
+"""Checkpoint rows (kind 0, newest first) then write rows (kind 1), in one round trip."""
+
+Rows = tuple[list[CheckpointRow], list[WriteRow]]
+
+
+def rows(saver: Any, thread_id: str) -> Core[Rows]:
+    """Every checkpoint and write row of a thread."""
+    found = yield _query(saver, THREAD_SQL, {"thread": thread_id})
+    checkpoints = [
+        CheckpointRow(
+            ns=r["checkpoint_ns"],
+            id=r["checkpoint_id"],
+            parent_id=r["a"],
+            version=int(r["b"] or 0),
+            ts=r["c"],
+            interrupt_seen=r["seen"],
+            metadata=r["metadata"] or {},
+        )
+        for r in found
+        if r["kind"] == 0
+    ]
+    writes = (
+        (
+            r["checkpoint_ns"],
+            r["checkpoint_id"],
+            r["a"],
+            r["b"],
+            r["idx"],
+            r["c"],
+            r["type"],
+            r["blob"],
+        )
+        for r in found
+        if r["kind"] == 1
+    )
+    return checkpoints, write_rows(writes)
+
+
+def _query(saver: Any, sql: str, params: Mapping[str, Any]) -> Effect[list[Any]]:
+    def run() -> list[Any]:
+        with saver._cursor() as cur:
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+    async def arun() -> list[Any]:
+        async with saver._cursor() as cur:
+            await cur.execute(sql, params)
+            return await cur.fetchall()
+
+    return Effect(run, arun)

@@ -1,0 +1,211 @@
+"""Fast rows from ``SqliteSaver`` and ``AsyncSqliteSaver``: tables ``checkpoints`` and ``writes``.
+
+A checkpoint row stores the whole checkpoint, channel values included, as one
+msgpack blob, and the metadata after it. Only the blob's first bytes (``v``,
+``ts``, ``id``) and last bytes (``versions_seen``) are read
+(:mod:`~lg_eval.extract.fast.msgpack_lite`), and write rows come without their
+values except the few a trajectory shows.
+
+Reaching a row's tail or its metadata still walks the blob's overflow pages.
+For a database file the reader therefore uses a read-only connection of its
+own, memory-mapped (``mmap_size``) and kept per file, and reads the head and
+tail with incremental blob I/O: no page is copied, and the mapping stays warm
+across extractions. An in-memory database (no file) is read through the
+saver's connection with ``substr``. The sync and async savers run one core;
+only the effects differ (the own connection runs in a worker thread when async).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+from weakref import WeakKeyDictionary
+
+from lg_eval._effects import Core, Effect
+from lg_eval.extract.fast import msgpack_lite
+from lg_eval.extract.fast.rows import (
+    INTERRUPT,
+    CheckpointRow,
+    FastPathUnavailable,
+    WriteRow,
+    require,
+    sql_value_needed,
+    write_rows,
+)
+
+HEAD_BYTES = 160
+TAIL_BYTES = (2048, 65536)
+"""Tail sizes tried in turn until ``versions_seen`` parses (then the whole blob)."""
+MMAP_BYTES = 1 << 34
+OWN_CONNECTIONS = 8
+"""Read-only connections kept open (one per database file, least recently used closed)."""
+
+CHECKPOINTS_SQL = (
+    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, metadata, {blob} "
+    "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC"
+)
+BY_SUBSTR = CHECKPOINTS_SQL.format(
+    blob=f"substr(checkpoint, 1, {HEAD_BYTES}), substr(checkpoint, -{TAIL_BYTES[0]}), "
+    "length(checkpoint)"
+)
+SMALL_BYTES = 16384
+"""Blobs up to this size are simply selected whole; longer ones are read with blob I/O."""
+BY_ROWID = CHECKPOINTS_SQL.format(
+    blob=f"rowid, length(checkpoint), CASE WHEN length(checkpoint) <= {SMALL_BYTES} "
+    "THEN checkpoint END"
+)
+WRITES_SQL = (
+    "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+    f"CASE WHEN {sql_value_needed('substr({col}, 1, {n})')} THEN value END "
+    "FROM writes WHERE thread_id = ?"
+)
+
+Rows = tuple[list[CheckpointRow], list[WriteRow]]
+Found = tuple[list[tuple[Any, ...]], list[Any]]
+"""``(checkpoint fields + head + tail, write rows)``."""
+
+
+def rows(saver: Any, thread_id: str) -> Core[Rows]:
+    """Every checkpoint and write row of a thread."""
+    require(getattr(saver, "_has_task_path", False), "the writes table has no task_path column")
+    file = _files.get(saver)
+    if file is None:
+        databases = yield _query(saver, "PRAGMA database_list", ())
+        file = _files[saver] = next((row[2] for row in databases if row[1] == "main"), "")
+    found = None
+    if file:
+        try:
+            found = yield _on_own_connection(file, thread_id)
+        except (sqlite3.Error, OSError):
+            found = None  # e.g. no read access to the file: read through the saver
+    if not found or not found[0]:  # nothing committed yet? ask the saver's own connection
+        by_substr = yield _query(saver, BY_SUBSTR, (thread_id,))
+        checkpoints = []
+        for *fields, head, tail, length in by_substr:
+            if _tail(tail) is None and length > len(tail):
+                (tail,) = (yield _query(saver, _TAIL_SQL, (*fields[:2], thread_id)))[0]
+            checkpoints.append((*fields, head, tail))
+        found = (checkpoints, (yield _query(saver, WRITES_SQL, (thread_id,))))
+    return [_checkpoint(*fields) for fields in found[0]], write_rows(found[1])
+
+
+_TAIL_SQL = (
+    "SELECT checkpoint FROM checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ? "
+    "AND thread_id = ?"
+)
+
+
+def _checkpoint(
+    ns: str, cid: str, parent_id: str | None, kind: str, metadata: Any, head: bytes, tail: bytes
+) -> CheckpointRow:
+    require(kind == "msgpack", f"checkpoint serialized as {kind!r}, not plain msgpack")
+    seen = _tail(tail)
+    require(seen is not None, f"checkpoint {cid} has no readable versions_seen")
+    try:
+        fields = msgpack_lite.checkpoint_head(bytes(head))
+    except msgpack_lite.Unsupported as exc:
+        raise FastPathUnavailable(f"checkpoint {cid}: {exc}") from exc
+    require(fields["id"] == cid, f"checkpoint {cid} stores id {fields['id']!r}")
+    return CheckpointRow(
+        ns=ns,
+        id=cid,
+        parent_id=parent_id,
+        version=fields["v"],
+        ts=fields["ts"],
+        interrupt_seen=seen.get(INTERRUPT),  # type: ignore[union-attr]
+        metadata=json.loads(metadata) if metadata is not None else {},
+    )
+
+
+def _tail(tail: bytes) -> dict[str, Any] | None:
+    try:
+        return msgpack_lite.checkpoint_tail(bytes(tail))["versions_seen"]
+    except msgpack_lite.Unsupported:
+        return None
+
+
+def _query(saver: Any, sql: str, params: Sequence[Any]) -> Effect[list[Any]]:
+    def run() -> list[Any]:
+        with saver.cursor(transaction=False) as cur:
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+    async def arun() -> list[Any]:
+        await saver.setup()
+        async with saver.lock, saver.conn.execute(sql, params) as cur:
+            return list(await cur.fetchall())
+
+    return Effect(run, arun)
+
+
+# --- the reader's own connection to a database file -------------------------------------
+
+_files: WeakKeyDictionary[Any, str] = WeakKeyDictionary()
+"""The database file behind each saver's connection ("" when in memory)."""
+_connections: OrderedDict[str, tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]] = (
+    OrderedDict()
+)
+_connections_lock = threading.Lock()
+
+
+def _on_own_connection(file: str, thread_id: str) -> Effect[Found]:
+    def run() -> Found:
+        conn, lock, _ = _connection(file)
+        with lock:
+            return _read_file(conn, thread_id)
+
+    return Effect(run, lambda: asyncio.to_thread(run))
+
+
+def _connection(file: str) -> tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]:
+    """The cached read-only connection to ``file`` (reopened if the file was replaced)."""
+    stat = os.stat(file)
+    identity = (stat.st_dev, stat.st_ino)
+    with _connections_lock:
+        cached = _connections.pop(file, None)
+        if cached is not None and cached[2] == identity:
+            _connections[file] = cached
+            return cached
+        if cached is not None:
+            _close(cached)
+        conn = sqlite3.connect(f"file:{quote(file)}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        _connections[file] = (conn, threading.Lock(), identity)
+        while len(_connections) > OWN_CONNECTIONS:
+            _close(_connections.popitem(last=False)[1])
+        return _connections[file]
+
+
+def _close(cached: tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]) -> None:
+    with cached[1]:  # not while another thread reads through it
+        cached[0].close()
+
+
+def _read_file(conn: sqlite3.Connection, thread_id: str) -> Found:
+    checkpoints = []
+    for *fields, rowid, length, small in conn.execute(BY_ROWID, (thread_id,)).fetchall():
+        if small is not None:
+            checkpoints.append((*fields, small[:HEAD_BYTES], small))
+            continue
+        with conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True) as blob:
+            head = blob.read(HEAD_BYTES)
+            tail = _read_tail(blob, length)
+        checkpoints.append((*fields, head, tail))
+    return checkpoints, conn.execute(WRITES_SQL, (thread_id,)).fetchall()
+
+
+def _read_tail(blob: Any, length: int) -> bytes:
+    """The shortest tail of the blob in which ``versions_seen`` parses (or the whole blob)."""
+    for size in (*TAIL_BYTES, length):
+        blob.seek(max(0, length - size))
+        tail = blob.read(min(size, length))
+        if size >= length or _tail(tail) is not None:
+            return tail
+    return b""

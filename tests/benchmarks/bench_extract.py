@@ -1,0 +1,387 @@
+"""Benchmark: extraction speed of lg_eval against agentevals on long ReAct threads.
+
+Run with ``make bench`` (all benchmarks) or ``python -m tests.benchmarks --only extract``.
+In one process and on the same stored threads it times lg_eval's ``extract_thread``
+(default reader) and agentevals' ``extract_langgraph_trajectory_from_thread``, alternating
+which goes first after a warm-up, on ``create_react_agent`` threads of 50, 200 and 800 tool
+calls (one turn, or a tool that interrupts every ``EVERY`` calls and is resumed), on
+InMemorySaver, SqliteSaver and PostgresSaver (when ``LG_EVAL_PG_DSN`` is set). It checks
+that both give the same agentevals-shaped output, then times lg_eval alone at 2,000 calls,
+measures lg_eval's peak extra memory (tracemalloc), and the throughput on 1,000 short
+threads. Each target of the issue is printed as PASS or FAIL.
+
+Options: ``--agentevals-cap SECONDS`` skips agentevals at 800 calls on a backend after one
+agentevals run there took longer (the real time is then reported as skipped, not guessed);
+``--quick`` runs only 50/200 calls and 100 short threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+import tracemalloc
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.tools import tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command, interrupt
+from rich.console import Console
+from rich.table import Table
+
+from graphs._scripted import ai, scripted_model, tool_call
+from lg_eval import extract_thread
+from lg_eval._effects import drive
+from lg_eval.extract.agentevals_compat import to_agentevals
+from lg_eval.extract.fast import storage_for
+
+EVERY = 50
+"""The interrupting variant's tool pauses on every EVERY-th call (then the driver resumes)."""
+SIZES = (50, 200, 800)
+LONG = 2_000
+SHORT_CALLS = 5
+SHORT_THREADS = 1_000
+RUNS = 5
+"""Timed lg_eval runs per thread (median); agentevals runs fewer on long threads."""
+
+
+def build_agent(calls: int, every: int, saver: BaseCheckpointSaver) -> Any:
+    """A ``create_react_agent`` whose scripted model makes ``calls`` tool calls, one per step."""
+    from langgraph.prebuilt import create_react_agent
+
+    count = {"n": 0}
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        count["n"] += 1
+        if every and count["n"] % every == 0:
+            return f"{query}: {interrupt({'confirm': query})}"
+        return f"result for {query}"
+
+    script = [
+        ai(f"m{i}", "", tool_call("lookup", {"query": f"q{i}"}, f"c{i}")) for i in range(calls)
+    ]
+    model = scripted_model("react", *script, ai("final", "done"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent's move to langchain.agents
+        return create_react_agent(model, [lookup], checkpointer=saver)
+
+
+def config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": 100_000}
+
+
+def run_thread(graph: Any, thread_id: str) -> float:
+    """Play the thread to its end (resuming every pause); the seconds the graph took."""
+    start = time.perf_counter()
+    graph.invoke({"messages": [{"role": "user", "content": "go", "id": "u0"}]}, config(thread_id))
+    while graph.get_state(config(thread_id)).next:
+        graph.invoke(Command(resume="yes"), config(thread_id))
+    return time.perf_counter() - start
+
+
+# --- backends -------------------------------------------------------------------------
+
+
+@contextmanager
+def memory_backend() -> Iterator[BaseCheckpointSaver]:
+    yield InMemorySaver()
+
+
+@contextmanager
+def sqlite_backend() -> Iterator[BaseCheckpointSaver]:
+    with tempfile.TemporaryDirectory() as folder:
+        conn = sqlite3.connect(os.path.join(folder, "bench.sqlite"), check_same_thread=False)
+        try:
+            yield SqliteSaver(conn)
+        finally:
+            conn.close()
+
+
+@contextmanager
+def postgres_backend() -> Iterator[BaseCheckpointSaver]:
+    """A PostgresSaver on a database of its own (``<test database>_bench``): the test
+    fixtures truncate the shared tables, which would wipe threads mid-benchmark."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection, sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.rows import dict_row
+
+    params = conninfo_to_dict(os.environ["LG_EVAL_PG_DSN"])
+    name = f"{params.get('dbname', 'postgres')}_bench"
+    with Connection.connect(make_conninfo(**params), autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = make_conninfo(**{**params, "dbname": name})
+    with Connection.connect(
+        dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row
+    ) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        yield saver
+
+
+def backends() -> dict[str, Callable[[], Any]]:
+    found: dict[str, Callable[[], Any]] = {"memory": memory_backend, "sqlite": sqlite_backend}
+    if os.environ.get("LG_EVAL_PG_DSN"):
+        found["postgres"] = postgres_backend
+    return found
+
+
+# --- measurements ---------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    backend: str
+    variant: str
+    calls: int
+    checkpoints: int = 0
+    run_s: float = 0.0
+    lg_s: float = math.nan
+    ae_s: float = math.nan
+    equal: bool | None = None
+    peak_mb: float = math.nan
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        return self.ae_s / self.lg_s if self.lg_s and not math.isnan(self.ae_s) else math.nan
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def peak_extra_mb(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return (tracemalloc.get_traced_memory()[1] - base) / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def measure(case: Case, saver: BaseCheckpointSaver, with_agentevals: bool) -> None:
+    from agentevals.graph_trajectory.utils import extract_langgraph_trajectory_from_thread
+
+    every = EVERY if case.variant == "interrupts" else 0
+    thread_id = f"bench-{uuid.uuid4().hex[:8]}"
+    graph = build_agent(case.calls, every, saver)
+    case.run_s = run_thread(graph, thread_id)
+    case.checkpoints = count_checkpoints(saver, thread_id)
+    cfg = config(thread_id)
+    lg = lambda: extract_thread(graph, cfg)  # noqa: E731
+    ae = lambda: extract_langgraph_trajectory_from_thread(graph, cfg)  # noqa: E731
+    trajectory = trajectory_of(lg)  # warm-up
+    lg_times: list[float] = []
+    ae_times: list[float] = []
+    ae_runs = 0
+    if with_agentevals:
+        ae_runs = 1 if case.calls >= 800 else (2 if case.calls >= 200 else RUNS)
+        if case.calls < 800:
+            ae()  # warm-up (at 800 calls the 50-call warm-up already ran the same code)
+    for i in range(max(RUNS, ae_runs)):
+        order = [("lg", lg), ("ae", ae)] if i % 2 == 0 else [("ae", ae), ("lg", lg)]
+        for name, fn in order:
+            if name == "lg":
+                seconds, trajectory = timed(fn)
+                lg_times.append(seconds)
+            elif len(ae_times) < ae_runs:
+                seconds, reference = timed(fn)
+                ae_times.append(seconds)
+                case.equal = to_agentevals(trajectory) == reference
+    case.lg_s = statistics.median(lg_times)
+    if ae_times:
+        case.ae_s = statistics.median(ae_times)
+    case.peak_mb = peak_extra_mb(lg)
+    if hasattr(saver, "delete_thread"):
+        saver.delete_thread(thread_id)
+
+
+def count_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> int:
+    """The thread's checkpoints, counted from storage rows (``saver.list`` would decode every
+    state: gigabytes at 2,000 tool calls)."""
+    checkpoints, _ = drive(storage_for(saver).rows(saver, thread_id))
+    return len(checkpoints)
+
+
+def trajectory_of(fn: Callable[[], Any]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def throughput(saver: BaseCheckpointSaver, threads: int) -> tuple[float, float]:
+    """(threads per second, seconds) extracting ``threads`` short threads one after another."""
+    ids = [f"short-{uuid.uuid4().hex[:8]}-{i}" for i in range(threads)]
+    graphs = []
+    for thread_id in ids:
+        graph = build_agent(SHORT_CALLS, 0, saver)
+        run_thread(graph, thread_id)
+        graphs.append(graph)
+    extract_thread(graphs[0], config(ids[0]))  # warm-up
+    seconds, _ = timed(
+        lambda: [extract_thread(g, config(t)) for g, t in zip(graphs, ids, strict=True)]
+    )
+    for thread_id in ids:
+        saver.delete_thread(thread_id)
+    return threads / seconds, seconds
+
+
+def exponent(small: Case | None, large: Case | None) -> float:
+    if small is None or large is None or not small.lg_s or not large.lg_s:
+        return math.nan
+    return math.log(large.lg_s / small.lg_s) / math.log(large.calls / small.calls)
+
+
+# --- report ---------------------------------------------------------------------------
+
+
+def fmt(value: float, spec: str = ".3f") -> str:
+    return "—" if math.isnan(value) else format(value, spec)
+
+
+def report(console: Console, cases: list[Case], rates: dict[str, tuple[float, float]]) -> None:
+    table = Table(title="Extraction time: lg_eval (default reader) vs agentevals 0.0.9")
+    for column in (
+        "backend",
+        "thread",
+        "tool calls",
+        "checkpoints",
+        "graph run s",
+        "agentevals s",
+        "lg_eval s",
+        "speed-up",
+        "lg_eval / run",
+        "peak MB",
+        "same output",
+    ):
+        table.add_column(column, justify="right" if column not in ("backend", "thread") else "left")
+    for c in cases:
+        table.add_row(
+            c.backend,
+            c.variant,
+            str(c.calls),
+            str(c.checkpoints),
+            fmt(c.run_s, ".2f"),
+            fmt(c.ae_s),
+            fmt(c.lg_s, ".4f"),
+            fmt(c.ratio, ".0f") + ("×" if c.ratio == c.ratio else ""),
+            fmt(100 * c.lg_s / c.run_s, ".2f") + "%",
+            fmt(c.peak_mb, ".1f"),
+            {True: "yes", False: "NO", None: "—"}[c.equal],
+        )
+    console.print(table)
+    rate_table = Table(title=f"Throughput: {SHORT_CALLS}-call threads extracted one after another")
+    for column in ("backend", "threads", "seconds", "threads/s"):
+        rate_table.add_column(column)
+    for backend, (rate, seconds) in rates.items():
+        rate_table.add_row(backend, str(round(rate * seconds)), f"{seconds:.3f}", f"{rate:,.0f}")
+    console.print(rate_table)
+    targets(console, cases, rates)
+
+
+def targets(console: Console, cases: list[Case], rates: dict[str, tuple[float, float]]) -> None:
+    def find(backend: str, variant: str, calls: int) -> Case | None:
+        return next(
+            (c for c in cases if (c.backend, c.variant, c.calls) == (backend, variant, calls)), None
+        )
+
+    checks: list[tuple[str, bool | None]] = []
+    for backend in dict.fromkeys(c.backend for c in cases):
+        for variant in ("one turn", "interrupts"):
+            at800 = find(backend, variant, 800)
+            label = f"{backend}, {variant}, 800 calls"
+            if at800 is not None:
+                checks.append(
+                    (
+                        f"{label}: lg_eval ≤ 1/100 of agentevals ({fmt(at800.ratio, '.0f')}×)",
+                        None if math.isnan(at800.ratio) else at800.ratio >= 100,
+                    )
+                )
+                share = 100 * at800.lg_s / at800.run_s
+                checks.append(
+                    (f"{label}: lg_eval ≤ 2% of the graph's run ({share:.2f}%)", share <= 2)
+                )
+                checks.append(
+                    (f"{label}: extra memory ≤ 50 MB ({at800.peak_mb:.1f} MB)", at800.peak_mb <= 50)
+                )
+            for small, large in ((200, 800), (800, LONG)):
+                e = exponent(find(backend, variant, small), find(backend, variant, large))
+                if not math.isnan(e):
+                    checks.append(
+                        (
+                            f"{backend}, {variant}: time exponent {small}→{large} ≤ 1.2 ({e:.2f})",
+                            e <= 1.2,
+                        )
+                    )
+    checks += [
+        (f"{b}: ≥ 1,000 short threads/s ({r:,.0f}/s)", r >= 1000) for b, (r, _) in rates.items()
+    ]
+    checks += [
+        (f"{c.backend}, {c.variant}, {c.calls} calls: same output as agentevals", c.equal)
+        for c in cases
+        if c.equal is not None
+    ]
+    for text, ok in checks:
+        mark = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]SKIP[/]"}[ok]
+        console.print(f"{mark} {text}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench_extract", description=__doc__.splitlines()[0])
+    parser.add_argument("--agentevals-cap", type=float, default=float("inf"))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--long",
+        default="sqlite,postgres",
+        help="backends that also get the 2,000-call thread (comma-separated; its graph run takes "
+        "minutes and stores ~3.5 GB, which InMemorySaver would hold in RAM)",
+    )
+    args, _ = parser.parse_known_args(argv)
+    args.long = set() if args.quick else set(args.long.split(","))
+    started = time.perf_counter()
+    console = Console(width=max(160, Console().width))
+    sizes = SIZES[:2] if args.quick else SIZES
+    cases: list[Case] = []
+    rates: dict[str, tuple[float, float]] = {}
+    for backend, make in backends().items():
+        with make() as saver:
+            slow = False
+            for variant in ("one turn", "interrupts"):
+                long = (LONG,) if backend in args.long and variant == "one turn" else ()
+                for calls in (*sizes, *long):
+                    case = Case(backend, variant, calls)
+                    with_ae = calls != LONG and not (calls >= 800 and slow)
+                    console.log(f"{backend}: {variant}, {calls} tool calls")
+                    measure(case, saver, with_ae)
+                    slow = slow or case.ae_s > args.agentevals_cap
+                    cases.append(case)
+            if backend != "memory":
+                console.log(f"{backend}: throughput")
+                rates[backend] = throughput(saver, 100 if args.quick else SHORT_THREADS)
+    report(console, cases, rates)
+    console.print(f"benchmark took {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

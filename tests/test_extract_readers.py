@@ -1,0 +1,360 @@
+"""The fast reader must give exactly what the generic reader gives, on every thread shape.
+
+Each test extracts one thread twice, with ``reader="fast"`` (which raises rather than fall
+back) and ``reader="generic"``, and compares the whole ``ThreadTrajectory`` (turns, states,
+results, inputs, resume values, interrupt ids, warnings). Also covered: the fast path
+decodes O(turns) values, not O(checkpoints); ``auto`` uses it on the savers it knows and
+falls back to the generic reader (with at most one warning) on an untested LangGraph
+version, another saver class, or a task it cannot name.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.channels.untracked_value import UntrackedValue
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, Send, interrupt
+
+from graphs.scenarios import SCENARIOS
+from lg_eval import ExtractionWarning, aextract_thread, extract_thread
+from lg_eval.errors import ExtractionError
+from lg_eval.extract import thread as thread_module
+from lg_eval.extract.fast import versions
+from tests.benchmarks.bench_extract import build_agent, run_thread
+from tests.test_extract_shapes import Log, chain, note, persistent_subgraph_graph
+
+
+def cfg(**extra: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": "t", **extra}}
+
+
+def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtractionWarning)
+        return fn(*args, **kwargs)
+
+
+def assert_same(graph: Any, config: Any = None) -> Any:
+    fast = quietly(extract_thread, graph, config or cfg(), reader="fast")
+    generic = quietly(extract_thread, graph, config or cfg(), reader="generic")
+    assert fast.model_dump() == generic.model_dump()
+    return fast
+
+
+async def assert_same_async(graph: Any, config: Any = None) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtractionWarning)
+        fast = await aextract_thread(graph, config or cfg(), reader="fast")
+        generic = await aextract_thread(graph, config or cfg(), reader="generic")
+    assert fast.model_dump() == generic.model_dump()
+    return fast
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_every_scenario_on_every_sync_saver(name: str, saver: Any) -> None:
+    scenario = SCENARIOS[name]
+    graph = scenario.build(checkpointer=saver)
+    scenario.run(graph, "t")
+    assert assert_same(graph).turns
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+async def test_every_scenario_on_every_async_saver(name: str, async_saver: Any) -> None:
+    scenario = SCENARIOS[name]
+    graph = scenario.build(checkpointer=async_saver)
+    await scenario.arun(graph, "t")
+    assert (await assert_same_async(graph)).turns
+
+
+# --- thread shapes --------------------------------------------------------------------
+
+
+def before(graph: Any, node: str) -> Any:
+    return next(s for s in graph.get_state_history(cfg()) if s.next == (node,))
+
+
+def test_update_state_edits(saver: Any) -> None:
+    graph = chain("a", "b", checkpointer=saver, interrupt_before=["b"])
+    graph.invoke({"log": ["in"]}, cfg())
+    graph.update_state(cfg(), {"log": ["edited"]})
+    graph.update_state(cfg(), {"log": ["as a"]}, as_node="a")
+    graph.invoke(None, cfg())
+    trajectory = assert_same(graph)
+    assert [len(t.edits) for t in trajectory.turns] == [0, 2]
+
+
+def ask_graph(saver: Any) -> Any:
+    """START -> ask (interrupts) -> after."""
+    builder = StateGraph(Log)
+    builder.add_node("ask", lambda s: {"log": [interrupt("?")]})
+    builder.add_node("after", note("after"))
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "after")
+    return builder.compile(checkpointer=saver)
+
+
+def test_update_state_as_the_paused_node_reuses_its_task_id(saver: Any) -> None:
+    graph = ask_graph(saver)
+    graph.invoke({"log": ["in"]}, cfg())
+    graph.update_state(cfg(), {"log": ["answered by hand"]}, as_node="ask")
+    graph.invoke(None, cfg())
+    assert assert_same(graph).turns[-1].state["log"][-1] == "after"
+
+
+def test_fork_from_an_older_checkpoint(saver: Any) -> None:
+    graph = chain("a", "b", "c", checkpointer=saver)
+    graph.invoke({"log": ["in"]}, cfg())
+    graph.invoke(None, graph.update_state(before(graph, "b").config, {"log": ["edited"]}))
+    trajectory = assert_same(graph)
+    assert trajectory.turns[0].branched
+
+
+def test_older_lineage_by_checkpoint_id_and_replay(saver: Any) -> None:
+    graph = chain("a", "b", "c", checkpointer=saver)
+    graph.invoke({"log": ["in"]}, cfg())
+    original_tip = graph.get_state(cfg()).config["configurable"]["checkpoint_id"]
+    graph.invoke(None, before(graph, "b").config)  # replay from an old checkpoint
+    assert_same(graph)
+    assert_same(graph, cfg(checkpoint_id=original_tip))
+
+
+def test_checkpointer_true_subgraph_run_twice(saver: Any) -> None:
+    graph = persistent_subgraph_graph().copy(update={"checkpointer": saver})
+    for text in ("first", "second"):
+        graph.invoke({"log": [text]}, cfg())
+        graph.invoke(Command(resume=f"ok-{text}"), cfg())
+    assert len(assert_same(graph).turns) == 4
+
+
+def send_graph(saver: Any) -> Any:
+    builder = StateGraph(Log)
+    builder.add_node("split", note("split"))
+    builder.add_node(
+        "check",
+        lambda s: {"log": [f"{s['item']}:{interrupt(s['item'])}" if s["item"] != "a" else "a"]},
+    )
+    builder.add_node("merge", note("merge"))
+    builder.add_edge(START, "split")
+    builder.add_conditional_edges("split", lambda s: [Send("check", {"item": i}) for i in "abc"])
+    builder.add_edge("check", "merge")
+    return builder.compile(checkpointer=saver)
+
+
+def test_send_fan_out_with_interrupts_inside_send_tasks(saver: Any) -> None:
+    graph = send_graph(saver)
+    graph.invoke({"log": []}, cfg())
+    pending = graph.get_state(cfg()).interrupts
+    graph.invoke(Command(resume={i.id: "fine" for i in pending}), cfg())
+    trajectory = assert_same(graph)
+    assert [t.name for t in trajectory.turns[0].supersteps[-1].tasks] == ["check"] * 3
+
+
+async def test_send_fan_out_with_interrupts_on_async_savers(async_saver: Any) -> None:
+    graph = send_graph(async_saver)
+    await graph.ainvoke({"log": []}, cfg())
+    pending = (await graph.aget_state(cfg())).interrupts
+    await graph.ainvoke(Command(resume={i.id: "fine" for i in pending}), cfg())
+    await assert_same_async(graph)
+
+
+def test_durability_exit(saver: Any) -> None:
+    graph = chain("a", "b", checkpointer=saver)
+    graph.invoke({"log": ["in"]}, cfg(), durability="exit")
+    graph.invoke({"log": ["again"]}, cfg(), durability="exit")
+    assert assert_same(graph).warnings
+
+
+def test_durability_exit_after_a_breakpoint_and_a_pause(saver: Any) -> None:
+    graph = chain("a", "b", "c", checkpointer=saver, interrupt_before=["b"])
+    graph.invoke({"log": ["in"]}, cfg())
+    graph.invoke(None, cfg(), durability="exit")  # resumes past the breakpoint, saves at exit
+    paused = ask_graph(saver)
+    paused.invoke({"log": []}, cfg(thread_id="p"))
+    paused.invoke(Command(resume="yes"), cfg(thread_id="p"), durability="exit")
+    assert_same(graph)
+    assert_same(paused, cfg(thread_id="p"))
+
+
+def test_react_agent_with_pauses(saver: Any) -> None:
+    graph = build_agent(12, 5, saver)
+    run_thread(graph, "t")
+    assert len(assert_same(graph).turns) == 3
+
+
+# --- what the fast path decodes -------------------------------------------------------
+
+
+def decodes(saver: Any, monkeypatch: pytest.MonkeyPatch, calls: int, reader: str) -> int:
+    graph = build_agent(calls, 0, saver)
+    thread_id = f"count-{calls}"
+    run_thread(graph, thread_id)
+    count = 0
+    original = saver.serde.loads_typed
+
+    def counting(data: Any) -> Any:
+        nonlocal count
+        count += 1
+        return original(data)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(saver.serde, "loads_typed", counting)
+        extract_thread(graph, {"configurable": {"thread_id": thread_id}}, reader=reader)
+    return count
+
+
+def test_fast_path_decodes_per_turn_not_per_checkpoint(
+    saver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    short, long = decodes(saver, monkeypatch, 3, "fast"), decodes(saver, monkeypatch, 30, "fast")
+    assert short == long  # one turn each: the same few values (the final state)
+    assert decodes(saver, monkeypatch, 30, "generic") > 10 * long
+
+
+# --- choosing the reader --------------------------------------------------------------
+
+
+@pytest.fixture
+def weather_graph() -> Any:
+    scenario = SCENARIOS["weather"]
+    graph = scenario.build(checkpointer=InMemorySaver())
+    scenario.run(graph, "t")
+    return graph
+
+
+def spy_fast(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = thread_module.read_fast
+
+    def spying(*args: Any) -> Any:
+        calls.append(args[2])
+        return (yield from real(*args))
+
+    monkeypatch.setattr(thread_module, "read_fast", spying)
+    return calls
+
+
+def test_auto_uses_the_fast_reader_on_known_savers(saver: Any, monkeypatch: pytest.MonkeyPatch):
+    scenario = SCENARIOS["research"]
+    graph = scenario.build(checkpointer=saver)
+    scenario.run(graph, "t")
+    calls = spy_fast(monkeypatch)
+    monkeypatch.setattr(thread_module, "read_generic", None)  # any use would fail
+    assert extract_thread(graph, cfg()).turns and calls == ["t"]
+
+
+@pytest.mark.parametrize(
+    ("package", "saver_name"),
+    [("langgraph", "memory_saver"), ("langgraph-checkpoint-sqlite", "sqlite_saver")],
+)
+def test_untested_version_falls_back_with_one_warning(
+    package: str, saver_name: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = SCENARIOS["weather"]
+    graph = scenario.build(checkpointer=request.getfixturevalue(saver_name))
+    scenario.run(graph, "t")
+    real = versions.installed
+    monkeypatch.setattr(versions, "installed", lambda p: "9.0.0" if p == package else real(p))
+    monkeypatch.setattr(thread_module, "_warned_versions", set())
+    calls = spy_fast(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = extract_thread(graph, cfg())
+        second = extract_thread(graph, cfg())
+    assert calls == []
+    messages = [str(w.message) for w in caught if issubclass(w.category, ExtractionWarning)]
+    assert len(messages) == 1 and f"{package} 9.0.0" in messages[0]
+    expected = extract_thread(graph, cfg(), reader="generic").model_dump()
+    assert first.model_dump() == second.model_dump() == expected
+    with pytest.raises(ExtractionError, match="reader='fast' cannot read this thread"):
+        extract_thread(graph, cfg(), reader="fast")
+
+
+def test_other_saver_classes_use_the_generic_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    class CustomSaver(InMemorySaver):
+        pass
+
+    scenario = SCENARIOS["weather"]
+    graph = scenario.build(checkpointer=CustomSaver())
+    scenario.run(graph, "t")
+    calls = spy_fast(monkeypatch)
+    assert extract_thread(graph, cfg()).turns and calls == []
+    with pytest.raises(ExtractionError, match="no fast reader for CustomSaver"):
+        extract_thread(graph, cfg(), reader="fast")
+
+
+def test_a_task_no_hash_names_falls_back_instead_of_guessing(weather_graph: Any) -> None:
+    saver = weather_graph.checkpointer
+    for writes in saver.writes.values():
+        for key, (task_id, channel, value, path) in list(writes.items()):
+            if path == "~__pregel_pull, agent":
+                writes[key] = (task_id, channel, value, "~__pregel_pull, tools")
+    with pytest.raises(ExtractionError, match="does not hash as node 'tools'"):
+        extract_thread(weather_graph, cfg(), reader="fast")
+    expected = extract_thread(weather_graph, cfg(), reader="generic").model_dump()
+    assert extract_thread(weather_graph, cfg()).model_dump() == expected
+
+
+class Scratch(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    scratch: Annotated[str, UntrackedValue(str)]
+
+
+def test_a_task_writing_only_untracked_values_reads_the_same(saver: Any) -> None:
+    builder = StateGraph(Scratch)
+    builder.add_node("scribble", lambda s: {"scratch": "not persisted"})
+    builder.add_node("done", lambda s: {"log": ["done"]})
+    builder.add_edge(START, "done")
+    builder.add_edge("done", "scribble")  # the last node: no edge write after it
+    graph = builder.compile(checkpointer=saver)
+    graph.invoke({"log": []}, cfg())
+    # LangGraph records no write for ``scribble``: the generic reader lists it as planned
+    # (without an outcome), and so must the fast one (it reads such graphs via snapshots).
+    assert_same(graph)
+
+
+def test_sqlite_in_memory_database_and_large_checkpoints(tmp_path: Any) -> None:
+    """SQLite rows read every way: ``:memory:`` (through the saver), a file with checkpoints
+    larger than the blob I/O threshold, and ``versions_seen`` longer than the first tail read."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    names = [f"step_{i:02d}_with_a_long_enough_name" for i in range(40)]
+    for target in (":memory:", str(tmp_path / "big.sqlite")):
+        saver = SqliteSaver(sqlite3.connect(target, check_same_thread=False))
+        graph = chain(*names, checkpointer=saver)
+        graph.invoke({"log": ["x" * 40_000]}, cfg())
+        assert len(assert_same(graph).turns[0].supersteps) == len(names) + 1
+
+
+def test_update_writers_are_matched_or_verified(weather_graph: Any) -> None:
+    """Writes ``update_state`` stores under a planned task's id name that task; under its own
+    id they are verified as an update's; anything else stops the fast path."""
+    from uuid import UUID, uuid5
+
+    from lg_eval.extract.fast.naming import Naming
+    from lg_eval.extract.fast.rows import CheckpointRow, FastPathUnavailable, WriteRow
+
+    history = list(weather_graph.get_state_history(cfg()))
+    at = next(s for s in history if [t.name for t in s.tasks] == ["agent"])
+    cid = at.config["configurable"]["checkpoint_id"]
+    row = CheckpointRow("", cid, None, 4, None, None, dict(at.metadata))
+    planned_id = at.tasks[0].id
+    update_id = str(uuid5(UUID(cid), "__interrupt__"))
+
+    def plan(task_id: str, path: str = "~__interrupt__, 0000000000") -> list[str]:
+        write = WriteRow("", cid, task_id, path, 0, "messages")
+        return [t.name for t in Naming(weather_graph).planned(row, [write])]
+
+    assert plan(planned_id) == ["agent"]
+    assert plan(update_id) == []
+    assert plan(str(uuid5(UUID(cid), "__input__")), "") == []
+    with pytest.raises(FastPathUnavailable, match="neither a planned task nor an update"):
+        plan("11111111-2222-3333-4444-555555555555")
+    with pytest.raises(FastPathUnavailable, match="unexpected task path"):
+        plan(planned_id, "~__pregel_push, not-a-number")
