@@ -22,6 +22,16 @@ from lg_eval.trajectory import ThreadTrajectory
 
 READER_NAMES = [r for r in READERS if r != "auto"]
 HITL = "HumanInTheLoopMiddleware.after_model"
+RESEARCH_SECOND_TURN = [
+    # researcher resumes and pauses again (deeper), so it is listed where it pauses
+    "researcher",
+    "researcher:summarize",
+    "researcher:deep_dive",
+    "researcher:deep_dive:__start__",
+    "researcher:deep_dive:dig",
+    "researcher:deep_dive:verify",
+    "__interrupt__",
+]
 RESEARCH_FIRST_TURN = [
     "__start__",
     "plan",
@@ -115,20 +125,7 @@ def test_weather_inputs_results_and_resume_value(reader: str) -> None:
 
 def test_research_subgraph_paths_and_pauses_inside_subgraphs(reader: str) -> None:
     trajectory, _ = extract("research", reader)
-    assert steps(trajectory) == [
-        RESEARCH_FIRST_TURN,
-        [
-            # researcher resumes and pauses again (deeper), so it is listed where it pauses
-            "researcher",
-            "researcher:summarize",
-            "researcher:deep_dive",
-            "researcher:deep_dive:__start__",
-            "researcher:deep_dive:dig",
-            "researcher:deep_dive:verify",
-            "__interrupt__",
-        ],
-        ["write"],
-    ]
+    assert steps(trajectory) == [RESEARCH_FIRST_TURN, RESEARCH_SECOND_TURN, ["write"]]
 
 
 def test_research_repeat_mode_relists_parents_then_resumed_child(reader: str) -> None:
@@ -306,19 +303,7 @@ async def test_weather_on_every_async_checkpointer(async_saver: Any, reader: str
 # Expected flat steps (resumed="omit") of every scenario, as reasoned in the tests above.
 EXPECTED_STEPS = {
     "weather": EXPECTED_WEATHER,
-    "research": [
-        RESEARCH_FIRST_TURN,
-        [
-            "researcher",
-            "researcher:summarize",
-            "researcher:deep_dive",
-            "researcher:deep_dive:__start__",
-            "researcher:deep_dive:dig",
-            "researcher:deep_dive:verify",
-            "__interrupt__",
-        ],
-        ["write"],
-    ],
+    "research": [RESEARCH_FIRST_TURN, RESEARCH_SECOND_TURN, ["write"]],
     "research_shallow": [RESEARCH_FIRST_TURN, ["researcher:summarize", "write"]],
     "approval": [
         ["__start__", "draft", "legal_review", "__interrupt__", "finance_review", "__interrupt__"],
