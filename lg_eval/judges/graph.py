@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any, Unpack
 
 from lg_eval.evaluators._base import (
-    AsyncEvaluator,
     Score,
     SyncEvaluator,
-    make_async_evaluator,
+    async_factory,
     make_evaluator,
 )
 from lg_eval.judges._coerce import graph_trajectory
@@ -74,14 +73,7 @@ def create_graph_trajectory_llm_as_judge(
     return make_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
 
 
-def create_async_graph_trajectory_llm_as_judge(
-    *,
-    prompt: Prompt = GRAPH_TRAJECTORY_ACCURACY_PROMPT,
-    feedback_key: str = GRAPH_TRAJECTORY_KEY,
-    **options: Unpack[JudgeOptions],
-) -> AsyncEvaluator:
-    """The async twin of :func:`create_graph_trajectory_llm_as_judge` (same options)."""
-    return make_async_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
+create_async_graph_trajectory_llm_as_judge = async_factory(create_graph_trajectory_llm_as_judge)
 
 
 __all__ = [

@@ -21,10 +21,9 @@ from typing import Any, Literal, Unpack
 
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators._base import (
-    AsyncEvaluator,
     Score,
     SyncEvaluator,
-    make_async_evaluator,
+    async_factory,
     make_evaluator,
 )
 from lg_eval.judges import prompts
@@ -162,17 +161,7 @@ def create_pairwise_trajectory_judge(
     return make_evaluator(feedback_key, _scorer(prompt, judge, order, rng))
 
 
-def create_async_pairwise_trajectory_judge(
-    *,
-    prompt: Prompt = prompts.PAIRWISE_TRAJECTORY_PROMPT,
-    feedback_key: str = PAIRWISE_KEY,
-    order: Order = "random",
-    seed: int | None = None,
-    **options: Unpack[JudgeOptions],
-) -> AsyncEvaluator:
-    """The async twin of :func:`create_pairwise_trajectory_judge` (same options)."""
-    judge, rng = _prepare(options, order, seed)
-    return make_async_evaluator(feedback_key, _scorer(prompt, judge, order, rng))
+create_async_pairwise_trajectory_judge = async_factory(create_pairwise_trajectory_judge)
 
 
 __all__ = [

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any, Unpack
 
 from lg_eval.evaluators._base import (
-    AsyncEvaluator,
     Score,
     SyncEvaluator,
-    make_async_evaluator,
+    async_factory,
     make_evaluator,
 )
 from lg_eval.judges._core import Judge
@@ -66,14 +65,7 @@ def create_trajectory_llm_as_judge(
     return make_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
 
 
-def create_async_trajectory_llm_as_judge(
-    *,
-    prompt: Prompt | None = None,
-    feedback_key: str = TRAJECTORY_KEY,
-    **options: Unpack[JudgeOptions],
-) -> AsyncEvaluator:
-    """The async twin of :func:`create_trajectory_llm_as_judge` (same options)."""
-    return make_async_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
+create_async_trajectory_llm_as_judge = async_factory(create_trajectory_llm_as_judge)
 
 
 __all__ = [
