@@ -148,14 +148,15 @@ class Turn(BaseModel):
 
     def iter_tasks(self) -> Iterator[TaskRun]:
         """Every task run of the turn, depth-first, in listing order."""
-        yield from _walk(self.supersteps)
+        yield from walk_tasks(self.supersteps)
 
 
-def _walk(supersteps: list[Superstep]) -> Iterator[TaskRun]:
+def walk_tasks(supersteps: list[Superstep]) -> Iterator[TaskRun]:
+    """Every task run of ``supersteps``, depth-first (subgraph runs after their parent)."""
     for superstep in supersteps:
         for task in superstep.tasks:
             yield task
-            yield from _walk(task.subgraph)
+            yield from walk_tasks(task.subgraph)
 
 
 class ThreadTrajectory(BaseModel):

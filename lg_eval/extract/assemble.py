@@ -46,6 +46,7 @@ from lg_eval.trajectory import (
     Turn,
     TurnKind,
     TurnStatus,
+    walk_tasks,
 )
 
 Outcome = Literal["paused", "error", "done"]
@@ -103,10 +104,18 @@ class _Index:
         self.by_id: dict[str, dict[str, CheckpointRecord]] = {
             ns: {r.id: r for r in recs} for ns, recs in records.by_ns.items()
         }
-        self.children_ns: dict[str, list[str]] = defaultdict(list)
-        for ns in records.by_ns:
-            if ns != ROOT_NS:
-                self.children_ns[parent_namespace(ns)].append(ns)
+        # (parent namespace, owner node, owner task id or None) -> subgraph namespaces
+        self.owned: dict[tuple[str, str, str | None], list[str]] = defaultdict(list)
+        # (subgraph namespace, id of the parent checkpoint that ran it) -> its checkpoints
+        self.under: dict[tuple[str, str], list[CheckpointRecord]] = defaultdict(list)
+        for ns, recs in records.by_ns.items():
+            if ns == ROOT_NS:
+                continue
+            parent_ns = parent_namespace(ns)
+            self.owned[(parent_ns, *namespace_owner(ns))].append(ns)
+            for record in recs:
+                if parent_ns in record.parents:
+                    self.under[(ns, record.parents[parent_ns])].append(record)
 
     def lineage(self, ns: str, tip_id: str, keep: Callable[[CheckpointRecord], bool]) -> list:
         """Checkpoints from the oldest ancestor to ``tip_id`` (following parent links)."""
@@ -121,11 +130,11 @@ class _Index:
 
     def child_lineage(self, parent: CheckpointRecord, task: TaskRecord) -> list[CheckpointRecord]:
         """The subgraph checkpoints a task at ``parent`` wrote, oldest first."""
-        for ns in self.children_ns.get(parent.ns, ()):
-            name, owner_id = namespace_owner(ns)
-            if name != task.name or (owner_id is not None and owner_id != task.id):
-                continue
-            mine = [r for r in self.by_id[ns].values() if r.parents.get(parent.ns) == parent.id]
+        for ns in (
+            *self.owned.get((parent.ns, task.name, task.id), ()),
+            *self.owned.get((parent.ns, task.name, None), ()),  # checkpointer=True subgraphs
+        ):
+            mine = self.under.get((ns, parent.id))
             if mine:
                 tip = max(mine, key=lambda r: r.id)
                 return self.lineage(ns, tip.id, lambda r: r.parents.get(parent.ns) == parent.id)
@@ -420,7 +429,7 @@ def _errored(run: TaskRun) -> bool:
 def _turn(index: int, segment: Segment) -> Turn:
     end = segment.end or segment.start
     state = end.values() if end.values is not None else None
-    runs = [t for s in segment.supersteps for t in _walk(s.tasks)]
+    runs = list(walk_tasks(segment.supersteps))
     answered = [r for r in runs if r.answered is not None or r.resume_value is not None]
     interrupts = [i for r in runs for i in r.interrupts]
     error = next((r.error for r in runs if r.error), None)
@@ -445,12 +454,3 @@ def _turn(index: int, segment: Segment) -> Turn:
         started_at=segment.start.created_at,
         ended_at=end.created_at,
     )
-
-
-def _walk(tasks: list[TaskRun]) -> list[TaskRun]:
-    out: list[TaskRun] = []
-    for task in tasks:
-        out.append(task)
-        for superstep in task.subgraph:
-            out.extend(_walk(superstep.tasks))
-    return out
