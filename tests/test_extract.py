@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs import approval, flaky, weather
+from graphs import weather
 from graphs.scenarios import APPROVED_SOURCES, SCENARIOS, VERDICT
 from lg_eval import aextract_thread, extract_thread
 from lg_eval.extract.thread import READERS
@@ -188,11 +188,9 @@ def test_one_resume_answering_two_interrupts_records_both_answers(reader: str) -
         "finance_review": {"approved": True, "comment": "Within the quarterly budget."},
     }
     assert {i.value["reviewer"] for i in trajectory.turns[0].interrupts} == {"legal", "finance"}
-    assert trajectory.turns[1].result == {
-        **trajectory.turns[1].state,
-        "decision": "approved",
-    }
-    assert approval.build is not None
+    # no messages in this state: the completed turn's result is the state itself
+    assert trajectory.turns[1].result == trajectory.turns[1].state
+    assert trajectory.turns[1].result["decision"] == "approved"
 
 
 def test_two_interrupts_in_one_node_are_two_pauses_and_three_turns(reader: str) -> None:
@@ -268,7 +266,6 @@ def test_error_is_recorded_in_its_turn_and_retry_is_its_own_turn(reader: str) ->
     fetch = failed.supersteps[-1].tasks[0]
     assert (fetch.name, fetch.error is not None) == ("fetch", True)
     assert (retried.kind, retried.status) == ("continue", "completed")
-    assert flaky.build is not None
 
 
 def test_functional_api_lists_entrypoint_then_task_calls(reader: str) -> None:

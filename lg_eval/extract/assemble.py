@@ -222,7 +222,7 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
                 )
             if visit < visits - 1 or last_stops:
                 _close(current, ckpt, runs, plans)
-                current.branched = branched and bool(plans)
+                current.branched = branched
                 segments.append(current)
                 current = None
     return segments
