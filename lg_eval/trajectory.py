@@ -178,26 +178,35 @@ class ThreadTrajectory(BaseModel):
         that paused only in the turn where it paused; ``"repeat"`` lists it
         again in the turn that resumes it, where LangGraph re-executes it.
         """
+        inputs = [{START: t.input} if t.kind == "input" else RESUMING for t in self.turns]
+        results = [t.result if t.status == "completed" else {} for t in self.turns]
+        steps = [
+            [name for group in groups for name in group] for groups in self.step_groups(resumed)
+        ]
+        return GraphTrajectory(inputs=inputs, results=results, steps=steps)
+
+    def step_groups(self, resumed: ResumedMode = "omit") -> list[list[list[str]]]:
+        """The flat ``steps`` of each turn, cut into groups: one per superstep (empty
+        when all its tasks are omitted), plus a leading ``[__start__]`` a functional-API
+        turn gets and a trailing ``[__interrupt__]`` a breakpoint adds. Evaluators use it
+        to compare a superstep's parallel siblings as a set."""
         if resumed not in RESUMED_MODES:
             raise InvalidOptionError(
                 f"resumed={resumed!r} is not allowed; use one of {', '.join(RESUMED_MODES)}."
             )
-        inputs: list[Any] = []
-        results: list[Any] = []
-        steps: list[list[str]] = []
+        out: list[list[list[str]]] = []
         for turn in self.turns:
-            inputs.append({START: turn.input} if turn.kind == "input" else RESUMING)
-            results.append(turn.result if turn.status == "completed" else {})
-            names: list[str] = []
-            for superstep in turn.supersteps:
-                for task in superstep.tasks:
-                    names.extend(_flatten_task(task, resumed))
-            if turn.kind == "input" and (not names or names[0] != START):
-                names.insert(0, START)  # functional API: the entrypoint runs without __start__
+            groups = [
+                [name for task in superstep.tasks for name in _flatten_task(task, resumed)]
+                for superstep in turn.supersteps
+            ]
+            first = next((name for group in groups for name in group), None)
+            if turn.kind == "input" and first != START:
+                groups.insert(0, [START])  # functional API: the entrypoint runs without __start__
             if turn.breakpoint:
-                names.append(INTERRUPT)
-            steps.append(names)
-        return GraphTrajectory(inputs=inputs, results=results, steps=steps)
+                groups.append([INTERRUPT])
+            out.append(groups)
+        return out
 
 
 def _flatten_task(task: TaskRun, resumed: ResumedMode) -> list[str]:

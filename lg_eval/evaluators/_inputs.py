@@ -23,7 +23,7 @@ from lg_eval.messages import (
     to_openai_messages,
     tool_calls_from_openai,
 )
-from lg_eval.trajectory import GraphTrajectory, ResumedMode, ThreadTrajectory, Turn
+from lg_eval.trajectory import GraphTrajectory, ResumedMode, ThreadTrajectory
 
 WILDCARD: Any = None  # an expected call's args when any arguments are acceptable
 
@@ -198,39 +198,9 @@ def _steps(value: Any, where: str) -> list[list[str]]:
     return turns
 
 
-def _superstep_sizes(thread: ThreadTrajectory, resumed: ResumedMode) -> list[list[int]] | None:
-    """How many flattened names each superstep contributes, turn by turn.
-
-    Each superstep is flattened alone through the public
-    :meth:`ThreadTrajectory.to_graph_trajectory` (as a plain continuation, so no
-    turn-level marker is added), then located in the turn's full flattening;
-    names the turn adds around its supersteps (an inserted ``__start__``, a
-    breakpoint's ``__interrupt__``) become segments of their own. ``None`` when
-    the pieces cannot be located (superstep structure is then unavailable).
-    """
-    plain: dict[str, Any] = {"kind": "continue"}
-    if "breakpoint" in Turn.model_fields:
-        plain["breakpoint"] = False
-    sizes: list[list[int]] = []
-    for turn, full in zip(thread.turns, thread.to_graph_trajectory(resumed).steps, strict=True):
-        parts = [
-            _flatten_alone(thread, turn.model_copy(update={**plain, "supersteps": [step]}), resumed)
-            for step in turn.supersteps
-        ]
-        core = [name for part in parts for name in part]
-        start = next(
-            (i for i in range(len(full) - len(core) + 1) if full[i : i + len(core)] == core), None
-        )
-        if start is None:
-            return None
-        tail = len(full) - start - len(core)
-        sizes.append([start] * bool(start) + [len(p) for p in parts] + [tail] * bool(tail))
-    return sizes
-
-
-def _flatten_alone(thread: ThreadTrajectory, turn: Turn, resumed: ResumedMode) -> list[str]:
-    solo = ThreadTrajectory(thread_id=thread.thread_id, turns=[turn])
-    return solo.to_graph_trajectory(resumed).steps[0]
+def _superstep_sizes(thread: ThreadTrajectory, resumed: ResumedMode) -> list[list[int]]:
+    """How many flattened names each superstep contributes, turn by turn."""
+    return [[len(group) for group in groups] for groups in thread.step_groups(resumed)]
 
 
 def describe_call(call: Mapping[str, Any]) -> str:
