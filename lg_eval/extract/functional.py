@@ -16,10 +16,8 @@ import inspect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from lg_eval.extract.records import NS_SEP, task_namespace
+from lg_eval.extract.records import NS_SEP, PULL, PUSH, task_namespace
 
-PULL = "__pregel_pull"
-PUSH = "__pregel_push"
 UNRESOLVED = "<unnamed @task>"
 
 

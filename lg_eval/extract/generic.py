@@ -20,6 +20,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.functional import resolve_calls, task_candidates
 from lg_eval.extract.records import (
+    CONTROL,
+    ERROR,
+    INTERRUPT,
+    NULL_TASK_ID,
+    RESUME,
+    RETURN,
     ROOT_NS,
     CheckpointRecord,
     TaskRecord,
@@ -28,13 +34,6 @@ from lg_eval.extract.records import (
     task_namespace,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
-
-NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
-INTERRUPT = "__interrupt__"
-RESUME = "__resume__"
-ERROR = "__error__"
-RETURN = "__return__"
-CONTROL = frozenset({INTERRUPT, RESUME, ERROR, "__error_source_node__", "__scheduled__"})
 
 
 async def _collect(iterator: AsyncIterator[Any]) -> list[Any]:

@@ -24,6 +24,18 @@ ROOT_NS = ""
 NS_SEP = "|"
 NS_END = ":"
 
+# LangGraph's storage vocabulary, shared by every reader.
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+"""Task id of writes that belong to no task (a ``Command``'s resume value and updates)."""
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+ERROR = "__error__"
+RETURN = "__return__"
+CONTROL = frozenset({INTERRUPT, RESUME, ERROR, "__error_source_node__", "__scheduled__"})
+"""Channels that say what happened to a task rather than what it produced."""
+PULL = "__pregel_pull"
+PUSH = "__pregel_push"
+
 
 @dataclass
 class TaskRecord:

@@ -38,10 +38,8 @@ from lg_eval.extract.fast.rows import (
     WriteRow,
     require,
 )
-from lg_eval.extract.records import NS_END, NS_SEP
+from lg_eval.extract.records import NS_END, NS_SEP, PULL, PUSH
 
-PULL = "__pregel_pull"
-PUSH = "__pregel_push"
 INPUT = "__input__"
 
 

@@ -18,10 +18,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import writes_sort_key
 
-NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
-INTERRUPT = "__interrupt__"
-RESUME = "__resume__"
-ERROR = "__error__"
+from lg_eval.extract.records import ERROR, INTERRUPT, NULL_TASK_ID, RESUME
+
 VALUE_CHANNELS = (INTERRUPT, RESUME, ERROR)
 """Control writes whose values a trajectory shows (payloads, answers, error text)."""
 PULL_PREFIX = "~__pregel_pull, "
