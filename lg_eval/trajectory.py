@@ -13,10 +13,18 @@ Two shapes live here:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    computed_field,
+    model_validator,
+)
 
 from lg_eval.errors import InvalidOptionError
 
@@ -140,11 +148,55 @@ class Turn(BaseModel):
         default_factory=list, description="Nodes LangGraph had planned when the turn stopped."
     )
     result: Any = Field(default=None, description="Flat-form result of the turn.")
-    state: Any = Field(default=None, description="Full state values when the turn ended.")
     start_checkpoint_id: str | None = None
     end_checkpoint_id: str | None = None
     started_at: str | None = None
     ended_at: str | None = None
+
+    _state: Any = PrivateAttr(default=None)
+    _load_state: Callable[[], Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _take_state(cls, data: Any, handler: ModelWrapValidatorHandler[Turn]) -> Turn:
+        """Accept ``state=`` like a field (it is stored apart so that it can load lazily)."""
+        if not (isinstance(data, dict) and "state" in data):
+            return handler(data)
+        data = dict(data)
+        state = data.pop("state")
+        turn = handler(data)
+        turn._state = state
+        return turn
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="Full state values when the turn ended (decoded on first access)."
+    )
+    @property
+    def state(self) -> Any:
+        """The full state values when the turn ended.
+
+        Extraction keeps them serialized and decodes them on first access: a long
+        thread with many turns would otherwise decode one whole state per turn,
+        which costs turns x state size even when only the trajectory is wanted.
+        """
+        if self._load_state is not None:
+            self._state, self._load_state = self._load_state(), None
+        return self._state
+
+    def defer_state(self, load: Callable[[], Any]) -> None:
+        """Have :attr:`state` computed by ``load()`` on first access (used by extraction)."""
+        self._state, self._load_state = None, load
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Turn):
+            return NotImplemented
+        return self.__dict__ == other.__dict__ and self.state == other.state
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self.state  # noqa: B018 - a pickled turn carries its state, not its loader
+        return super().__getstate__()
 
     def iter_tasks(self) -> Iterator[TaskRun]:
         """Every task run of the turn, depth-first, in listing order."""

@@ -428,12 +428,12 @@ def _errored(run: TaskRun) -> bool:
 
 def _turn(index: int, segment: Segment) -> Turn:
     end = segment.end or segment.start
-    state = end.values() if end.values is not None else None
+    load = _once(end.values if end.values is not None else _no_state)
     runs = list(walk_tasks(segment.supersteps))
     answered = [r for r in runs if r.answered is not None or r.resume_value is not None]
     interrupts = [i for r in runs for i in r.interrupts]
     error = next((r.error for r in runs if r.error), None)
-    return Turn(
+    turn = Turn(
         index=index,
         kind=segment.kind,
         input=segment.input_value,
@@ -447,10 +447,27 @@ def _turn(index: int, segment: Segment) -> Turn:
         breakpoint=segment.breakpoint and not segment.branched,
         branched=segment.branched,
         next_nodes=segment.next_nodes if segment.status != "completed" else [],
-        result=turn_result(state) if segment.status == "completed" else {},
-        state=state,
+        result=turn_result(load()) if segment.status == "completed" else {},
         start_checkpoint_id=segment.start.id,
         end_checkpoint_id=end.id,
         started_at=segment.start.created_at,
         ended_at=end.created_at,
     )
+    turn.defer_state(load)  # decoded only if someone reads turn.state
+    return turn
+
+
+def _no_state() -> None:
+    return None
+
+
+def _once(load: Callable[[], Any]) -> Callable[[], Any]:
+    """``load`` memoized: a completed turn's result and its state share one decode."""
+    cache: list[Any] = []
+
+    def once() -> Any:
+        if not cache:
+            cache.append(load())
+        return cache[0]
+
+    return once

@@ -166,7 +166,9 @@ class EvaluationOutput(BaseModel):
 def to_plain(value: Any) -> Any:
     """Trajectory models as dicts, keeping the thread's own values (messages...) as they are."""
     if isinstance(value, _TRAJECTORY_MODELS):
-        return {name: to_plain(getattr(value, name)) for name in type(value).model_fields}
+        model = type(value)
+        names = (*model.model_fields, *model.model_computed_fields)  # Turn.state is computed
+        return {name: to_plain(getattr(value, name)) for name in names}
     if isinstance(value, list):
         return [to_plain(item) for item in value]
     return value
