@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import operator
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from itertools import chain as chain_all
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from langgraph.channels.delta import DeltaChannel
 from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
@@ -39,15 +43,32 @@ def quietly(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
 
-def assert_same(graph: Any, config: Any = None) -> Any:
-    fast = quietly(extract_thread, graph, config or cfg(), reader="fast")
+@contextmanager
+def no_snapshots(graph: Any) -> Iterator[None]:
+    """Make ``get_state`` fail on ``graph``: the fast reader must plan every checkpoint
+    from storage (a snapshot would decode whole states), so with ``reader="fast"`` the
+    extraction raises if it asks for one."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fast reader asked for a get_state snapshot")
+
+    graph.get_state = graph.aget_state = refuse
+    try:
+        yield
+    finally:
+        del graph.get_state, graph.aget_state
+
+
+def assert_same(graph: Any, config: Any = None, *, snapshots: bool = True) -> Any:
+    with nullcontext() if snapshots else no_snapshots(graph):
+        fast = quietly(extract_thread, graph, config or cfg(), reader="fast")
     generic = quietly(extract_thread, graph, config or cfg(), reader="generic")
     assert fast.model_dump() == generic.model_dump()
     return fast
 
 
-async def assert_same_async(graph: Any, config: Any = None) -> Any:
-    with warnings.catch_warnings():
+async def assert_same_async(graph: Any, config: Any = None, *, snapshots: bool = True) -> Any:
+    with warnings.catch_warnings(), nullcontext() if snapshots else no_snapshots(graph):
         warnings.simplefilter("ignore", ExtractionWarning)
         fast = await aextract_thread(graph, config or cfg(), reader="fast")
         generic = await aextract_thread(graph, config or cfg(), reader="generic")
@@ -60,7 +81,7 @@ def test_every_scenario_on_every_sync_saver(name: str, saver: Any) -> None:
     scenario = SCENARIOS[name]
     graph = scenario.build(checkpointer=saver)
     scenario.run(graph, "t")
-    assert assert_same(graph).turns
+    assert assert_same(graph, snapshots=False).turns
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
@@ -68,7 +89,7 @@ async def test_every_scenario_on_every_async_saver(name: str, async_saver: Any) 
     scenario = SCENARIOS[name]
     graph = scenario.build(checkpointer=async_saver)
     await scenario.arun(graph, "t")
-    assert (await assert_same_async(graph)).turns
+    assert (await assert_same_async(graph, snapshots=False)).turns
 
 
 # --- thread shapes --------------------------------------------------------------------
@@ -313,8 +334,38 @@ def test_a_task_writing_only_untracked_values_reads_the_same(saver: Any) -> None
     graph = builder.compile(checkpointer=saver)
     graph.invoke({"log": []}, cfg())
     # LangGraph records no write for ``scribble``: the generic reader lists it as planned
-    # (without an outcome), and so must the fast one (it reads such graphs via snapshots).
-    assert_same(graph)
+    # (without an outcome), and so must the fast one (it plans every checkpoint of such
+    # graphs from storage instead of from writes).
+    assert_same(graph, snapshots=False)
+
+
+class Ledger(TypedDict, total=False):
+    entries: Annotated[list, DeltaChannel(lambda state, batches: [*state, *chain_all(*batches)])]
+
+
+def test_delta_channel_state_is_read_through_a_snapshot(saver: Any) -> None:
+    """A ``DeltaChannel`` stores no value at most checkpoints (LangGraph rebuilds it from
+    the thread's history): the fast reader cannot decode that state itself, so it asks
+    ``get_state`` at the turn ends, and the trajectory is still the generic reader's."""
+
+    def ask(state: Ledger) -> Ledger:
+        return {"entries": [interrupt("amount?")]}
+
+    builder = StateGraph(Ledger)
+    builder.add_node("ask", ask)
+    builder.add_node("book", lambda s: {"entries": ["booked"]})
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "book")
+    graph = builder.compile(checkpointer=saver)
+    graph.invoke({"entries": ["open"]}, cfg())
+    graph.invoke(Command(resume=12), cfg())
+    fast = assert_same(graph)
+    assert [t.state for t in fast.turns] == [
+        {"entries": ["open"]},
+        {"entries": ["open", 12, "booked"]},
+    ]
+    with pytest.raises(ExtractionError, match="get_state snapshot"):
+        assert_same(graph, snapshots=False)
 
 
 def test_sqlite_in_memory_database_and_large_checkpoints(tmp_path: Any) -> None:

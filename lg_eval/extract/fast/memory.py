@@ -2,12 +2,15 @@
 
 ``storage[thread][ns][checkpoint id]`` holds ``(checkpoint without channel
 values, metadata, parent id)``, both serialized; channel values live apart in
-``blobs`` and are never touched. ``writes[(thread, ns, checkpoint id)]`` maps
-``(task id, idx)`` to ``(task id, channel, serialized value, task path)``.
+``blobs``, keyed by ``(thread, ns, channel, version)``, and are only handed on,
+still serialized, for the checkpoints where a run stopped (:func:`stored`).
+``writes[(thread, ns, checkpoint id)]`` maps ``(task id, idx)`` to
+``(task id, channel, serialized value, task path)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lg_eval._effects import Core, Effect
@@ -19,6 +22,7 @@ from lg_eval.extract.fast.rows import (
     require,
     value_needed,
 )
+from lg_eval.extract.fast.stored import StoredCheckpoint
 
 Rows = tuple[list[CheckpointRow], list[WriteRow]]
 
@@ -62,6 +66,29 @@ def read(saver: Any, thread_id: str) -> Rows:
                     )
                 )
     return checkpoints, writes
+
+
+def stored(
+    saver: Any, thread_id: str, keys: Sequence[tuple[str, str]]
+) -> Core[dict[tuple[str, str], StoredCheckpoint]]:
+    """The checkpoints ``keys`` (``(ns, id)``) with their channel values still serialized."""
+
+    def read() -> dict[tuple[str, str], StoredCheckpoint]:
+        found = {}
+        for ns, checkpoint_id in keys:
+            checkpoint = _small(saver, saver.storage[thread_id][ns][checkpoint_id][0])
+            raw = {}
+            for channel, version in checkpoint.get("channel_versions", {}).items():
+                blob = saver.blobs.get((thread_id, ns, channel, version))
+                if blob is not None and blob[0] != "empty":
+                    raw[channel] = blob
+            found[(ns, checkpoint_id)] = StoredCheckpoint(checkpoint=checkpoint, raw=raw)
+        return found
+
+    async def aread() -> dict[tuple[str, str], StoredCheckpoint]:
+        return read()
+
+    return (yield Effect(read, aread))
 
 
 def _small(saver: Any, typed: tuple[str, bytes]) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Fast rows from ``PostgresSaver`` and ``AsyncPostgresSaver``.
 
 ``checkpoints.checkpoint`` is JSONB holding everything but non-primitive
-channel values (those live in ``checkpoint_blobs``, which this reader never
-touches), so the few fields needed are selected as JSON paths.
+channel values (those live in ``checkpoint_blobs``), so the few fields needed
+are selected as JSON paths. ``checkpoint_blobs`` is read only for the
+checkpoints where a run stopped (:func:`stored`), and its values are handed on
+still serialized.
 ``checkpoint_writes`` rows come without their ``blob`` except the few values a
 trajectory shows. The sync and async savers share one core; only the effects
 differ.
@@ -10,11 +12,18 @@ differ.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lg_eval._effects import Core, Effect
-from lg_eval.extract.fast.rows import CheckpointRow, WriteRow, sql_value_needed, write_rows
+from lg_eval.extract.fast.rows import (
+    CheckpointRow,
+    WriteRow,
+    require,
+    sql_value_needed,
+    write_rows,
+)
+from lg_eval.extract.fast.stored import StoredCheckpoint
 
 THREAD_SQL = f"""
 SELECT 0 AS kind, checkpoint_ns, checkpoint_id,
@@ -32,6 +41,17 @@ FROM checkpoint_writes WHERE thread_id = %(thread)s
 ORDER BY kind, checkpoint_id DESC
 """
 """Checkpoint rows (kind 0, newest first) then write rows (kind 1), in one round trip."""
+
+STORED_SQL = """
+SELECT checkpoint_ns, checkpoint_id, checkpoint,
+       (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
+        FROM jsonb_each_text(checkpoint -> 'channel_versions') AS versions
+        JOIN checkpoint_blobs bl
+          ON bl.thread_id = checkpoints.thread_id AND bl.checkpoint_ns = checkpoints.checkpoint_ns
+         AND bl.channel = versions.key AND bl.version = versions.value) AS blobs
+FROM checkpoints WHERE thread_id = %(thread)s AND checkpoint_id = ANY(%(ids)s)
+"""
+"""Whole checkpoints with their blobs, as ``PostgresSaver.get_tuple`` reads them."""
 
 Rows = tuple[list[CheckpointRow], list[WriteRow]]
 
@@ -67,6 +87,30 @@ def rows(saver: Any, thread_id: str) -> Core[Rows]:
         if r["kind"] == 1
     )
     return checkpoints, write_rows(writes)
+
+
+def stored(
+    saver: Any, thread_id: str, keys: Sequence[tuple[str, str]]
+) -> Core[dict[tuple[str, str], StoredCheckpoint]]:
+    """The checkpoints ``keys`` (``(ns, id)``), channel values still serialized (primitive
+    values, which the saver keeps in the JSONB itself, come decoded)."""
+    params = {"thread": thread_id, "ids": sorted({cid for _, cid in keys})}
+    wanted = set(keys)
+    found = {}
+    for r in (yield _query(saver, STORED_SQL, params)):
+        key = (r["checkpoint_ns"], r["checkpoint_id"])
+        if key not in wanted:
+            continue
+        checkpoint = dict(r["checkpoint"])
+        inline = checkpoint.pop("channel_values", None) or {}
+        raw = {
+            bytes(channel).decode(): (bytes(kind).decode(), bytes(blob))
+            for channel, kind, blob in r["blobs"] or ()
+            if bytes(kind) != b"empty"
+        }
+        found[key] = StoredCheckpoint(checkpoint=checkpoint, raw=raw, inline=inline)
+    require(len(found) == len(wanted), "a checkpoint disappeared while the thread was read")
+    return found
 
 
 def _query(saver: Any, sql: str, params: Mapping[str, Any]) -> Effect[list[Any]]:

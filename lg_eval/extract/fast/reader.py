@@ -1,4 +1,4 @@
-"""The fast reader: one pass over checkpoint and write rows, state decoded only at turn ends.
+"""The fast reader: one pass over checkpoint and write rows, state decoded only on demand.
 
 It fills :class:`~lg_eval.extract.records.CheckpointRecord` through the very
 function the generic reader uses (``generic._record``), handing it what the
@@ -10,9 +10,14 @@ but built from storage rows without their values:
   the run went on past it (a ``loop`` child exists: every task then recorded
   an output write);
 * where it did not (a pause, a breakpoint, an error, the end of a turn, a
-  fork), and at every top-level checkpoint a turn can end on, the reader asks
-  LangGraph for the real snapshot (``get_state``), which also gives the state
-  values a turn ends with. These checkpoints number O(turns), not O(steps).
+  fork), and at every top-level checkpoint a turn can end on, the reader reads
+  the checkpoint whole but still serialized (one storage round trip for all of
+  them) and plans its tasks as ``get_state`` would
+  (:mod:`~lg_eval.extract.fast.planning`), decoding only the small trigger
+  channels; the state there is decoded lazily, if a turn's state or result is
+  wanted. These checkpoints number O(turns), not O(steps). Where that cannot be
+  done exactly (``update_state`` writes pending there, a delta channel), the
+  reader asks LangGraph for the real snapshot (``get_state``) of that checkpoint.
 
 Anything it cannot read exactly raises :class:`FastPathUnavailable`, and the
 caller reads the whole thread with the generic reader instead.
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -32,8 +38,11 @@ from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import memory, versions
 from lg_eval.extract.fast.naming import PULL, Naming
+from lg_eval.extract.fast.planning import planned_tasks, state_loader
 from lg_eval.extract.fast.rows import (
     INTERRUPT,
+    NULL_TASK_ID,
+    RESUME,
     VALUE_CHANNELS,
     CheckpointRow,
     FastPathUnavailable,
@@ -42,6 +51,7 @@ from lg_eval.extract.fast.rows import (
     paused_gc,
     require,
 )
+from lg_eval.extract.fast.stored import StoredCheckpoint
 from lg_eval.extract.generic import _record
 from lg_eval.extract.records import ROOT_NS, CheckpointRecord, ThreadRecords
 from lg_eval.extract.selection import choose_tip, group_by_namespace
@@ -85,31 +95,50 @@ def read_fast(
 ) -> Core[ThreadRecords]:
     """Read a thread from storage rows into the same records as the generic reader."""
     storage = storage_for(saver)
-    try:
-        checkpoints, writes = yield from storage.rows(saver, thread_id)
-    except FastPathUnavailable:
-        raise
-    except Exception as exc:  # a table or dict not shaped as the pinned version has it
-        raise FastPathUnavailable(
-            f"reading {type(saver).__name__} storage failed: {exc!r}"
-        ) from exc
+    checkpoints, writes = yield from _storage_read(saver, storage.rows(saver, thread_id))
     by_ns = group_by_namespace(checkpoints, thread_id)
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
     thread = _Thread(graph, saver, thread_id, checkpoints, writes)
+    stopped = [(row.ns, row.id) for rows in by_ns.values() for row in rows if thread.stopped(row)]
+    stored: dict[tuple[str, str], StoredCheckpoint] = {}
+    if stopped:  # O(turns) checkpoints, read whole (not decoded) in one round trip
+        stored = yield from _storage_read(saver, storage.stored(saver, thread_id, stopped))
     plans = {}
-    for rows in by_ns.values():  # the I/O: snapshots where a run stopped, O(turns) of them
+    for rows in by_ns.values():
         for row in rows:
-            plans[(row.ns, row.id)] = yield from thread.plan(row)
+            plans[(row.ns, row.id)] = yield from thread.plan(row, stored.get((row.ns, row.id)))
     with paused_gc():  # the rest is pure and allocates no cycles
         records = {
-            ns: [thread.record(row, *plans[(ns, row.id)]) for row in rows]
+            ns: [thread.record(row, plans[(ns, row.id)]) for row in rows]
             for ns, rows in by_ns.items()
         }
     return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=[])
 
 
-_Plan = tuple[list[Any], Any, dict[str, Any]]
-"""``(planned tasks, snapshot or None, channel values read for the raw input)``."""
+def _storage_read(saver: BaseCheckpointSaver, core: Core[Any]) -> Core[Any]:
+    """Run a storage read; a table or dict not shaped as the pinned version has it means
+    "read this thread generically"."""
+    try:
+        return (yield from core)
+    except FastPathUnavailable:
+        raise
+    except Exception as exc:
+        raise FastPathUnavailable(
+            f"reading {type(saver).__name__} storage failed: {exc!r}"
+        ) from exc
+
+
+@dataclass
+class _Plan:
+    """What the reader learned of one checkpoint beyond its rows."""
+
+    tasks: list[Any]
+    snapshot: Any = None
+    """LangGraph's ``get_state`` snapshot, where it had to be asked."""
+    values: Callable[[], Any] | None = None
+    """Decodes the state values (where the run stopped and no snapshot was taken)."""
+    channel_values: dict[str, Any] = field(default_factory=dict)
+    """Channel values read for the raw input of a functional-API input checkpoint."""
 
 
 class _Thread:
@@ -146,9 +175,10 @@ class _Thread:
             }
         }
 
-    def needs_snapshot(self, row: CheckpointRow, writes: list[WriteRow]) -> bool:
+    def stopped(self, row: CheckpointRow) -> bool:
         """Whether the run may have stopped at ``row`` (so tasks may lack writes, or a
         top-level turn may end there and need the state)."""
+        writes = self.writes.get((row.ns, row.id), [])
         children = self.children.get((row.ns, row.id), [])
         loop = [c for c in children if c.metadata.get("source") == "loop"]
         if not loop or self.naming.nodes(row.ns).untracked:
@@ -161,38 +191,60 @@ class _Thread:
             or any(c.interrupt_seen != row.interrupt_seen for c in loop)
         )
 
-    def plan(self, row: CheckpointRow) -> Core[_Plan]:
-        """The tasks planned at ``row`` (from writes, or a snapshot where the run stopped),
-        its state values if loaded, and the raw input of an input checkpoint without a
-        ``__start__`` task (functional API)."""
+    def plan(self, row: CheckpointRow, stored: StoredCheckpoint | None) -> Core[_Plan]:
+        """The tasks planned at ``row`` (from writes, or from the stored checkpoint where
+        the run stopped) and how to load its state."""
         require(
             row.version == versions.CHECKPOINT_FORMAT,
             f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT})",
         )
         writes = self.writes.get((row.ns, row.id), [])
         config = self.config(row)
-        snapshot = None
-        if self.needs_snapshot(row, writes):
-            snapshot = yield _effect(
-                lambda: self.graph.get_state(config), lambda: self.graph.aget_state(config)
-            )
-            tasks = list(snapshot.tasks)
+        if stored is None:
+            plan = _Plan(tasks=self.naming.planned(row, writes))
         else:
-            tasks = self.naming.planned(row, writes)
-        channel_values: dict[str, Any] = {}
-        if row.metadata.get("source") == "input" and not any(t.name == START for t in tasks):
-            stored = yield _effect(
+            plan = self.plan_stopped(row, writes, stored)
+            if plan is None:
+                snapshot = yield _effect(
+                    lambda: self.graph.get_state(config), lambda: self.graph.aget_state(config)
+                )
+                plan = _Plan(tasks=list(snapshot.tasks), snapshot=snapshot)
+        if row.metadata.get("source") == "input" and not any(t.name == START for t in plan.tasks):
+            found = yield _effect(
                 lambda: self.saver.get_tuple(config), lambda: self.saver.aget_tuple(config)
             )
-            channel_values = dict(stored.checkpoint.get("channel_values", {})) if stored else {}
-        return tasks, snapshot, channel_values
+            plan.channel_values = dict(found.checkpoint.get("channel_values", {})) if found else {}
+        return plan
 
-    def record(
-        self, row: CheckpointRow, tasks: list[Any], snapshot: Any, channel_values: dict[str, Any]
-    ) -> CheckpointRecord:
+    def plan_stopped(
+        self, row: CheckpointRow, writes: list[WriteRow], stored: StoredCheckpoint
+    ) -> _Plan | None:
+        """Plan a checkpoint where the run stopped from its stored form, as ``get_state``
+        would; ``None`` when only ``get_state`` can (writes an ``update_state`` or a
+        ``Command`` left pending change the state there, or storage is shaped otherwise)."""
+        if any(w.task_id == NULL_TASK_ID and w.channel != RESUME for w in writes):
+            return None
+        graph = self.naming.nodes(row.ns).graph
+        pending = [(w.task_id, w.channel, None) for w in writes]
+        try:
+            tasks = planned_tasks(
+                graph,
+                self.config(row),
+                row.metadata.get("step", -1),
+                stored,
+                pending,
+                self.saver.serde,
+            )
+            values = state_loader(graph, stored, self.saver.serde)
+        except Exception:  # e.g. a delta channel or a packet that is not a Send
+            return None
+        return _Plan(tasks=tasks, values=values)
+
+    def record(self, row: CheckpointRow, plan: _Plan) -> CheckpointRecord:
         """The record the generic reader would build (through its own builder)."""
         writes = self.writes.get((row.ns, row.id), [])
         pending = [(w.task_id, w.channel, self.decode(w)) for w in writes]
+        tasks, snapshot = plan.tasks, plan.snapshot
         if snapshot is None:
             tasks = [self.start_result(row, t, pending) if t.name == START else t for t in tasks]
         config = self.config(row)
@@ -203,7 +255,7 @@ class _Thread:
                 "versions_seen": {}
                 if row.interrupt_seen is None
                 else {INTERRUPT: row.interrupt_seen},
-                "channel_values": channel_values,
+                "channel_values": plan.channel_values,
             },
             metadata=row.metadata,  # type: ignore[arg-type]
             parent_config=None
@@ -219,7 +271,7 @@ class _Thread:
         record = _record(self.graph, stored, SimpleNamespace(tasks=tasks, values=values), unnamed)
         require(not unnamed, "; ".join(unnamed))
         if snapshot is None:
-            record.values = _not_loaded(row)
+            record.values = plan.values or _not_loaded(row)
         return record
 
     def decode(self, write: WriteRow) -> Any:

@@ -4,7 +4,9 @@ A checkpoint row stores the whole checkpoint, channel values included, as one
 msgpack blob, and the metadata after it. Only the blob's first bytes (``v``,
 ``ts``, ``id``) and last bytes (``versions_seen``) are read
 (:mod:`~lg_eval.extract.fast.msgpack_lite`), and write rows come without their
-values except the few a trajectory shows.
+values except the few a trajectory shows. The checkpoints where a run stopped
+(O(turns) of them) are read whole and split into undecoded channel values
+(:func:`stored`).
 
 Reaching a row's tail or its metadata still walks the blob's overflow pages.
 For a database file the reader therefore uses a read-only connection of its
@@ -23,7 +25,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
@@ -39,6 +41,7 @@ from lg_eval.extract.fast.rows import (
     sql_value_needed,
     write_rows,
 )
+from lg_eval.extract.fast.stored import StoredCheckpoint, split_msgpack_checkpoint
 
 HEAD_BYTES = 160
 TAIL_BYTES = (2048, 65536)
@@ -94,6 +97,47 @@ def rows(saver: Any, thread_id: str) -> Core[Rows]:
             checkpoints.append((*fields, head, tail))
         found = (checkpoints, (yield _query(saver, WRITES_SQL, (thread_id,))))
     return [_checkpoint(*fields) for fields in found[0]], write_rows(found[1])
+
+
+def stored(
+    saver: Any, thread_id: str, keys: Sequence[tuple[str, str]]
+) -> Core[dict[tuple[str, str], StoredCheckpoint]]:
+    """The checkpoints ``keys`` (``(ns, id)``) read whole, their channel values still
+    serialized (sliced out of the blob, not decoded)."""
+    ids = sorted({checkpoint_id for _, checkpoint_id in keys})
+    found: list[Any] = []
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        sql = _WHOLE_SQL.format(marks=", ".join("?" * len(chunk)))
+        params = (thread_id, *chunk)
+        rows_found = None
+        if file := _files.get(saver):
+            try:
+                rows_found = yield _on_own(file, lambda conn, q=sql, p=params: _fetch(conn, q, p))
+            except (sqlite3.Error, OSError):
+                rows_found = None
+        if not rows_found or len(rows_found) < len(chunk):  # not committed to the file yet?
+            rows_found = yield _query(saver, sql, params)
+        found.extend(rows_found)
+    wanted = set(keys)
+    whole = {}
+    for ns, checkpoint_id, kind, blob in found:
+        if (ns, checkpoint_id) in wanted:
+            require(kind == "msgpack", f"checkpoint serialized as {kind!r}, not plain msgpack")
+            whole[(ns, checkpoint_id)] = split_msgpack_checkpoint(bytes(blob))
+    require(len(whole) == len(wanted), "a checkpoint disappeared while the thread was read")
+    return whole
+
+
+_CHUNK = 500
+_WHOLE_SQL = (
+    "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_id IN ({marks})"
+)
+
+
+def _fetch(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+    return conn.execute(sql, params).fetchall()
 
 
 _TAIL_SQL = (
@@ -156,10 +200,17 @@ _connections_lock = threading.Lock()
 
 
 def _on_own_connection(file: str, thread_id: str) -> Effect[Found]:
-    def run() -> Found:
+    return _on_own(file, lambda conn: _read_file(conn, thread_id))
+
+
+def _on_own(file: str, read: Callable[[sqlite3.Connection], Any]) -> Effect[Any]:
+    """``read`` run on the reader's own connection to ``file`` (in a worker thread when
+    async)."""
+
+    def run() -> Any:
         conn, lock, _ = _connection(file)
         with lock:
-            return _read_file(conn, thread_id)
+            return read(conn)
 
     return Effect(run, lambda: asyncio.to_thread(run))
 

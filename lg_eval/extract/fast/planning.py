@@ -1,0 +1,121 @@
+"""What ``get_state`` says of a checkpoint, computed without decoding its state.
+
+``get_state`` builds every channel of a checkpoint from its stored value, then
+asks ``prepare_next_tasks`` which tasks run next. Which tasks run depends only
+on the channels that trigger nodes (``branch:to:*``, ``__start__``... small
+values) and on the node names of the pending ``Send`` packets, so
+:func:`planned_tasks` hands LangGraph's own ``prepare_next_tasks`` exactly
+those, built from a :class:`~lg_eval.extract.fast.stored.StoredCheckpoint`,
+and gets the same tasks, ids and order at a fraction of the cost.
+:func:`state_loader` decodes the graph's output channels the way the snapshot
+reads them, lazily, when a turn's state or result is wanted.
+
+Both use LangGraph internals (``prepare_next_tasks``, ``channels_from_checkpoint``,
+``read_channels``), covered by the version pin in
+:mod:`~lg_eval.extract.fast.versions`. When a checkpoint needs more than this
+(delta channels rebuilt from ancestors, a packet that is not a ``Send``), they
+raise and the reader asks ``get_state`` for that checkpoint instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._typing import MISSING
+from langgraph.channels.base import BaseChannel
+from langgraph.pregel._algo import prepare_next_tasks  # internal: version-pinned
+from langgraph.pregel._checkpoint import (  # internal: version-pinned
+    _delta_channels_to_replay,
+    channels_from_checkpoint,
+)
+from langgraph.pregel._io import read_channels  # internal: version-pinned
+from langgraph.types import PregelTask
+
+from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, pending_sends
+
+TASKS = "__pregel_tasks"
+
+
+def planned_tasks(
+    graph: Any,
+    config: RunnableConfig,
+    step: int,
+    stored: StoredCheckpoint,
+    pending_writes: list[tuple[str, str, Any]],
+    serde: Any,
+) -> list[PregelTask]:
+    """The tasks ``graph`` planned at the stored checkpoint of metadata step ``step``,
+    as ``get_state`` lists them (same ids, names and order)."""
+    needed = _planning_channels(graph)
+    values = stored.decode(serde, needed)
+    if stored.has(TASKS):
+        raw = stored.raw.get(TASKS)
+        if raw is None:
+            raise Unreadable("pending sends are not stored serialized")
+        values[TASKS] = pending_sends(raw)
+    specs = {
+        name: spec
+        for name, spec in graph.channels.items()
+        if name in needed or name == TASKS or not isinstance(spec, BaseChannel)
+    }
+    checkpoint = _checkpoint(stored, values, specs)
+    found, managed = channels_from_checkpoint(specs, checkpoint)  # type: ignore[arg-type]
+    channels = {  # the rest left empty: they only fill task inputs, which are not used
+        name: found[name] if name in found else spec.from_checkpoint(MISSING)
+        for name, spec in graph.channels.items()
+        if isinstance(spec, BaseChannel)
+    }
+    tasks = prepare_next_tasks(
+        checkpoint,  # type: ignore[arg-type]
+        pending_writes,
+        graph.nodes,
+        channels,
+        managed,
+        config,
+        step + 1,
+        step + 3,
+        for_execution=False,
+    )
+    return list(tasks.values())
+
+
+def _planning_channels(graph: Any) -> set[str]:
+    """The channels whose values decide which tasks run: every node's triggers, and the
+    channel a node reads when it reads just one (the task exists only if it has a value)."""
+    needed = {channel for node in graph.nodes.values() for channel in node.triggers}
+    needed.update(n.channels for n in graph.nodes.values() if isinstance(n.channels, str))
+    needed.discard(TASKS)
+    return needed
+
+
+def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[], Any]:
+    """A function giving the state values at the stored checkpoint, as
+    ``get_state(...).values`` does when no ``update_state``-style writes are pending
+    there. Checked now, decoded when called: the bytes are already in memory, so it
+    does no I/O and works after an async extraction too."""
+    keys = graph.stream_channels_asis
+    names = [keys] if isinstance(keys, str) else list(keys)
+    specs = {name: graph.channels[name] for name in names if name in graph.channels}
+    _checkpoint(stored, {name: None for name in specs if stored.has(name)}, specs)
+
+    def load() -> Any:
+        checkpoint = _checkpoint(stored, stored.decode(serde, specs), specs)
+        channels, _ = channels_from_checkpoint(specs, checkpoint)  # type: ignore[arg-type]
+        return read_channels(channels, keys)
+
+    return load
+
+
+def _checkpoint(
+    stored: StoredCheckpoint, values: dict[str, Any], specs: dict[str, Any]
+) -> dict[str, Any]:
+    """A checkpoint dict holding only ``values``; refuses channels that LangGraph would
+    rebuild from the thread's history (a delta channel with nothing stored here)."""
+    checkpoint = {**stored.checkpoint, "channel_values": values}
+    checkpoint.setdefault("channel_versions", {})
+    checkpoint.setdefault("versions_seen", {})
+    if replay := _delta_channels_to_replay(specs, checkpoint):  # type: ignore[arg-type]
+        raise Unreadable(f"channels {replay} are rebuilt from the thread's history")
+    return checkpoint
