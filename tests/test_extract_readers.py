@@ -339,6 +339,23 @@ def test_a_task_writing_only_untracked_values_reads_the_same(saver: Any) -> None
     assert_same(graph, snapshots=False)
 
 
+class Memo(TypedDict, total=False):
+    messages: str
+
+
+def test_a_messages_channel_that_is_not_a_list_gives_the_state_as_result(saver: Any) -> None:
+    """The fast reader decodes only the last message of a ``messages`` list for a turn's
+    result; a ``messages`` value that is no list makes it use the whole state, as the
+    generic reader does."""
+    builder = StateGraph(Memo)
+    builder.add_node("write", lambda s: {"messages": s["messages"] + " and more"})
+    builder.add_edge(START, "write")
+    graph = builder.compile(checkpointer=saver)
+    graph.invoke({"messages": "a memo"}, cfg())
+    fast = assert_same(graph, snapshots=False)
+    assert fast.turns[0].result == {"messages": "a memo and more"}
+
+
 class Ledger(TypedDict, total=False):
     entries: Annotated[list, DeltaChannel(lambda state, batches: [*state, *chain_all(*batches)])]
 

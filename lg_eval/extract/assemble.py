@@ -447,7 +447,7 @@ def _turn(index: int, segment: Segment) -> Turn:
         breakpoint=segment.breakpoint and not segment.branched,
         branched=segment.branched,
         next_nodes=segment.next_nodes if segment.status != "completed" else [],
-        result=turn_result(load()) if segment.status == "completed" else {},
+        result=_result(end, load) if segment.status == "completed" else {},
         start_checkpoint_id=segment.start.id,
         end_checkpoint_id=end.id,
         started_at=segment.start.created_at,
@@ -455,6 +455,11 @@ def _turn(index: int, segment: Segment) -> Turn:
     )
     turn.defer_state(load)  # decoded only if someone reads turn.state
     return turn
+
+
+def _result(end: CheckpointRecord, load: Callable[[], Any]) -> Any:
+    """A completed turn's flat-form result, without decoding the whole state if possible."""
+    return end.result() if end.result is not None else turn_result(load())
 
 
 def _no_state() -> None:

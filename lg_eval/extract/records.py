@@ -86,6 +86,10 @@ class CheckpointRecord:
     """Writes stored here by an ``update_state`` that created a child checkpoint."""
     values: Callable[[], Any] | None = None
     """Loads the full state values at this checkpoint (called only where a turn ends)."""
+    result: Callable[[], Any] | None = None
+    """Loads the flat-form result of a turn completing here more cheaply than ``values``
+    would (only the last message), where the reader can; else the result is computed
+    from ``values``."""
     input_value: Any = None
     """For input checkpoints: the raw input (the ``__start__`` channel value)."""
 

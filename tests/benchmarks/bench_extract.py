@@ -57,8 +57,10 @@ RUNS = 5
 """Timed lg_eval runs per thread (median); agentevals runs fewer on long threads."""
 
 
-def build_agent(calls: int, every: int, saver: BaseCheckpointSaver) -> Any:
-    """A ``create_react_agent`` whose scripted model makes ``calls`` tool calls, one per step."""
+def build_agent(calls: int, every: int, saver: BaseCheckpointSaver, threads: int = 1) -> Any:
+    """A ``create_react_agent`` whose scripted model makes ``calls`` tool calls, one per step,
+    then answers; ``threads`` times over, so one compiled graph can play that many threads
+    one after another (as a deployed agent serves many threads)."""
     from langgraph.prebuilt import create_react_agent
 
     count = {"n": 0}
@@ -74,7 +76,7 @@ def build_agent(calls: int, every: int, saver: BaseCheckpointSaver) -> Any:
     script = [
         ai(f"m{i}", "", tool_call("lookup", {"query": f"q{i}"}, f"c{i}")) for i in range(calls)
     ]
-    model = scripted_model("react", *script, ai("final", "done"))
+    model = scripted_model("react", *(script + [ai("final", "done")]) * threads)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # create_react_agent's move to langchain.agents
         return create_react_agent(model, [lookup], checkpointer=saver)
@@ -231,17 +233,14 @@ def trajectory_of(fn: Callable[[], Any]) -> Any:
 
 
 def throughput(saver: BaseCheckpointSaver, threads: int) -> tuple[float, float]:
-    """(threads per second, seconds) extracting ``threads`` short threads one after another."""
+    """(threads per second, seconds) extracting ``threads`` short threads one after another
+    with the one graph that ran them all."""
     ids = [f"short-{uuid.uuid4().hex[:8]}-{i}" for i in range(threads)]
-    graphs = []
+    graph = build_agent(SHORT_CALLS, 0, saver, threads=threads)
     for thread_id in ids:
-        graph = build_agent(SHORT_CALLS, 0, saver)
         run_thread(graph, thread_id)
-        graphs.append(graph)
-    extract_thread(graphs[0], config(ids[0]))  # warm-up
-    seconds, _ = timed(
-        lambda: [extract_thread(g, config(t)) for g, t in zip(graphs, ids, strict=True)]
-    )
+    extract_thread(graph, config(ids[0]))  # warm-up
+    seconds, _ = timed(lambda: [extract_thread(graph, config(t)) for t in ids])
     for thread_id in ids:
         saver.delete_thread(thread_id)
     return threads / seconds, seconds

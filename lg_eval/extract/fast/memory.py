@@ -18,25 +18,24 @@ from lg_eval.extract.fast import msgpack_lite
 from lg_eval.extract.fast.rows import (
     INTERRUPT,
     CheckpointRow,
+    ThreadRows,
     WriteRow,
     require,
     value_needed,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
 
-Rows = tuple[list[CheckpointRow], list[WriteRow]]
 
-
-def rows(saver: Any, thread_id: str) -> Core[Rows]:
+def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     """Every checkpoint and write row of a thread (the dicts are in memory: no real I/O)."""
 
-    async def arun() -> Rows:
+    async def arun() -> ThreadRows:
         return read(saver, thread_id)
 
     return (yield Effect(lambda: read(saver, thread_id), arun))
 
 
-def read(saver: Any, thread_id: str) -> Rows:
+def read(saver: Any, thread_id: str) -> ThreadRows:
     checkpoints: list[CheckpointRow] = []
     writes: list[WriteRow] = []
     for ns, stored in saver.storage.get(thread_id, {}).items():
@@ -65,7 +64,7 @@ def read(saver: Any, thread_id: str) -> Rows:
                         ns, checkpoint_id, task_id, task_path, idx, channel, raw if needed else None
                     )
                 )
-    return checkpoints, writes
+    return ThreadRows(checkpoints, writes)
 
 
 def stored(

@@ -25,6 +25,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._typing import MISSING
 from langgraph.channels.base import BaseChannel
+from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.channels.last_value import LastValue
 from langgraph.pregel._algo import prepare_next_tasks  # internal: version-pinned
 from langgraph.pregel._checkpoint import (  # internal: version-pinned
     _delta_channels_to_replay,
@@ -33,9 +35,11 @@ from langgraph.pregel._checkpoint import (  # internal: version-pinned
 from langgraph.pregel._io import read_channels  # internal: version-pinned
 from langgraph.types import PregelTask
 
-from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, pending_sends
+from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, last_item, pending_sends
+from lg_eval.extract.results import turn_result
 
 TASKS = "__pregel_tasks"
+MESSAGES = "messages"
 
 
 def planned_tasks(
@@ -104,6 +108,28 @@ def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[
         checkpoint = _checkpoint(stored, stored.decode(serde, specs), specs)
         channels, _ = channels_from_checkpoint(specs, checkpoint)  # type: ignore[arg-type]
         return read_channels(channels, keys)
+
+    return load
+
+
+def result_loader(
+    graph: Any, stored: StoredCheckpoint, serde: Any, values: Callable[[], Any]
+) -> Callable[[], Any]:
+    """The flat-form result of a turn that completed at the stored checkpoint. When the
+    state's ``messages`` channel is a plain list the result is its last message, so only
+    that one is decoded (the rest are skipped); otherwise it comes from ``values()``."""
+    keys = graph.stream_channels_asis
+    raw = stored.raw.get(MESSAGES)
+    plain = type(graph.channels.get(MESSAGES)) in (BinaryOperatorAggregate, LastValue)
+    if isinstance(keys, str) or MESSAGES not in keys or raw is None or not plain:
+        return lambda: turn_result(values())
+
+    def load() -> Any:
+        try:
+            last = last_item(raw)
+        except Unreadable:  # not stored as a msgpack list after all
+            return turn_result(values())
+        return turn_result({MESSAGES: [] if last is None else [serde.loads_typed(last)]})
 
     return load
 

@@ -18,7 +18,7 @@ from typing import Any
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast.rows import (
     CheckpointRow,
-    WriteRow,
+    ThreadRows,
     require,
     sql_value_needed,
     write_rows,
@@ -32,31 +32,39 @@ SELECT 0 AS kind, checkpoint_ns, checkpoint_id,
        jsonb_strip_nulls(jsonb_build_object(
            'source', metadata->'source', 'step', metadata->'step', 'parents', metadata->'parents'
        )) AS metadata,
-       NULL::integer AS idx, NULL::text AS type, NULL::bytea AS blob
+       NULL::integer AS idx, NULL::text AS type, NULL::bytea AS blob, NULL::bytea[] AS blobs
 FROM checkpoints WHERE thread_id = %(thread)s
 UNION ALL
 SELECT 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL, idx, type,
-       CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END
+       CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL
 FROM checkpoint_writes WHERE thread_id = %(thread)s
+UNION ALL
+SELECT * FROM (
+    SELECT DISTINCT ON (checkpoint_ns) 2, checkpoint_ns, checkpoint_id, NULL, NULL, NULL,
+           NULL::jsonb, checkpoint, NULL::integer, NULL, NULL::bytea, {{blobs}}
+    FROM checkpoints WHERE thread_id = %(thread)s ORDER BY checkpoint_ns, checkpoint_id DESC
+) AS newest
 ORDER BY kind, checkpoint_id DESC
 """
-"""Checkpoint rows (kind 0, newest first) then write rows (kind 1), in one round trip."""
+"""Checkpoint rows (kind 0, newest first), write rows (kind 1) and each namespace's newest
+checkpoint whole (kind 2, always one where a run stopped), in one round trip."""
 
-STORED_SQL = """
-SELECT checkpoint_ns, checkpoint_id, checkpoint,
-       (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
-        FROM jsonb_each_text(checkpoint -> 'channel_versions') AS versions
-        JOIN checkpoint_blobs bl
-          ON bl.thread_id = checkpoints.thread_id AND bl.checkpoint_ns = checkpoints.checkpoint_ns
-         AND bl.channel = versions.key AND bl.version = versions.value) AS blobs
+BLOBS_SQL = """(
+    SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
+    FROM jsonb_each_text(checkpoint -> 'channel_versions') AS versions
+    JOIN checkpoint_blobs bl
+      ON bl.thread_id = checkpoints.thread_id AND bl.checkpoint_ns = checkpoints.checkpoint_ns
+     AND bl.channel = versions.key AND bl.version = versions.value)"""
+"""A checkpoint's channel blobs, joined as ``PostgresSaver.get_tuple`` joins them."""
+THREAD_SQL = THREAD_SQL.replace("{blobs}", BLOBS_SQL)
+STORED_SQL = f"""
+SELECT checkpoint_ns, checkpoint_id, checkpoint, {BLOBS_SQL} AS blobs
 FROM checkpoints WHERE thread_id = %(thread)s AND checkpoint_id = ANY(%(ids)s)
 """
-"""Whole checkpoints with their blobs, as ``PostgresSaver.get_tuple`` reads them."""
-
-Rows = tuple[list[CheckpointRow], list[WriteRow]]
+"""Whole checkpoints with their blobs."""
 
 
-def rows(saver: Any, thread_id: str) -> Core[Rows]:
+def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     """Every checkpoint and write row of a thread."""
     found = yield _query(saver, THREAD_SQL, {"thread": thread_id})
     checkpoints = [
@@ -86,7 +94,12 @@ def rows(saver: Any, thread_id: str) -> Core[Rows]:
         for r in found
         if r["kind"] == 1
     )
-    return checkpoints, write_rows(writes)
+    newest = {
+        (r["checkpoint_ns"], r["checkpoint_id"]): _stored(r["metadata"], r["blobs"])
+        for r in found
+        if r["kind"] == 2
+    }
+    return ThreadRows(checkpoints, write_rows(writes), newest)
 
 
 def stored(
@@ -101,16 +114,21 @@ def stored(
         key = (r["checkpoint_ns"], r["checkpoint_id"])
         if key not in wanted:
             continue
-        checkpoint = dict(r["checkpoint"])
-        inline = checkpoint.pop("channel_values", None) or {}
-        raw = {
-            bytes(channel).decode(): (bytes(kind).decode(), bytes(blob))
-            for channel, kind, blob in r["blobs"] or ()
-            if bytes(kind) != b"empty"
-        }
-        found[key] = StoredCheckpoint(checkpoint=checkpoint, raw=raw, inline=inline)
+        found[key] = _stored(r["checkpoint"], r["blobs"])
     require(len(found) == len(wanted), "a checkpoint disappeared while the thread was read")
     return found
+
+
+def _stored(checkpoint: dict[str, Any], blobs: list[list[bytes]] | None) -> StoredCheckpoint:
+    """A checkpoint's JSONB and its blobs (``[channel, type, value]``) as stored."""
+    checkpoint = dict(checkpoint)
+    inline = checkpoint.pop("channel_values", None) or {}
+    raw = {
+        bytes(channel).decode(): (bytes(kind).decode(), bytes(blob))
+        for channel, kind, blob in blobs or ()
+        if bytes(kind) != b"empty"
+    }
+    return StoredCheckpoint(checkpoint=checkpoint, raw=raw, inline=inline)
 
 
 def _query(saver: Any, sql: str, params: Mapping[str, Any]) -> Effect[list[Any]]:

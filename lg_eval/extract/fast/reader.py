@@ -38,7 +38,7 @@ from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import memory, versions
 from lg_eval.extract.fast.naming import PULL, Naming
-from lg_eval.extract.fast.planning import planned_tasks, state_loader
+from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
 from lg_eval.extract.fast.rows import (
     INTERRUPT,
     NULL_TASK_ID,
@@ -95,14 +95,19 @@ def read_fast(
 ) -> Core[ThreadRecords]:
     """Read a thread from storage rows into the same records as the generic reader."""
     storage = storage_for(saver)
-    checkpoints, writes = yield from _storage_read(saver, storage.rows(saver, thread_id))
-    by_ns = group_by_namespace(checkpoints, thread_id)
+    found = yield from _storage_read(saver, storage.rows(saver, thread_id))
+    by_ns = group_by_namespace(found.checkpoints, thread_id)
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
-    thread = _Thread(graph, saver, thread_id, checkpoints, writes)
-    stopped = [(row.ns, row.id) for rows in by_ns.values() for row in rows if thread.stopped(row)]
-    stored: dict[tuple[str, str], StoredCheckpoint] = {}
+    thread = _Thread(graph, saver, thread_id, found.checkpoints, found.writes)
+    stored = dict(found.stored)
+    stopped = [
+        (row.ns, row.id)
+        for rows in by_ns.values()
+        for row in rows
+        if (row.ns, row.id) not in stored and thread.stopped(row)
+    ]
     if stopped:  # O(turns) checkpoints, read whole (not decoded) in one round trip
-        stored = yield from _storage_read(saver, storage.stored(saver, thread_id, stopped))
+        stored.update((yield from _storage_read(saver, storage.stored(saver, thread_id, stopped))))
     plans = {}
     for rows in by_ns.values():
         for row in rows:
@@ -137,6 +142,8 @@ class _Plan:
     """LangGraph's ``get_state`` snapshot, where it had to be asked."""
     values: Callable[[], Any] | None = None
     """Decodes the state values (where the run stopped and no snapshot was taken)."""
+    result: Callable[[], Any] | None = None
+    """Decodes just what a completed turn's result needs (see ``planning.result_loader``)."""
     channel_values: dict[str, Any] = field(default_factory=dict)
     """Channel values read for the raw input of a functional-API input checkpoint."""
 
@@ -238,7 +245,8 @@ class _Thread:
             values = state_loader(graph, stored, self.saver.serde)
         except Exception:  # e.g. a delta channel or a packet that is not a Send
             return None
-        return _Plan(tasks=tasks, values=values)
+        result = result_loader(graph, stored, self.saver.serde, values)
+        return _Plan(tasks=tasks, values=values, result=result)
 
     def record(self, row: CheckpointRow, plan: _Plan) -> CheckpointRecord:
         """The record the generic reader would build (through its own builder)."""
@@ -272,6 +280,7 @@ class _Thread:
         require(not unnamed, "; ".join(unnamed))
         if snapshot is None:
             record.values = plan.values or _not_loaded(row)
+            record.result = plan.result
         return record
 
     def decode(self, write: WriteRow) -> Any:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.checkpoint.base import writes_sort_key
 
+from lg_eval.extract.fast.stored import StoredCheckpoint
 from lg_eval.extract.records import ERROR, INTERRUPT, NULL_TASK_ID, RESUME
 
 VALUE_CHANNELS = (INTERRUPT, RESUME, ERROR)
@@ -68,6 +69,17 @@ class WriteRow:
     def sort_key(self) -> tuple[str, str, int]:
         """The order every saver returns pending writes in."""
         return writes_sort_key(self.task_path, self.task_id, self.idx)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRows:
+    """What a storage module read of one thread."""
+
+    checkpoints: list[CheckpointRow]
+    writes: list[WriteRow]
+    stored: dict[tuple[str, str], StoredCheckpoint] = field(default_factory=dict)
+    """Checkpoints read whole on the way, keyed ``(ns, id)`` (each namespace's newest, which
+    is always one where a run stopped): the reader need not fetch them again."""
 
 
 def value_needed(task_id: str, channel: str, task_path: str) -> bool:

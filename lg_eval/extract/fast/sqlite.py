@@ -36,7 +36,7 @@ from lg_eval.extract.fast.rows import (
     INTERRUPT,
     CheckpointRow,
     FastPathUnavailable,
-    WriteRow,
+    ThreadRows,
     require,
     sql_value_needed,
     write_rows,
@@ -70,12 +70,11 @@ WRITES_SQL = (
     "FROM writes WHERE thread_id = ?"
 )
 
-Rows = tuple[list[CheckpointRow], list[WriteRow]]
 Found = tuple[list[tuple[Any, ...]], list[Any]]
 """``(checkpoint fields + head + tail, write rows)``."""
 
 
-def rows(saver: Any, thread_id: str) -> Core[Rows]:
+def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     """Every checkpoint and write row of a thread."""
     require(getattr(saver, "_has_task_path", False), "the writes table has no task_path column")
     file = _files.get(saver)
@@ -96,7 +95,7 @@ def rows(saver: Any, thread_id: str) -> Core[Rows]:
                 (tail,) = (yield _query(saver, _TAIL_SQL, (*fields[:2], thread_id)))[0]
             checkpoints.append((*fields, head, tail))
         found = (checkpoints, (yield _query(saver, WRITES_SQL, (thread_id,))))
-    return [_checkpoint(*fields) for fields in found[0]], write_rows(found[1])
+    return ThreadRows([_checkpoint(*fields) for fields in found[0]], write_rows(found[1]))
 
 
 def stored(

@@ -100,6 +100,25 @@ def pending_sends(value: Serialized) -> list[Send]:
     return sends
 
 
+def last_item(value: Serialized) -> Serialized | None:
+    """The last item, still serialized, of a stored msgpack array (``None`` if empty),
+    skipping over the other items without building them."""
+    kind, data = value
+    if kind != "msgpack":
+        raise Unreadable(f"value serialized as {kind!r}")
+    unpacker = _unpacker(data)
+    try:
+        length = unpacker.read_array_header()
+        for _ in range(length - 1):
+            unpacker.skip()
+        start = unpacker.tell()
+        if length:
+            unpacker.skip()
+    except (ValueError, msgpack.UnpackException) as exc:
+        raise Unreadable(f"value is not a msgpack array: {exc}") from exc
+    return ("msgpack", memoryview(data)[start : unpacker.tell()]) if length else None
+
+
 def _send_node(code: int, data: bytes) -> Send:
     """``ext_hook`` for a packet: read the class and node name, skip the argument."""
     if code != _SEND_EXT:
