@@ -76,7 +76,7 @@ def build_agent(calls: int, every: int, saver: BaseCheckpointSaver, threads: int
     script = [
         ai(f"m{i}", "", tool_call("lookup", {"query": f"q{i}"}, f"c{i}")) for i in range(calls)
     ]
-    model = scripted_model("react", *(script + [ai("final", "done")]) * threads)
+    model = scripted_model("react", *[*script, ai("final", "done")] * threads)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # create_react_agent's move to langchain.agents
         return create_react_agent(model, [lookup], checkpointer=saver)
