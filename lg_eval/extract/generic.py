@@ -11,7 +11,8 @@ tested against.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -86,13 +87,59 @@ def _record(
     graph: Any, stored: CheckpointTuple, snapshot: Any, warnings: list[str]
 ) -> CheckpointRecord:
     configurable = stored.config["configurable"]
-    ns = configurable.get("checkpoint_ns", ROOT_NS)
+    values = snapshot.values
+    return build_record(
+        graph,
+        StoredFields(
+            id=configurable["checkpoint_id"],
+            ns=configurable.get("checkpoint_ns", ROOT_NS),
+            parent_id=(stored.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+            metadata=stored.metadata or {},
+            created_at=stored.checkpoint.get("ts"),
+            interrupt_seen=stored.checkpoint.get("versions_seen", {}).get(INTERRUPT),
+            pending_writes=stored.pending_writes or (),
+            channel_values=stored.checkpoint.get("channel_values", {}),
+        ),
+        snapshot.tasks,
+        lambda: values,
+        warnings,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFields:
+    """What a record takes from a stored checkpoint, however the reader got it."""
+
+    id: str
+    ns: str
+    parent_id: str | None
+    metadata: Mapping[str, Any]
+    created_at: str | None
+    interrupt_seen: dict[str, Any] | None
+    pending_writes: Iterable[tuple[str, str, Any]]
+    channel_values: Mapping[str, Any]
+    """Only ``__start__`` is read: the raw input of an input checkpoint without a
+    ``__start__`` task (functional API)."""
+
+
+def build_record(
+    graph: Any,
+    stored: StoredFields,
+    planned: Iterable[Any],
+    values: Callable[[], Any],
+    warnings: list[str],
+) -> CheckpointRecord:
+    """The record of one checkpoint, from its stored fields and the tasks LangGraph planned
+    there (``StateSnapshot.tasks``-like: ``id``, ``name``, ``result``). Both readers build
+    their records here, so they cannot fill them differently."""
     writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    for task_id, channel, value in stored.pending_writes or ():
+    for task_id, channel, value in stored.pending_writes:
         writes[task_id].append((channel, value))
-    tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in snapshot.tasks]
-    planned = {t.id for t in tasks}
-    unknown = {tid: ws for tid, ws in writes.items() if tid not in planned and tid != NULL_TASK_ID}
+    tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in planned]
+    planned_ids = {t.id for t in tasks}
+    unknown = {
+        tid: ws for tid, ws in writes.items() if tid not in planned_ids and tid != NULL_TASK_ID
+    }
     calls = {
         tid for tid, ws in unknown.items() if any(ch in (RETURN, INTERRUPT, RESUME) for ch, _ in ws)
     }
@@ -103,30 +150,28 @@ def _record(
         for ch, v in ws
         if is_state_channel(ch)
     }
-    metadata = stored.metadata or {}
+    metadata = stored.metadata
     if calls and tasks:
-        tasks.extend(_calls(graph, stored, ns, tasks[0], {t: unknown[t] for t in calls}, warnings))
+        call_writes = {t: unknown[t] for t in calls}
+        tasks.extend(_calls(graph, stored, tasks[0], call_writes, warnings))
     null = dict(writes.get(NULL_TASK_ID, ()))
     start = next((t for t in tasks if t.name == "__start__"), None)
-    values = snapshot.values
     return CheckpointRecord(
-        id=configurable["checkpoint_id"],
-        ns=ns,
-        parent_id=(stored.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        id=stored.id,
+        ns=stored.ns,
+        parent_id=stored.parent_id,
         source=metadata.get("source", "loop"),
         step=metadata.get("step", 0),
         parents=dict(metadata.get("parents") or {}),
-        created_at=stored.checkpoint.get("ts"),
+        created_at=stored.created_at,
         tasks=tasks,
-        interrupt_seen=stored.checkpoint.get("versions_seen", {}).get(INTERRUPT),
+        interrupt_seen=stored.interrupt_seen,
         null_resume=null.get(RESUME),
         has_null_resume=RESUME in null,
         update_writes=update_writes or None,
-        values=lambda: values,
+        values=values,
         input_value=(
-            start.input_value
-            if start is not None
-            else stored.checkpoint.get("channel_values", {}).get("__start__")
+            start.input_value if start is not None else stored.channel_values.get("__start__")
         ),
     )
 
@@ -149,18 +194,17 @@ def _task(task_id: str, name: str, writes: Any, result: Any = None) -> TaskRecor
 
 def _calls(
     graph: Any,
-    stored: CheckpointTuple,
-    ns: str,
+    stored: StoredFields,
     entry: TaskRecord,
     call_writes: dict[str, list[tuple[str, Any]]],
     warnings: list[str],
 ) -> list[TaskRecord]:
     """Functional API: the ``@task`` calls the entrypoint made in this superstep."""
-    metadata = stored.metadata or {}
+    ns = stored.ns
     names = resolve_calls(
-        stored.config["configurable"]["checkpoint_id"],
+        stored.id,
         ns,
-        metadata.get("step", 0),
+        stored.metadata.get("step", 0),
         entry.name,
         entry.id,
         call_writes,

@@ -76,10 +76,16 @@ class Naming:
     def __init__(self, root: Any) -> None:
         self.root = root
         self._graphs: dict[str, NodeSet] = {}
+        self._by_ns: dict[str, NodeSet] = {}
 
     def nodes(self, ns: str) -> NodeSet:
         """The graph whose nodes a namespace's checkpoints plan (as ``get_state`` picks it)."""
-        key = recast(ns)
+        found = self._by_ns.get(ns)
+        if found is None:
+            found = self._by_ns[ns] = self._nodes(recast(ns))
+        return found
+
+    def _nodes(self, key: str) -> NodeSet:
         if key not in self._graphs:
             graph = self.root
             if key:

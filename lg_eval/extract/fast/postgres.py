@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from psycopg.rows import tuple_row
+
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast.rows import (
     CheckpointRow,
@@ -39,11 +41,12 @@ SELECT 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL,
        CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL
 FROM checkpoint_writes WHERE thread_id = %(thread)s
 UNION ALL
-SELECT * FROM (
-    SELECT DISTINCT ON (checkpoint_ns) 2, checkpoint_ns, checkpoint_id, NULL, NULL, NULL,
-           NULL::jsonb, checkpoint, NULL::integer, NULL, NULL::bytea, {{blobs}}
+SELECT 2, checkpoint_ns, checkpoint_id, NULL, NULL, NULL, NULL, checkpoint, NULL, NULL, NULL,
+       {{blobs}}
+FROM (
+    SELECT DISTINCT ON (checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, checkpoint
     FROM checkpoints WHERE thread_id = %(thread)s ORDER BY checkpoint_ns, checkpoint_id DESC
-) AS newest
+) AS checkpoints
 ORDER BY kind, checkpoint_id DESC
 """
 """Checkpoint rows (kind 0, newest first), write rows (kind 1) and each namespace's newest
@@ -67,38 +70,26 @@ FROM checkpoints WHERE thread_id = %(thread)s AND checkpoint_id = ANY(%(ids)s)
 def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     """Every checkpoint and write row of a thread."""
     found = yield _query(saver, THREAD_SQL, {"thread": thread_id})
-    checkpoints = [
-        CheckpointRow(
-            ns=r["checkpoint_ns"],
-            id=r["checkpoint_id"],
-            parent_id=r["a"],
-            version=int(r["b"] or 0),
-            ts=r["c"],
-            interrupt_seen=r["seen"],
-            metadata=r["metadata"] or {},
-        )
-        for r in found
-        if r["kind"] == 0
-    ]
-    writes = (
-        (
-            r["checkpoint_ns"],
-            r["checkpoint_id"],
-            r["a"],
-            r["b"],
-            r["idx"],
-            r["c"],
-            r["type"],
-            r["blob"],
-        )
-        for r in found
-        if r["kind"] == 1
-    )
-    newest = {
-        (r["checkpoint_ns"], r["checkpoint_id"]): _stored(r["metadata"], r["blobs"])
-        for r in found
-        if r["kind"] == 2
-    }
+    checkpoints = []
+    writes = []
+    newest = {}
+    for kind, ns, cid, a, b, c, seen, metadata, idx, type_, blob, blobs in found:
+        if kind == 0:
+            checkpoints.append(
+                CheckpointRow(
+                    ns=ns,
+                    id=cid,
+                    parent_id=a,
+                    version=int(b or 0),
+                    ts=c,
+                    interrupt_seen=seen,
+                    metadata=metadata or {},
+                )
+            )
+        elif kind == 1:
+            writes.append((ns, cid, a, b, idx, c, type_, blob))
+        else:
+            newest[(ns, cid)] = _stored(metadata, blobs)
     return ThreadRows(checkpoints, write_rows(writes), newest)
 
 
@@ -110,11 +101,9 @@ def stored(
     params = {"thread": thread_id, "ids": sorted({cid for _, cid in keys})}
     wanted = set(keys)
     found = {}
-    for r in (yield _query(saver, STORED_SQL, params)):
-        key = (r["checkpoint_ns"], r["checkpoint_id"])
-        if key not in wanted:
-            continue
-        found[key] = _stored(r["checkpoint"], r["blobs"])
+    for ns, cid, checkpoint, blobs in (yield _query(saver, STORED_SQL, params)):
+        if (ns, cid) in wanted:
+            found[(ns, cid)] = _stored(checkpoint, blobs)
     require(len(found) == len(wanted), "a checkpoint disappeared while the thread was read")
     return found
 
@@ -131,14 +120,18 @@ def _stored(checkpoint: dict[str, Any], blobs: list[list[bytes]] | None) -> Stor
     return StoredCheckpoint(checkpoint=checkpoint, raw=raw, inline=inline)
 
 
-def _query(saver: Any, sql: str, params: Mapping[str, Any]) -> Effect[list[Any]]:
+def _query(saver: Any, sql: str, params: Mapping[str, Any]) -> Effect[list[tuple[Any, ...]]]:
+    """Rows as tuples (the saver's cursors make dicts, which cost more to build)."""
+
     def run() -> list[Any]:
         with saver._cursor() as cur:
+            cur.row_factory = tuple_row
             cur.execute(sql, params)
             return cur.fetchall()
 
     async def arun() -> list[Any]:
         async with saver._cursor() as cur:
+            cur.row_factory = tuple_row
             await cur.execute(sql, params)
             return await cur.fetchall()
 

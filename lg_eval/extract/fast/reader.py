@@ -1,7 +1,7 @@
 """The fast reader: one pass over checkpoint and write rows, state decoded only on demand.
 
 It fills :class:`~lg_eval.extract.records.CheckpointRecord` through the very
-function the generic reader uses (``generic._record``), handing it what the
+function the generic reader uses (``generic.build_record``), handing it what the
 generic reader would get from ``checkpointer.list`` and ``get_state_history``
 but built from storage rows without their values:
 
@@ -28,11 +28,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
@@ -40,7 +41,6 @@ from lg_eval.extract.fast import memory, versions
 from lg_eval.extract.fast.naming import PULL, Naming
 from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
 from lg_eval.extract.fast.rows import (
-    INTERRUPT,
     NULL_TASK_ID,
     RESUME,
     VALUE_CHANNELS,
@@ -52,7 +52,7 @@ from lg_eval.extract.fast.rows import (
     require,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
-from lg_eval.extract.generic import _record
+from lg_eval.extract.generic import StoredFields, build_record
 from lg_eval.extract.records import ROOT_NS, CheckpointRecord, ThreadRecords
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 
@@ -162,7 +162,7 @@ class _Thread:
         self.graph = graph
         self.saver = saver
         self.thread_id = thread_id
-        self.naming = Naming(graph)
+        self.naming = naming_of(graph)
         self.writes: dict[tuple[str, str], list[WriteRow]] = defaultdict(list)
         for write in writes:
             self.writes[(write.ns, write.checkpoint_id)].append(write)
@@ -249,37 +249,29 @@ class _Thread:
         return _Plan(tasks=tasks, values=values, result=result)
 
     def record(self, row: CheckpointRow, plan: _Plan) -> CheckpointRecord:
-        """The record the generic reader would build (through its own builder)."""
+        """The record the generic reader would build (through the same builder)."""
         writes = self.writes.get((row.ns, row.id), [])
         pending = [(w.task_id, w.channel, self.decode(w)) for w in writes]
         tasks, snapshot = plan.tasks, plan.snapshot
         if snapshot is None:
             tasks = [self.start_result(row, t, pending) if t.name == START else t for t in tasks]
-        config = self.config(row)
-        stored = CheckpointTuple(
-            config=config,
-            checkpoint={  # type: ignore[typeddict-item]
-                "ts": row.ts,
-                "versions_seen": {}
-                if row.interrupt_seen is None
-                else {INTERRUPT: row.interrupt_seen},
-                "channel_values": plan.channel_values,
-            },
-            metadata=row.metadata,  # type: ignore[arg-type]
-            parent_config=None
-            if row.parent_id is None
-            else {
-                **config,
-                "configurable": {**config["configurable"], "checkpoint_id": row.parent_id},
-            },
+            values = plan.values or _not_loaded(row)
+        else:
+            values = _constant(snapshot.values)
+        stored = StoredFields(
+            id=row.id,
+            ns=row.ns,
+            parent_id=row.parent_id,
+            metadata=row.metadata,
+            created_at=row.ts,
+            interrupt_seen=row.interrupt_seen,
             pending_writes=pending,
+            channel_values=plan.channel_values,
         )
-        values = None if snapshot is None else snapshot.values
         unnamed: list[str] = []
-        record = _record(self.graph, stored, SimpleNamespace(tasks=tasks, values=values), unnamed)
+        record = build_record(self.graph, stored, tasks, values, unnamed)
         require(not unnamed, "; ".join(unnamed))
         if snapshot is None:
-            record.values = plan.values or _not_loaded(row)
             record.result = plan.result
         return record
 
@@ -311,6 +303,25 @@ def _effect(run: Callable[[], Any], arun: Callable[[], Any]) -> Effect[Any]:
             raise FastPathUnavailable(f"LangGraph could not read a checkpoint: {exc!r}") from exc
 
     return Effect(sync, asynchronous)
+
+
+_namings: WeakKeyDictionary[Any, Naming] = WeakKeyDictionary()
+
+
+def naming_of(graph: Any) -> Naming:
+    """The :class:`Naming` of a compiled graph, kept while the graph lives: a nightly run
+    extracts thousands of threads of one graph, whose nodes and triggers do not change."""
+    try:
+        found = _namings.get(graph)
+        if found is None:
+            found = _namings[graph] = Naming(graph)
+    except TypeError:  # not weakly referenceable or not hashable
+        return Naming(graph)
+    return found
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    return lambda: value
 
 
 def _not_loaded(row: CheckpointRow) -> Callable[[], Any]:
