@@ -222,8 +222,7 @@ def measure(case: Case, saver: BaseCheckpointSaver, with_agentevals: bool) -> No
 def count_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> int:
     """The thread's checkpoints, counted from storage rows (``saver.list`` would decode every
     state: gigabytes at 2,000 tool calls)."""
-    checkpoints, _ = drive(storage_for(saver).rows(saver, thread_id))
-    return len(checkpoints)
+    return len(drive(storage_for(saver).rows(saver, thread_id)).checkpoints)
 
 
 def trajectory_of(fn: Callable[[], Any]) -> Any:
