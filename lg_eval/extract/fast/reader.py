@@ -206,17 +206,18 @@ class _Thread:
             f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT})",
         )
         writes = self.writes.get((row.ns, row.id), [])
-        config = self.config(row)
         if stored is None:
             plan = _Plan(tasks=self.naming.planned(row, writes))
         else:
             plan = self.plan_stopped(row, writes, stored)
             if plan is None:
+                config = self.config(row)
                 snapshot = yield _effect(
                     lambda: self.graph.get_state(config), lambda: self.graph.aget_state(config)
                 )
                 plan = _Plan(tasks=list(snapshot.tasks), snapshot=snapshot)
         if row.metadata.get("source") == "input" and not any(t.name == START for t in plan.tasks):
+            config = self.config(row)
             found = yield _effect(
                 lambda: self.saver.get_tuple(config), lambda: self.saver.aget_tuple(config)
             )

@@ -38,7 +38,7 @@ class UntestedVersion(FastPathUnavailable):
     """An installed LangGraph package is outside the versions the fast path was tested with."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs twice as much
 class CheckpointRow:
     """One stored checkpoint, without its channel values."""
 
@@ -53,7 +53,7 @@ class CheckpointRow:
     """Only ``source``, ``step`` and ``parents`` are needed."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WriteRow:
     """One stored write; ``raw`` is the serialized value, present only if needed."""
 

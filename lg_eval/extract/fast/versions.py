@@ -34,6 +34,7 @@ def installed(package: str) -> str | None:
         return None
 
 
+@cache
 def _parse(version: str) -> tuple[int, ...]:
     parts: list[int] = []
     for piece in version.split(".")[:3]:
