@@ -278,8 +278,11 @@ def _pauses_and_answers(task: TaskRecord, ns: str, ckpt: CheckpointRecord) -> tu
 
 
 def _leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> _Plan:
-    ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
-    pauses, answers = _pauses_and_answers(task, ns, ckpt)
+    if task.interrupts or task.resumes:
+        ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
+        pauses, answers = _pauses_and_answers(task, ns, ckpt)
+    else:  # the common case: it ran once (no namespace string needed)
+        pauses, answers = 0, []
     outcomes: list[Outcome] = ["paused"] * pauses
     if task.finished:
         if task.error:
@@ -370,7 +373,6 @@ def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRu
     task = plan.task
     outcome = plan.outcomes[execution]
     resumed = execution > 0 and plan.outcomes[execution - 1] == "paused"
-    ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
     run = TaskRun(name=task.name, path=f"{prefix}{task.name}", task_id=task.id, resumed=resumed)
     if outcome == "error":
         run.error = task.error
@@ -378,6 +380,9 @@ def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRu
         if execution < len(plan.children):
             run.subgraph = plan.children[execution].supersteps
         return run
+    if not plan.own_pauses:
+        return run
+    ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
     if execution in plan.own_pauses:
         run.interrupts = [_interrupt(task, ns, plan.own_pauses.index(execution), run.path)]
     if execution - 1 in plan.own_pauses:

@@ -30,11 +30,9 @@ from lg_eval.extract.fast.stored import StoredCheckpoint
 THREAD_SQL = f"""
 SELECT 0 AS kind, checkpoint_ns, checkpoint_id,
        parent_checkpoint_id AS a, checkpoint->>'v' AS b, checkpoint->>'ts' AS c,
-       checkpoint->'versions_seen'->'__interrupt__' AS seen,
-       jsonb_strip_nulls(jsonb_build_object(
-           'source', metadata->'source', 'step', metadata->'step', 'parents', metadata->'parents'
-       )) AS metadata,
-       NULL::integer AS idx, NULL::text AS type, NULL::bytea AS blob, NULL::bytea[] AS blobs
+       checkpoint->'versions_seen'->'__interrupt__' AS seen, metadata->'parents' AS metadata,
+       (metadata->>'step')::integer AS idx, metadata->>'source' AS type, NULL::bytea AS blob,
+       NULL::bytea[] AS blobs
 FROM checkpoints WHERE thread_id = %(thread)s
 UNION ALL
 SELECT 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL, idx, type,
@@ -49,8 +47,10 @@ FROM (
 ) AS checkpoints
 ORDER BY kind, checkpoint_id DESC
 """
-"""Checkpoint rows (kind 0, newest first), write rows (kind 1) and each namespace's newest
-checkpoint whole (kind 2, always one where a run stopped), in one round trip."""
+"""Checkpoint rows (kind 0, newest first; their metadata's ``step``, ``source`` and
+``parents`` in the ``idx``, ``type`` and ``metadata`` columns), write rows (kind 1) and each
+namespace's newest checkpoint whole (kind 2, always one where a run stopped), in one round
+trip."""
 
 BLOBS_SQL = """(
     SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
@@ -74,7 +74,8 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     writes = []
     newest = {}
     for kind, ns, cid, a, b, c, seen, metadata, idx, type_, blob, blobs in found:
-        if kind == 0:
+        if kind == 0:  # idx holds metadata's step, type its source, metadata its parents
+            found_metadata = {"source": type_, "step": idx, "parents": metadata}
             checkpoints.append(
                 CheckpointRow(
                     ns=ns,
@@ -83,7 +84,7 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
                     version=int(b or 0),
                     ts=c,
                     interrupt_seen=seen,
-                    metadata=metadata or {},
+                    metadata={k: v for k, v in found_metadata.items() if v is not None},
                 )
             )
         elif kind == 1:
