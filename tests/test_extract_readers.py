@@ -385,6 +385,45 @@ def test_delta_channel_state_is_read_through_a_snapshot(saver: Any) -> None:
         assert_same(graph, snapshots=False)
 
 
+class _NothingMapped(dict):
+    """Pretends the stdlib's SQLite maps no byte of any file."""
+
+    def __getitem__(self, key: Any) -> int:
+        return 0
+
+
+def test_a_sqlite_file_past_the_mapped_size_is_read_by_the_helper_process(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past what Python's SQLite memory-maps (2 GiB), rows are read by a helper process
+    whose SQLite (apsw) maps the whole file; it must give exactly the same rows."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from lg_eval.extract.fast import sqlite as sqlite_module
+    from lg_eval.extract.fast import sqlite_helper
+
+    assert sqlite_helper.available(), "apsw is a dependency of lg_eval"
+    conn = sqlite3.connect(str(tmp_path / "big.sqlite"), check_same_thread=False)
+    scenario = SCENARIOS["weather"]
+    graph = scenario.build(checkpointer=SqliteSaver(conn))
+    scenario.run(graph, "t")
+    read: list[int] = []
+    real = sqlite_helper.read_file
+
+    def spy(file: str, thread_id: str) -> Any:
+        found = real(file, thread_id)  # raises here if the helper fails
+        read.append(len(found[0]))
+        return found
+
+    monkeypatch.setattr(sqlite_helper, "read_file", spy)
+    monkeypatch.setattr(sqlite_module, "_mapped", _NothingMapped())
+    fast = assert_same(graph, snapshots=False)
+    assert read == [len(fast.lineage)]
+    conn.close()
+
+
 def test_sqlite_in_memory_database_and_large_checkpoints(tmp_path: Any) -> None:
     """SQLite rows read every way: ``:memory:`` (through the saver), a file with checkpoints
     larger than the blob I/O threshold, and ``versions_seen`` longer than the first tail read."""

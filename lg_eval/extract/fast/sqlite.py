@@ -26,12 +26,12 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
 
 from lg_eval._effects import Core, Effect
-from lg_eval.extract.fast import msgpack_lite
+from lg_eval.extract.fast import msgpack_lite, sqlite_helper
 from lg_eval.extract.fast.rows import (
     INTERRUPT,
     CheckpointRow,
@@ -70,8 +70,9 @@ WRITES_SQL = (
     "FROM writes WHERE thread_id = ?"
 )
 
+
 Found = tuple[list[tuple[Any, ...]], list[Any]]
-"""``(checkpoint fields + head + tail, write rows)``."""
+"""``(checkpoint fields + head + tail, write rows)``, as read from the file."""
 
 
 def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
@@ -81,21 +82,21 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     if file is None:
         databases = yield _query(saver, "PRAGMA database_list", ())
         file = _files[saver] = next((row[2] for row in databases if row[1] == "main"), "")
-    found = None
     if file:
         try:
             found = yield _on_own_connection(file, thread_id)
+            if found[0]:
+                return ThreadRows([_checkpoint(*f) for f in found[0]], write_rows(found[1]))
         except (sqlite3.Error, OSError):
-            found = None  # e.g. no read access to the file: read through the saver
-    if not found or not found[0]:  # nothing committed yet? ask the saver's own connection
-        by_substr = yield _query(saver, BY_SUBSTR, (thread_id,))
-        checkpoints = []
-        for *fields, head, tail, length in by_substr:
-            if _tail(tail) is None and length > len(tail):
-                (tail,) = (yield _query(saver, _TAIL_SQL, (*fields[:2], thread_id)))[0]
-            checkpoints.append((*fields, head, tail))
-        found = (checkpoints, (yield _query(saver, WRITES_SQL, (thread_id,))))
-    return ThreadRows([_checkpoint(*fields) for fields in found[0]], write_rows(found[1]))
+            pass  # e.g. no read access to the file: read through the saver
+    # nothing committed to the file yet, or no file: ask the saver's own connection
+    by_substr = yield _query(saver, BY_SUBSTR, (thread_id,))
+    checkpoints = []
+    for *fields, head, tail, length in by_substr:
+        if _tail(tail) is None and length > len(tail):
+            (tail,) = (yield _query(saver, _TAIL_SQL, (*fields[:2], thread_id)))[0]
+        checkpoints.append(_checkpoint(*fields, head, tail))
+    return ThreadRows(checkpoints, write_rows((yield _query(saver, WRITES_SQL, (thread_id,)))))
 
 
 def stored(
@@ -196,10 +197,22 @@ _connections: OrderedDict[str, tuple[sqlite3.Connection, threading.Lock, tuple[i
     OrderedDict()
 )
 _connections_lock = threading.Lock()
+_mapped: dict[str, int] = {}
+"""Bytes of each file the cached connection memory-maps."""
 
 
 def _on_own_connection(file: str, thread_id: str) -> Effect[Found]:
-    return _on_own(file, lambda conn: _read_file(conn, thread_id))
+    def run() -> Found:
+        conn, lock, _ = _connection(file)
+        if os.path.getsize(file) > _mapped[file] and sqlite_helper.available():
+            try:  # past what this SQLite maps: read by a helper that maps it all
+                return cast(Found, sqlite_helper.read_file(file, thread_id))
+            except Exception:  # the helper could not: read here, page by page
+                pass
+        with lock:
+            return _read_file(conn, thread_id)
+
+    return Effect(run, lambda: asyncio.to_thread(run))
 
 
 def _on_own(file: str, read: Callable[[sqlite3.Connection], Any]) -> Effect[Any]:
@@ -226,7 +239,8 @@ def _connection(file: str) -> tuple[sqlite3.Connection, threading.Lock, tuple[in
         if cached is not None:
             _close(cached)
         conn = sqlite3.connect(f"file:{quote(file)}?mode=ro", uri=True, check_same_thread=False)
-        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        (mapped,) = conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}").fetchone()
+        _mapped[file] = mapped  # what this SQLite build really maps (2 GiB on most)
         _connections[file] = (conn, threading.Lock(), identity)
         while len(_connections) > OWN_CONNECTIONS:
             _close(_connections.popitem(last=False)[1])
@@ -239,12 +253,24 @@ def _close(cached: tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]) -
 
 
 def _read_file(conn: sqlite3.Connection, thread_id: str) -> Found:
+    return read_rows(
+        conn,
+        thread_id,
+        lambda rowid: conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True),
+    )
+
+
+def read_rows(conn: Any, thread_id: str, open_blob: Callable[[int], Any]) -> Found:
+    """A thread's raw rows through a DB-API connection to the file (``open_blob(rowid)``
+    opens a checkpoint blob for incremental reading)."""
     checkpoints = []
-    for *fields, rowid, length, small in conn.execute(BY_ROWID, (thread_id,)).fetchall():
+    # row by row, each blob read right after its row: the second walk of the row's overflow
+    # pages (the statement's reached the metadata after them) then finds them in CPU cache
+    for *fields, rowid, length, small in conn.execute(BY_ROWID, (thread_id,)):
         if small is not None:
             checkpoints.append((*fields, small[:HEAD_BYTES], small))
             continue
-        with conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True) as blob:
+        with open_blob(rowid) as blob:
             head = blob.read(HEAD_BYTES)
             tail = _read_tail(blob, length)
         checkpoints.append((*fields, head, tail))
