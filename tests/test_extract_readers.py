@@ -424,6 +424,32 @@ def test_a_sqlite_file_past_the_mapped_size_is_read_by_the_helper_process(
     conn.close()
 
 
+def test_a_short_sqlite_thread_is_read_in_one_pass(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest checkpoint of a short thread is small enough to be read whole with the
+    rows, so the reader plans it without fetching it a second time."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from lg_eval.extract.fast import sqlite as sqlite_module
+
+    conn = sqlite3.connect(str(tmp_path / "short.sqlite"), check_same_thread=False)
+    graph = build_agent(2, 0, SqliteSaver(conn))
+    run_thread(graph, "t")
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the newest checkpoint was fetched again")
+
+    monkeypatch.setattr(sqlite_module, "stored", refuse)
+    fast = assert_same(graph, snapshots=False)
+    assert fast.to_graph_trajectory().steps == [
+        ["__start__", "agent", "tools", "agent", "tools", "agent"]
+    ]
+    conn.close()
+
+
 def test_sqlite_in_memory_database_and_large_checkpoints(tmp_path: Any) -> None:
     """SQLite rows read every way: ``:memory:`` (through the saver), a file with checkpoints
     larger than the blob I/O threshold, and ``versions_seen`` longer than the first tail read."""

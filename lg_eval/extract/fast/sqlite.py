@@ -6,7 +6,8 @@ msgpack blob, and the metadata after it. Only the blob's first bytes (``v``,
 (:mod:`~lg_eval.extract.fast.msgpack_lite`), and write rows come without their
 values except the few a trajectory shows. The checkpoints where a run stopped
 (O(turns) of them) are read whole and split into undecoded channel values
-(:func:`stored`).
+(:func:`stored`); a namespace's newest, if its blob was small enough to come
+whole with the rows, is not fetched again.
 
 Reaching a row's tail or its metadata still walks the blob's overflow pages.
 For a database file the reader therefore uses a read-only connection of its
@@ -26,6 +27,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any, cast
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
@@ -41,7 +43,7 @@ from lg_eval.extract.fast.rows import (
     sql_value_needed,
     write_rows,
 )
-from lg_eval.extract.fast.stored import StoredCheckpoint, split_msgpack_checkpoint
+from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, split_msgpack_checkpoint
 
 HEAD_BYTES = 160
 TAIL_BYTES = (2048, 65536)
@@ -86,7 +88,8 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
         try:
             found = yield _on_own_connection(file, thread_id)
             if found[0]:
-                return ThreadRows([_checkpoint(*f) for f in found[0]], write_rows(found[1]))
+                checkpoints = [_checkpoint(*f) for f in found[0]]
+                return ThreadRows(checkpoints, write_rows(found[1]), _newest_whole(found[0]))
         except (sqlite3.Error, OSError):
             pass  # e.g. no read access to the file: read through the saver
     # nothing committed to the file yet, or no file: ask the saver's own connection
@@ -97,6 +100,22 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
             (tail,) = (yield _query(saver, _TAIL_SQL, (*fields[:2], thread_id)))[0]
         checkpoints.append(_checkpoint(*fields, head, tail))
     return ThreadRows(checkpoints, write_rows((yield _query(saver, WRITES_SQL, (thread_id,)))))
+
+
+def _newest_whole(found: list[tuple[Any, ...]]) -> dict[tuple[str, str], StoredCheckpoint]:
+    """Each namespace's newest checkpoint (always one where a run stopped), when its blob is
+    small enough to have been read whole already (its "tail" starts with its head): the
+    reader then need not fetch it again, which on short threads is a query per thread."""
+    newest: dict[tuple[str, str], StoredCheckpoint] = {}
+    seen: set[str] = set()
+    for ns, cid, _parent, kind, _metadata, head, tail in found:  # newest first
+        if ns in seen:
+            continue
+        seen.add(ns)
+        if kind == "msgpack" and tail.startswith(head):
+            with suppress(Unreadable):  # not the whole blob after all: stored() reads it
+                newest[(ns, cid)] = split_msgpack_checkpoint(bytes(tail))
+    return newest
 
 
 def stored(
