@@ -183,6 +183,52 @@ async def test_send_fan_out_with_interrupts_on_async_savers(async_saver: Any) ->
     await assert_same_async(graph)
 
 
+def test_sends_to_two_nodes_are_each_named_by_their_own_hash(saver: Any) -> None:
+    """Send ids are tried against the node the latest one matched first: packets that
+    alternate between two nodes must still each get their own node's name."""
+    builder = StateGraph(Log)
+    builder.add_node("split", note("split"))
+    builder.add_node("even", lambda s: {"log": [f"even:{s['item']}"]})
+    builder.add_node("odd", lambda s: {"log": [f"odd:{s['item']}"]})
+    builder.add_edge(START, "split")
+    builder.add_conditional_edges(
+        "split", lambda s: [Send("odd" if i % 2 else "even", {"item": i}) for i in range(5)]
+    )
+    graph = builder.compile(checkpointer=saver)
+    graph.invoke({"log": []}, cfg())
+    graph.invoke({"log": []}, cfg())
+    trajectory = assert_same(graph, snapshots=False)
+    for turn in trajectory.turns:
+        fan_out = turn.supersteps[-1].tasks
+        assert [t.name for t in fan_out] == ["even", "odd", "even", "odd", "even"]
+    assert trajectory.turns[-1].state["log"][-5:] == [
+        "even:0",
+        "odd:1",
+        "even:2",
+        "odd:3",
+        "even:4",
+    ]
+
+
+class Big(TypedDict):
+    n: int
+
+
+def test_integers_past_float_precision_in_state_and_metadata_read_exactly(saver: Any) -> None:
+    """Postgres keeps such values as JSON; they must not come back as floats (LangGraph's
+    serializer refuses integers past 64 bits, so those never reach storage)."""
+    builder = StateGraph(Big)
+    builder.add_node("add", lambda s: {"n": s["n"] + 1})
+    builder.add_edge(START, "add")
+    graph = builder.compile(checkpointer=saver)
+    big = 2**62 + 1
+    graph.invoke({"n": big}, {**cfg(), "metadata": {"tenant": big}})
+    trajectory = assert_same(graph, snapshots=False)
+    assert trajectory.turns[0].input == {"n": big}
+    assert trajectory.turns[0].state == {"n": big + 1}
+    assert type(trajectory.turns[0].state["n"]) is int
+
+
 def test_durability_exit(saver: Any) -> None:
     graph = chain("a", "b", checkpointer=saver)
     graph.invoke({"log": ["in"]}, cfg(), durability="exit")

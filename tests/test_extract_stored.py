@@ -16,6 +16,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Send
 
+from lg_eval.extract.fast import naming
+from lg_eval.extract.fast.rows import json_fields
 from lg_eval.extract.fast.stored import (
     StoredCheckpoint,
     Unreadable,
@@ -114,3 +116,27 @@ def test_inline_values_are_read_as_stored() -> None:
     stored = StoredCheckpoint(checkpoint={}, raw={}, inline={"count": 3})
     assert stored.decode(SERDE, ["count"]) == {"count": 3}
     assert stored.has("count")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (None, None),
+        ('{"a": [1, 2.5, "x", null, true]}', {"a": [1, 2.5, "x", None, True]}),
+        (b'{"step": 3}', {"step": 3}),
+        ("1e400", float("inf")),  # orjson refuses it, json reads it
+    ],
+)
+def test_stored_json_fields_read_as_the_json_module_reads_them(text: Any, value: Any) -> None:
+    assert json_fields(text) == value
+
+
+def test_naming_forgets_subgraph_namespaces_past_its_bound(monkeypatch: Any) -> None:
+    from graphs.scenarios import SCENARIOS
+
+    monkeypatch.setattr(naming, "_NAMESPACES_KEPT", 2)
+    found = naming.Naming(SCENARIOS["weather"].build())
+    for ns in ("", "a:1", "a:2", "a:3"):
+        found.nodes(ns)
+    assert len(found._by_ns) == 2
+    assert found.nodes("").graph is found.nodes("a:9").graph  # unknown subgraph: the root

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -35,17 +35,23 @@ from lg_eval.extract.fast.rows import (
     PUSH_PREFIX,
     UPDATE_PREFIX,
     CheckpointRow,
+    FastPathUnavailable,
     WriteRow,
     require,
 )
 from lg_eval.extract.records import NS_END, NS_SEP, PULL, PUSH
 
 INPUT = "__input__"
+_NAMESPACES_KEPT = 4096
+"""Namespaces whose node set :class:`Naming` remembers: a subgraph's namespace carries its
+task id, so a long-lived graph sees a new one per subgraph run."""
 
 
-def task_hash(checkpoint: bytes, *parts: str) -> str:
+def task_hash(checkpoint: bytes, *parts: str | bytes) -> str:
     """LangGraph's task id for ``parts`` at a (format v2+) checkpoint whose id is
-    ``checkpoint`` (as bytes: see :func:`id_bytes`)."""
+    ``checkpoint`` (as bytes: see :func:`id_bytes`). LangGraph hashes the parts
+    concatenated, so parts may come pre-joined as bytes (were that to change, ids would
+    stop matching and the fast path would give way, never misname a task)."""
     return _xxhash_str(checkpoint, *parts)
 
 
@@ -68,6 +74,11 @@ class NodeSet:
     untracked: bool
     """Whether the graph has ``UntrackedValue`` channels: a task writing only to them stores
     no write at all, so its checkpoints cannot be read from writes alone."""
+    pull_tail: dict[str, bytes] = field(default_factory=dict)
+    """Per node, the hashed parts of its PULL id after the step, joined (see :func:`task_hash`)."""
+    push_guess: list[str] = field(default_factory=list)
+    """The node the latest ``Send`` id matched, tried first (a graph's ``Send`` packets
+    usually go to one node; every name is tried after it)."""
 
 
 class Naming:
@@ -82,6 +93,8 @@ class Naming:
         """The graph whose nodes a namespace's checkpoints plan (as ``get_state`` picks it)."""
         found = self._by_ns.get(ns)
         if found is None:
+            if len(self._by_ns) >= _NAMESPACES_KEPT:  # subgraph namespaces differ per run
+                self._by_ns.clear()
             found = self._by_ns[ns] = self._nodes(recast(ns))
         return found
 
@@ -93,13 +106,15 @@ class Naming:
                 graph = next((g for _, g in found), self.root)
             nodes = getattr(graph, "nodes", None)
             require(isinstance(nodes, dict), f"graph for namespace {key!r} has no Pregel nodes")
+            triggers = {name: tuple(sorted(node.triggers)) for name, node in nodes.items()}
             self._graphs[key] = NodeSet(
                 graph=graph,
                 order={name: i for i, name in enumerate(nodes)},
-                triggers={name: tuple(sorted(node.triggers)) for name, node in nodes.items()},
+                triggers=triggers,
                 untracked=any(
                     isinstance(c, UntrackedValue) for c in getattr(graph, "channels", {}).values()
                 ),
+                pull_tail={n: "".join((n, PULL, *t)).encode() for n, t in triggers.items()},
             )
         return self._graphs[key]
 
@@ -149,27 +164,26 @@ class Naming:
     ) -> tuple[str, Any] | None:
         if path.startswith(PULL_PREFIX):
             name = path[len(PULL_PREFIX) :]
-            require(name in nodes.order, f"task path names unknown node {name!r}")
-            require(
-                _pull_id(checkpoint, ns, nodes, step, name) == task_id,
-                f"task {task_id} does not hash as node {name!r}",
-            )
+            if name not in nodes.order:
+                raise FastPathUnavailable(f"task path names unknown node {name!r}")
+            if _pull_id(checkpoint, ns, nodes, step, name) != task_id:
+                raise FastPathUnavailable(f"task {task_id} does not hash as node {name!r}")
             return PULL, name
         if path.startswith(PUSH_PREFIX) and not path.startswith(PUSH_PREFIX + "~"):
             index = _index(path[len(PUSH_PREFIX) :])
-            for name in nodes.order:
-                if task_hash(checkpoint, _ns(ns, name), step, name, PUSH, str(index)) == task_id:
+            guess = nodes.push_guess
+            for name in (guess[0], *nodes.order) if guess else nodes.order:
+                if task_hash(checkpoint, _ns(ns, name), f"{step}{name}{PUSH}{index}") == task_id:
+                    guess[:] = [name]
                     return PUSH, (index, name)
             raise_unnamed(task_id, path)
-        require(
-            path == "" or _is_update(path) or path.startswith(PUSH_PREFIX + "~"),
-            f"unexpected task path {path!r}",
-        )
+        if not (path == "" or _is_update(path) or path.startswith(PUSH_PREFIX + "~")):
+            raise FastPathUnavailable(f"unexpected task path {path!r}")
         return None
 
 
 def _pull_id(checkpoint: bytes, ns: str, nodes: NodeSet, step: str, name: str) -> str:
-    return task_hash(checkpoint, _ns(ns, name), step, name, PULL, *nodes.triggers[name])
+    return task_hash(checkpoint, _ns(ns, name), step, nodes.pull_tail[name])
 
 
 def _update_id(checkpoint_id: str, path: str) -> str | None:
@@ -186,7 +200,8 @@ def _update_id(checkpoint_id: str, path: str) -> str | None:
 def _index(text: str) -> int:
     """The leading index of a task path's remainder (``"0000000002, 0000000000"`` -> 2)."""
     first = text.split(", ")[0]
-    require(first.isdigit(), f"unexpected task path fragment {text!r}")
+    if not first.isdigit():
+        raise FastPathUnavailable(f"unexpected task path fragment {text!r}")
     return int(first)
 
 

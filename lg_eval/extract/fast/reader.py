@@ -49,7 +49,6 @@ from lg_eval.extract.fast.rows import (
     UntestedVersion,
     WriteRow,
     paused_gc,
-    require,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
 from lg_eval.extract.generic import StoredFields, build_record
@@ -201,10 +200,10 @@ class _Thread:
     def plan(self, row: CheckpointRow, stored: StoredCheckpoint | None) -> Core[_Plan]:
         """The tasks planned at ``row`` (from writes, or from the stored checkpoint where
         the run stopped) and how to load its state."""
-        require(
-            row.version == versions.CHECKPOINT_FORMAT,
-            f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT})",
-        )
+        if row.version != versions.CHECKPOINT_FORMAT:
+            raise FastPathUnavailable(
+                f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT})"
+            )
         writes = self.writes.get((row.ns, row.id), [])
         if stored is None:
             plan = _Plan(tasks=self.naming.planned(row, writes))
@@ -271,7 +270,8 @@ class _Thread:
         )
         unnamed: list[str] = []
         record = build_record(self.graph, stored, tasks, values, unnamed)
-        require(not unnamed, "; ".join(unnamed))
+        if unnamed:
+            raise FastPathUnavailable("; ".join(unnamed))
         if snapshot is None:
             record.result = plan.result
         return record

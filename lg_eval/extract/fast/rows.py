@@ -11,11 +11,13 @@ the whole state, node outputs) stays undecoded, and is usually not even read.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from langgraph.checkpoint.base import writes_sort_key
 
 from lg_eval.extract.fast.stored import StoredCheckpoint
@@ -117,6 +119,20 @@ def require(condition: bool, reason: str) -> None:
     """Give up on the fast path (the caller falls back to the generic reader)."""
     if not condition:
         raise FastPathUnavailable(reason)
+
+
+def json_fields(text: str | bytes | None) -> Any:
+    """JSON stored as text whose numbers are small (a checkpoint's metadata, its
+    ``versions_seen``), read with orjson: several times faster than ``json`` on the many
+    tiny documents of a thread. Never use it for user values: orjson reads integers past
+    64 bits as floats (``json.loads`` is used for those, e.g. Postgres' inline channel
+    values); what orjson refuses outright is read by ``json``."""
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def write_rows(found: Iterable[Sequence[Any]]) -> list[WriteRow]:

@@ -21,7 +21,6 @@ only the effects differ (the own connection runs in a worker thread when async).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 import threading
@@ -39,6 +38,7 @@ from lg_eval.extract.fast.rows import (
     CheckpointRow,
     FastPathUnavailable,
     ThreadRows,
+    json_fields,
     require,
     sql_value_needed,
     write_rows,
@@ -168,14 +168,17 @@ _TAIL_SQL = (
 def _checkpoint(
     ns: str, cid: str, parent_id: str | None, kind: str, metadata: Any, head: bytes, tail: bytes
 ) -> CheckpointRow:
-    require(kind == "msgpack", f"checkpoint serialized as {kind!r}, not plain msgpack")
+    if kind != "msgpack":  # (conditions, not require(): its message would be built per row)
+        raise FastPathUnavailable(f"checkpoint serialized as {kind!r}, not plain msgpack")
     seen = _tail(tail)
-    require(seen is not None, f"checkpoint {cid} has no readable versions_seen")
+    if seen is None:
+        raise FastPathUnavailable(f"checkpoint {cid} has no readable versions_seen")
     try:
         fields = msgpack_lite.checkpoint_head(bytes(head))
     except msgpack_lite.Unsupported as exc:
         raise FastPathUnavailable(f"checkpoint {cid}: {exc}") from exc
-    require(fields["id"] == cid, f"checkpoint {cid} stores id {fields['id']!r}")
+    if fields["id"] != cid:
+        raise FastPathUnavailable(f"checkpoint {cid} stores id {fields['id']!r}")
     return CheckpointRow(
         ns=ns,
         id=cid,
@@ -183,7 +186,7 @@ def _checkpoint(
         version=fields["v"],
         ts=fields["ts"],
         interrupt_seen=seen.get(INTERRUPT),  # type: ignore[union-attr]
-        metadata=json.loads(metadata) if metadata is not None else {},
+        metadata=json_fields(metadata) if metadata is not None else {},
     )
 
 
