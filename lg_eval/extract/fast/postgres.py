@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from psycopg.rows import tuple_row
@@ -42,28 +43,38 @@ SELECT 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL,
        CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL
 FROM checkpoint_writes WHERE thread_id = %(thread)s
 UNION ALL
-SELECT 2, checkpoint_ns, checkpoint_id, NULL, NULL, NULL, NULL, checkpoint::text, NULL, NULL,
-       NULL,
-       {{blobs}}
+SELECT 2, checkpoints.checkpoint_ns, checkpoint_id, NULL, NULL, NULL, NULL, checkpoint::text,
+       NULL, NULL, NULL, {{blobs}}
 FROM (
-    SELECT DISTINCT ON (checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, checkpoint
-    FROM checkpoints WHERE thread_id = %(thread)s ORDER BY checkpoint_ns, checkpoint_id DESC
+    SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %(thread)s
+) AS namespaces CROSS JOIN LATERAL (
+    SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints
+    WHERE thread_id = %(thread)s AND checkpoint_ns = namespaces.checkpoint_ns
+    ORDER BY checkpoint_id DESC LIMIT 1
 ) AS checkpoints
-ORDER BY kind, checkpoint_id DESC
 """
-"""Checkpoint rows (kind 0, newest first; their metadata's ``step``, ``source`` and
-``parents`` in the ``idx``, ``type`` and ``metadata`` columns), write rows (kind 1) and each
-namespace's newest checkpoint whole (kind 2, always one where a run stopped), in one round
-trip. JSONB comes as text: psycopg's JSON loader cost more than the rest of a short
-thread's rows, and the small per-row fields read faster with :func:`json_fields`."""
+"""Checkpoint rows (kind 0; their metadata's ``step``, ``source`` and ``parents`` in the
+``idx``, ``type`` and ``metadata`` columns), write rows (kind 1) and each namespace's newest
+checkpoint whole (kind 2, always one where a run stopped), in one round trip, unordered
+(sorting thousands of rows cost the server more than Python's sort of the checkpoints).
+
+Each part walks the primary key: the newest checkpoint per namespace is a backward index
+scan, not a sort of every wide checkpoint row, and each of its blobs is one key look-up,
+not a scan of every stored version of every channel. JSONB comes as text: psycopg's JSON
+loader cost more than the rest of a short thread's rows, and the small per-row fields read
+faster with :func:`json_fields`."""
 
 BLOBS_SQL = """(
-    SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
+    SELECT array_agg(array[versions.key::bytea, bl.type::bytea, bl.blob])
     FROM jsonb_each_text(checkpoint -> 'channel_versions') AS versions
-    JOIN checkpoint_blobs bl
-      ON bl.thread_id = checkpoints.thread_id AND bl.checkpoint_ns = checkpoints.checkpoint_ns
-     AND bl.channel = versions.key AND bl.version = versions.value)"""
-"""A checkpoint's channel blobs, joined as ``PostgresSaver.get_tuple`` joins them."""
+    CROSS JOIN LATERAL (
+        SELECT type, blob FROM checkpoint_blobs
+        WHERE thread_id = checkpoints.thread_id AND checkpoint_ns = checkpoints.checkpoint_ns
+          AND channel = versions.key AND version = versions.value
+        LIMIT 1
+    ) AS bl)"""
+"""A checkpoint's channel blobs, as ``PostgresSaver.get_tuple`` joins them (``LIMIT 1``
+keeps the planner from hashing all of the thread's blob rows instead)."""
 THREAD_SQL = THREAD_SQL.replace("{blobs}", BLOBS_SQL)
 STORED_SQL = f"""
 SELECT checkpoint_ns, checkpoint_id, checkpoint::text, {BLOBS_SQL} AS blobs
@@ -96,6 +107,7 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
             writes.append((ns, cid, a, b, idx, c, type_, blob))
         else:
             newest[(ns, cid)] = _stored(metadata, blobs)
+    checkpoints.sort(key=attrgetter("id"), reverse=True)  # newest first, as savers list
     return ThreadRows(checkpoints, write_rows(writes), newest)
 
 
