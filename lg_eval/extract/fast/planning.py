@@ -20,7 +20,9 @@ raise and the reader asks ``get_state`` for that checkpoint instead.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._typing import MISSING
@@ -52,18 +54,13 @@ def planned_tasks(
 ) -> list[PregelTask]:
     """The tasks ``graph`` planned at the stored checkpoint of metadata step ``step``,
     as ``get_state`` lists them (same ids, names and order)."""
-    needed = _planning_channels(graph)
+    needed, specs = _planning_specs(graph)
     values = stored.decode(serde, needed)
     if stored.has(TASKS):
         raw = stored.raw.get(TASKS)
         if raw is None:
             raise Unreadable("pending sends are not stored serialized")
         values[TASKS] = pending_sends(raw)
-    specs = {
-        name: spec
-        for name, spec in graph.channels.items()
-        if name in needed or name == TASKS or not isinstance(spec, BaseChannel)
-    }
     checkpoint = _checkpoint(stored, values, specs)
     found, managed = channels_from_checkpoint(specs, checkpoint)  # type: ignore[arg-type]
     channels = {  # the rest left empty: they only fill task inputs, which are not used
@@ -85,13 +82,30 @@ def planned_tasks(
     return list(tasks.values())
 
 
-def _planning_channels(graph: Any) -> set[str]:
-    """The channels whose values decide which tasks run: every node's triggers, and the
-    channel a node reads when it reads just one (the task exists only if it has a value)."""
+_specs: WeakKeyDictionary[Any, tuple[frozenset[str], dict[str, Any]]] = WeakKeyDictionary()
+
+
+def _planning_specs(graph: Any) -> tuple[frozenset[str], dict[str, Any]]:
+    """The channels whose values decide which tasks run (every node's triggers, and the
+    channel a node reads when it reads just one: the task exists only if it has a value),
+    and the channel specs planning builds (those, the pending sends, managed values);
+    kept per graph, as they never change."""
+    try:
+        return _specs[graph]
+    except (KeyError, TypeError):
+        pass
     needed = {channel for node in graph.nodes.values() for channel in node.triggers}
     needed.update(n.channels for n in graph.nodes.values() if isinstance(n.channels, str))
     needed.discard(TASKS)
-    return needed
+    specs = {
+        name: spec
+        for name, spec in graph.channels.items()
+        if name in needed or name == TASKS or not isinstance(spec, BaseChannel)
+    }
+    found = (frozenset(needed), specs)
+    with suppress(TypeError):  # not weakly referenceable: computed each time
+        _specs[graph] = found
+    return found
 
 
 def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[], Any]:

@@ -166,7 +166,8 @@ class _Thread:
         for write in writes:
             self.writes[(write.ns, write.checkpoint_id)].append(write)
         for group in self.writes.values():
-            group.sort(key=lambda w: w.sort_key)
+            if len(group) > 1:
+                group.sort(key=_write_order)
         self.children: dict[tuple[str, str], list[CheckpointRow]] = defaultdict(list)
         for row in checkpoints:
             if row.parent_id is not None:
@@ -286,6 +287,10 @@ class _Thread:
         own = [w for w in pending if w[0] == task.id]
         output_keys = self.naming.nodes(row.ns).graph.stream_channels_asis
         return tasks_w_writes([task], own, None, output_keys)[0]
+
+
+def _write_order(write: WriteRow) -> tuple[str, str, int]:
+    return write.sort_key
 
 
 def _effect(run: Callable[[], Any], arun: Callable[[], Any]) -> Effect[Any]:
