@@ -293,7 +293,7 @@ def trajectory_of(fn: Callable[[], Any]) -> Any:
         return fn()
 
 
-def throughput(saver: BaseCheckpointSaver, threads: int, passes: int = 3) -> tuple[float, float]:
+def throughput(saver: BaseCheckpointSaver, threads: int, passes: int = 5) -> tuple[float, float]:
     """(threads per second, seconds) extracting ``threads`` short threads one after another
     with the one graph that ran them all; the best of ``passes`` passes over the same stored
     threads (on a shared 2-core machine the slower passes measure its neighbours, e.g. the
