@@ -189,9 +189,11 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
         arrival = ckpt.source in ARRIVING_SOURCES
         breakpoint_stop = arrival and _stopped_before_running(ckpt, child, plans)
         offset = (0 if arrival else 1) + (1 if breakpoint_stop else 0)
+        visits = max(1 if arrival else 0, offset)
         for plan in plans:
-            _shift(plan, offset)
-        visits = max([1 if arrival else 0] + [p.start + len(p.outcomes) for p in plans] + [offset])
+            if offset:
+                _shift(plan, offset)
+            visits = max(visits, plan.start + len(plan.outcomes))
         last_stops = child is None or child.source != "loop"
         for visit in range(0 if arrival else 1, visits):
             runs = _runs_at(plans, visit, path_prefix, ckpt)
@@ -238,7 +240,7 @@ def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list
     for task in ckpt.tasks:
         if task.caller_id is not None:
             continue
-        child_lineage = index.child_lineage(ckpt, task)
+        child_lineage = index.child_lineage(ckpt, task) if index.owned else None
         if child_lineage:
             children = _segments(child_lineage, index, f"{path_prefix}{task.name}:")
             outcomes = [seg.outcome for seg in children]

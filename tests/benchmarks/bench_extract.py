@@ -462,6 +462,10 @@ def main(argv: list[str] | None = None) -> None:
     growth: list[Scaling] = []
     for backend, make in backends().items():
         with make() as saver:
+            if backend != "memory":  # first: the long threads' gigabytes, written and
+                # deleted, leave the database (and this process's heap) busy for a while
+                console.log(f"{backend}: throughput")
+                rates[backend] = throughput(saver, 100 if args.quick else SHORT_THREADS)
             slow = False
             kept: dict[str, dict[int, Stored]] = {}
             runs = [(v, calls) for v in ("one turn", "interrupts") for calls in sizes]
@@ -481,9 +485,6 @@ def main(argv: list[str] | None = None) -> None:
                 for calls, stored in threads.items():
                     if not (long_run and variant == "one turn" and calls == 800):
                         saver.delete_thread(stored.thread_id)
-            if backend != "memory":
-                console.log(f"{backend}: throughput")
-                rates[backend] = throughput(saver, 100 if args.quick else SHORT_THREADS)
             if long_run:
                 # the 2,000-call thread last: on SQLite it pushes the file past the 2 GiB that
                 # SQLite memory-maps, and threads stored after it would be read past that too

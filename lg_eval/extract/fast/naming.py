@@ -155,9 +155,11 @@ class Naming:
             else:
                 index, name = key
                 push.append((index, PregelTask(task_id, name, (PUSH, index, False))))
-        push.sort(key=lambda item: item[0])
-        pull.sort(key=lambda item: item[0])
-        return [t for _, t in push] + [t for _, t in pull]
+        if len(push) > 1:
+            push.sort(key=_first)
+        if len(pull) > 1:
+            pull.sort(key=_first)
+        return [t for _, t in push] + [t for _, t in pull] if push else [t for _, t in pull]
 
     def _from_path(
         self, checkpoint: bytes, ns: str, nodes: NodeSet, step: str, task_id: str, path: str
@@ -180,6 +182,10 @@ class Naming:
         if not (path == "" or _is_update(path) or path.startswith(PUSH_PREFIX + "~")):
             raise FastPathUnavailable(f"unexpected task path {path!r}")
         return None
+
+
+def _first(item: tuple[int, PregelTask]) -> int:
+    return item[0]
 
 
 def _pull_id(checkpoint: bytes, ns: str, nodes: NodeSet, step: str, name: str) -> str:
