@@ -279,9 +279,14 @@ def _pauses_and_answers(task: TaskRecord, ns: str, ckpt: CheckpointRecord) -> tu
     return pauses, answers[:answered]
 
 
+def _own_namespace(task: TaskRecord, ckpt: CheckpointRecord) -> str:
+    """The task's own checkpoint namespace (interrupt ids hash it)."""
+    return task.namespace or task_namespace(ckpt.ns, task.name, task.id)
+
+
 def _leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> _Plan:
     if task.interrupts or task.resumes:
-        ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
+        ns = _own_namespace(task, ckpt)
         pauses, answers = _pauses_and_answers(task, ns, ckpt)
     else:  # the common case: it ran once (no namespace string needed)
         pauses, answers = 0, []
@@ -384,7 +389,7 @@ def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRu
         return run
     if not plan.own_pauses:
         return run
-    ns = task.namespace or task_namespace(ckpt.ns, task.name, task.id)
+    ns = _own_namespace(task, ckpt)
     if execution in plan.own_pauses:
         run.interrupts = [_interrupt(task, ns, plan.own_pauses.index(execution), run.path)]
     if execution - 1 in plan.own_pauses:

@@ -480,12 +480,17 @@ def main(argv: list[str] | None = None) -> None:
             for variant, threads in kept.items():
                 console.log(f"{backend}: growth, {variant}")
                 growth += scalings(backend, variant, threads)
-            long_run = backend in args.long and 800 in kept.get("one turn", {})
-            for variant, threads in kept.items():
-                for calls, stored in threads.items():
-                    if not (long_run and variant == "one turn" and calls == 800):
-                        saver.delete_thread(stored.thread_id)
-            if long_run:
+            one_turn = kept.get("one turn", {})
+            longest_scaled = SCALED[-1]  # timed again against the LONG thread
+            kept_long = (
+                one_turn.pop(longest_scaled)
+                if backend in args.long and longest_scaled in one_turn
+                else None
+            )
+            for threads in kept.values():
+                for stored in threads.values():
+                    saver.delete_thread(stored.thread_id)
+            if kept_long is not None:
                 # the 2,000-call thread last: on SQLite it pushes the file past the 2 GiB that
                 # SQLite memory-maps, and threads stored after it would be read past that too
                 # (so its growth is timed against the 800-call thread read the same way)
@@ -494,8 +499,8 @@ def main(argv: list[str] | None = None) -> None:
                 longest = measure(case, saver, False, keep=True)
                 cases.append(case)
                 assert longest is not None
-                threads = {800: kept["one turn"][800], LONG: longest}
-                console.log(f"{backend}: growth, one turn, 800 and {LONG}")
+                threads = {longest_scaled: kept_long, LONG: longest}
+                console.log(f"{backend}: growth, one turn, {longest_scaled} and {LONG}")
                 growth += scalings(backend, "one turn", threads)
                 for stored in threads.values():
                     saver.delete_thread(stored.thread_id)

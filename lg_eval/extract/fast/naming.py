@@ -22,6 +22,7 @@ from __future__ import annotations
 import binascii
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -156,9 +157,9 @@ class Naming:
                 index, name = key
                 push.append((index, PregelTask(task_id, name, (PUSH, index, False))))
         if len(push) > 1:
-            push.sort(key=_first)
+            push.sort(key=itemgetter(0))
         if len(pull) > 1:
-            pull.sort(key=_first)
+            pull.sort(key=itemgetter(0))
         return [t for _, t in push] + [t for _, t in pull] if push else [t for _, t in pull]
 
     def _from_path(
@@ -182,10 +183,6 @@ class Naming:
         if not (path == "" or _is_update(path) or path.startswith(PUSH_PREFIX + "~")):
             raise FastPathUnavailable(f"unexpected task path {path!r}")
         return None
-
-
-def _first(item: tuple[int, PregelTask]) -> int:
-    return item[0]
 
 
 def _pull_id(checkpoint: bytes, ns: str, nodes: NodeSet, step: str, name: str) -> str:

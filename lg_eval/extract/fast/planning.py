@@ -20,7 +20,6 @@ raise and the reader asks ``get_state`` for that checkpoint instead.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -37,6 +36,7 @@ from langgraph.pregel._checkpoint import (  # internal: version-pinned
 from langgraph.pregel._io import read_channels  # internal: version-pinned
 from langgraph.types import PregelTask
 
+from lg_eval.extract.fast.rows import kept_per_graph
 from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, last_item, pending_sends
 from lg_eval.extract.results import turn_result
 
@@ -86,14 +86,15 @@ _specs: WeakKeyDictionary[Any, tuple[frozenset[str], dict[str, Any]]] = WeakKeyD
 
 
 def _planning_specs(graph: Any) -> tuple[frozenset[str], dict[str, Any]]:
-    """The channels whose values decide which tasks run (every node's triggers, and the
-    channel a node reads when it reads just one: the task exists only if it has a value),
-    and the channel specs planning builds (those, the pending sends, managed values);
-    kept per graph, as they never change."""
-    try:
-        return _specs[graph]
-    except (KeyError, TypeError):
-        pass
+    """The channels whose values decide which tasks run, and the specs planning builds
+    (see :func:`_build_planning_specs`), kept per graph."""
+    return kept_per_graph(_specs, graph, _build_planning_specs)
+
+
+def _build_planning_specs(graph: Any) -> tuple[frozenset[str], dict[str, Any]]:
+    """Every node's triggers and the channel a node reads when it reads just one (the task
+    exists only if it has a value); the specs of those, the pending sends and managed
+    values."""
     needed = {channel for node in graph.nodes.values() for channel in node.triggers}
     needed.update(n.channels for n in graph.nodes.values() if isinstance(n.channels, str))
     needed.discard(TASKS)
@@ -102,10 +103,7 @@ def _planning_specs(graph: Any) -> tuple[frozenset[str], dict[str, Any]]:
         for name, spec in graph.channels.items()
         if name in needed or name == TASKS or not isinstance(spec, BaseChannel)
     }
-    found = (frozenset(needed), specs)
-    with suppress(TypeError):  # not weakly referenceable: computed each time
-        _specs[graph] = found
-    return found
+    return frozenset(needed), specs
 
 
 def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[], Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import ModuleType
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -48,6 +49,7 @@ from lg_eval.extract.fast.rows import (
     FastPathUnavailable,
     UntestedVersion,
     WriteRow,
+    kept_per_graph,
     paused_gc,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
@@ -167,7 +169,7 @@ class _Thread:
             self.writes[(write.ns, write.checkpoint_id)].append(write)
         for group in self.writes.values():
             if len(group) > 1:
-                group.sort(key=_write_order)
+                group.sort(key=attrgetter("sort_key"))
         self.children: dict[tuple[str, str], list[CheckpointRow]] = defaultdict(list)
         for row in checkpoints:
             if row.parent_id is not None:
@@ -289,10 +291,6 @@ class _Thread:
         return tasks_w_writes([task], own, None, output_keys)[0]
 
 
-def _write_order(write: WriteRow) -> tuple[str, str, int]:
-    return write.sort_key
-
-
 def _effect(run: Callable[[], Any], arun: Callable[[], Any]) -> Effect[Any]:
     """An effect whose failure means "read this thread generically"."""
 
@@ -315,15 +313,8 @@ _namings: WeakKeyDictionary[Any, Naming] = WeakKeyDictionary()
 
 
 def naming_of(graph: Any) -> Naming:
-    """The :class:`Naming` of a compiled graph, kept while the graph lives: a nightly run
-    extracts thousands of threads of one graph, whose nodes and triggers do not change."""
-    try:
-        found = _namings.get(graph)
-        if found is None:
-            found = _namings[graph] = Naming(graph)
-    except TypeError:  # not weakly referenceable or not hashable
-        return Naming(graph)
-    return found
+    """The :class:`Naming` of a compiled graph, kept while the graph lives."""
+    return kept_per_graph(_namings, graph, Naming)
 
 
 def _constant(value: Any) -> Callable[[], Any]:

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 import orjson
 from langgraph.checkpoint.base import writes_sort_key
 
 from lg_eval.extract.fast.stored import StoredCheckpoint
 from lg_eval.extract.records import ERROR, INTERRUPT, NULL_TASK_ID, RESUME
+
+T = TypeVar("T")
 
 VALUE_CHANNELS = (INTERRUPT, RESUME, ERROR)
 """Control writes whose values a trajectory shows (payloads, answers, error text)."""
@@ -119,6 +122,19 @@ def require(condition: bool, reason: str) -> None:
     """Give up on the fast path (the caller falls back to the generic reader)."""
     if not condition:
         raise FastPathUnavailable(reason)
+
+
+def kept_per_graph(cache: WeakKeyDictionary[Any, T], graph: Any, build: Callable[[Any], T]) -> T:
+    """``build(graph)``, kept in ``cache`` while the compiled graph lives: a nightly run
+    extracts thousands of threads of one graph, whose nodes and channels do not change. A
+    graph that cannot be weakly referenced gets it built afresh each time."""
+    try:
+        found = cache.get(graph)
+    except TypeError:  # not weakly referenceable or not hashable
+        return build(graph)
+    if found is None:
+        found = cache[graph] = build(graph)
+    return found
 
 
 def json_fields(text: str | bytes | None) -> Any:

@@ -224,17 +224,16 @@ _mapped: dict[str, int] = {}
 
 
 def _on_own_connection(file: str, thread_id: str) -> Effect[Found]:
-    def run() -> Found:
-        conn, lock, _ = _connection(file)
-        if os.path.getsize(file) > _mapped[file] and sqlite_helper.available():
-            try:  # past what this SQLite maps: read by a helper that maps it all
-                return cast(Found, sqlite_helper.read_file(file, thread_id))
-            except Exception:  # the helper could not: read here, page by page
-                pass
-        with lock:
-            return _read_file(conn, thread_id)
+    return _on_own(file, lambda conn: _read_thread(file, conn, thread_id))
 
-    return Effect(run, lambda: asyncio.to_thread(run))
+
+def _read_thread(file: str, conn: sqlite3.Connection, thread_id: str) -> Found:
+    if os.path.getsize(file) > _mapped[file] and sqlite_helper.available():
+        try:  # past what this SQLite maps: read by a helper that maps it all
+            return cast(Found, sqlite_helper.read_file(file, thread_id))
+        except Exception:  # the helper could not: read here, page by page
+            pass
+    return _read_file(conn, thread_id)
 
 
 def _on_own(file: str, read: Callable[[sqlite3.Connection], Any]) -> Effect[Any]:
