@@ -20,7 +20,7 @@ raise and the reader asks ``get_state`` for that checkpoint instead.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
 from langchain_core.runnables import RunnableConfig
@@ -54,15 +54,20 @@ def planned_tasks(
 ) -> list[PregelTask]:
     """The tasks ``graph`` planned at the stored checkpoint of metadata step ``step``,
     as ``get_state`` lists them (same ids, names and order)."""
-    needed, specs = _planning_specs(graph)
-    values = stored.decode(serde, needed)
+    specs = _planning_specs(graph)
+    sends = None
     if stored.has(TASKS):
         raw = stored.raw.get(TASKS)
         if raw is None:
             raise Unreadable("pending sends are not stored serialized")
-        values[TASKS] = pending_sends(raw)
-    checkpoint = _checkpoint(stored, values, specs)
-    found, managed = channels_from_checkpoint(specs, checkpoint)  # type: ignore[arg-type]
+        sends = pending_sends(raw)
+    if not sends and not _may_pull(graph, stored, specs):
+        return []  # the usual end of a turn: prepare_next_tasks would plan nothing
+    values = stored.decode(serde, specs.needed)
+    if sends is not None:
+        values[TASKS] = sends
+    checkpoint = _checkpoint(stored, values, specs.built)
+    found, managed = channels_from_checkpoint(specs.built, checkpoint)  # type: ignore[arg-type]
     channels = {  # the rest left empty: they only fill task inputs, which are not used
         name: found[name] if name in found else spec.from_checkpoint(MISSING)
         for name, spec in graph.channels.items()
@@ -82,28 +87,64 @@ def planned_tasks(
     return list(tasks.values())
 
 
-_specs: WeakKeyDictionary[Any, tuple[frozenset[str], dict[str, Any]]] = WeakKeyDictionary()
+class _Specs(NamedTuple):
+    """What planning needs of a graph's channels."""
+
+    needed: frozenset[str]
+    """Every node's triggers, and the channel a node reads when it reads just one (the
+    task exists only if that one has a value)."""
+    built: dict[str, Any]
+    """The specs of ``needed``, the pending sends and the managed values."""
+    available_empty: frozenset[str]
+    """Triggers that count as having a value even when nothing is stored (a
+    ``BinaryOperatorAggregate`` starts from its type's empty value)."""
 
 
-def _planning_specs(graph: Any) -> tuple[frozenset[str], dict[str, Any]]:
-    """The channels whose values decide which tasks run, and the specs planning builds
-    (see :func:`_build_planning_specs`), kept per graph."""
+def _may_pull(graph: Any, stored: StoredCheckpoint, specs: _Specs) -> bool:
+    """Whether ``prepare_next_tasks`` could start any node at the stored checkpoint (a
+    pull task), told from versions alone: it starts a node only if one of its triggers
+    has a value and, if the node ran before, a newer version than the node saw. False
+    means the trigger channels need not be built to ask it. Channels a run cleared (a
+    consumed ``branch:to:*``) keep their new version but have no value."""
+    versions = stored.checkpoint.get("channel_versions") or {}
+    if not versions:
+        return False  # no versions: prepare_next_tasks plans no pull task at all
+    null = type(next(iter(versions.values())))()
+    seen_by_node = stored.checkpoint.get("versions_seen") or {}
+    for name, node in graph.nodes.items():
+        seen = seen_by_node.get(name)
+        for channel in node.triggers:
+            if not (stored.has(channel) or channel in specs.available_empty):
+                continue
+            if seen is None or versions.get(channel, null) > seen.get(channel, null):
+                return True
+    return False
+
+
+_specs: WeakKeyDictionary[Any, _Specs] = WeakKeyDictionary()
+
+
+def _planning_specs(graph: Any) -> _Specs:
+    """The channel specs planning needs (see :class:`_Specs`), kept per graph."""
     return kept_per_graph(_specs, graph, _build_planning_specs)
 
 
-def _build_planning_specs(graph: Any) -> tuple[frozenset[str], dict[str, Any]]:
-    """Every node's triggers and the channel a node reads when it reads just one (the task
-    exists only if it has a value); the specs of those, the pending sends and managed
-    values."""
+def _build_planning_specs(graph: Any) -> _Specs:
     needed = {channel for node in graph.nodes.values() for channel in node.triggers}
     needed.update(n.channels for n in graph.nodes.values() if isinstance(n.channels, str))
     needed.discard(TASKS)
-    specs = {
+    built = {
         name: spec
         for name, spec in graph.channels.items()
         if name in needed or name == TASKS or not isinstance(spec, BaseChannel)
     }
-    return frozenset(needed), specs
+    available_empty = {
+        name
+        for name, spec in built.items()
+        if name in needed
+        and (not isinstance(spec, BaseChannel) or spec.from_checkpoint(MISSING).is_available())
+    }
+    return _Specs(frozenset(needed), built, frozenset(available_empty))
 
 
 def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[], Any]:
