@@ -62,7 +62,7 @@ def interrupt_id(ns: str, index: int) -> str | None:
     return _interrupt_id(ns, index)
 
 
-@dataclass
+@dataclass(slots=True)
 class Segment:
     """One invocation's stretch of a namespace's lineage (a turn, at the top level)."""
 
@@ -82,7 +82,7 @@ class Segment:
         return {"completed": "done", "interrupted": "paused", "error": "error"}[self.status]  # type: ignore[return-value]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Plan:
     """What one task did at one checkpoint: an outcome per execution, first at visit ``start``."""
 

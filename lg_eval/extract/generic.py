@@ -106,7 +106,7 @@ def _record(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs twice as much
 class StoredFields:
     """What a record takes from a stored checkpoint, however the reader got it."""
 
@@ -136,24 +136,28 @@ def build_record(
     for task_id, channel, value in stored.pending_writes:
         writes[task_id].append((channel, value))
     tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in planned]
+    update_writes: dict[str, Any] = {}
     planned_ids = {t.id for t in tasks}
-    unknown = {
-        tid: ws for tid, ws in writes.items() if tid not in planned_ids and tid != NULL_TASK_ID
-    }
-    calls = {
-        tid for tid, ws in unknown.items() if any(ch in (RETURN, INTERRUPT, RESUME) for ch, _ in ws)
-    }
-    update_writes = {
-        ch: v
-        for tid, ws in unknown.items()
-        if tid not in calls
-        for ch, v in ws
-        if is_state_channel(ch)
-    }
+    if not planned_ids.issuperset(writes):  # writers that were not planned tasks
+        unknown = {
+            tid: ws for tid, ws in writes.items() if tid not in planned_ids and tid != NULL_TASK_ID
+        }
+        calls = {
+            tid
+            for tid, ws in unknown.items()
+            if any(ch in (RETURN, INTERRUPT, RESUME) for ch, _ in ws)
+        }
+        update_writes = {
+            ch: v
+            for tid, ws in unknown.items()
+            if tid not in calls
+            for ch, v in ws
+            if is_state_channel(ch)
+        }
+        if calls and tasks:
+            call_writes = {t: unknown[t] for t in calls}
+            tasks.extend(_calls(graph, stored, tasks[0], call_writes, warnings))
     metadata = stored.metadata
-    if calls and tasks:
-        call_writes = {t: unknown[t] for t in calls}
-        tasks.extend(_calls(graph, stored, tasks[0], call_writes, warnings))
     null = dict(writes.get(NULL_TASK_ID, ()))
     start = next((t for t in tasks if t.name == "__start__"), None)
     return CheckpointRecord(

@@ -37,7 +37,7 @@ PULL = "__pregel_pull"
 PUSH = "__pregel_push"
 
 
-@dataclass
+@dataclass(slots=True)
 class TaskRecord:
     """A task LangGraph planned at a checkpoint, and what its writes say about it."""
 
@@ -65,7 +65,7 @@ class TaskRecord:
         return bool(self.finished or self.error or self.interrupts or self.resumes)
 
 
-@dataclass
+@dataclass(slots=True)
 class CheckpointRecord:
     """One checkpoint of one namespace of a thread."""
 

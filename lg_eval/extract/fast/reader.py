@@ -134,7 +134,7 @@ def _storage_read(saver: BaseCheckpointSaver, core: Core[Any]) -> Core[Any]:
         ) from exc
 
 
-@dataclass
+@dataclass(slots=True)
 class _Plan:
     """What the reader learned of one checkpoint beyond its rows."""
 
