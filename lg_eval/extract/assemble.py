@@ -232,11 +232,11 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
 
 def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list[_Plan]:
     """An execution plan per task (functional-API calls hang under their entrypoint)."""
-    calls_by_caller: dict[str, list[TaskRecord]] = defaultdict(list)
+    calls_by_caller: dict[str, list[TaskRecord]] = {}
     plans: list[_Plan] = []
     for task in ckpt.tasks:
         if task.caller_id is not None:
-            calls_by_caller[task.caller_id].append(task)
+            calls_by_caller.setdefault(task.caller_id, []).append(task)
     for task in ckpt.tasks:
         if task.caller_id is not None:
             continue
@@ -247,7 +247,7 @@ def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list
             if task.finished and outcomes and outcomes[-1] != "done":
                 outcomes.append("done")
             plans.append(_Plan(task, outcomes, 0, children=children))
-        elif calls_by_caller.get(task.id):
+        elif calls_by_caller and task.id in calls_by_caller:
             plans.append(_entrypoint_plan(task, calls_by_caller[task.id], ckpt))
         else:
             plans.append(_leaf_plan(task, ckpt))
@@ -285,10 +285,12 @@ def _own_namespace(task: TaskRecord, ckpt: CheckpointRecord) -> str:
 
 
 def _leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> _Plan:
+    if not (task.interrupts or task.resumes or task.error):  # the common case: it ran once
+        return _Plan(task, ["done"] if task.finished else [], start)
     if task.interrupts or task.resumes:
         ns = _own_namespace(task, ckpt)
         pauses, answers = _pauses_and_answers(task, ns, ckpt)
-    else:  # the common case: it ran once (no namespace string needed)
+    else:
         pauses, answers = 0, []
     outcomes: list[Outcome] = ["paused"] * pauses
     if task.finished:
@@ -366,9 +368,10 @@ def _runs_at(plans: list[_Plan], visit: int, prefix: str, ckpt: CheckpointRecord
         run = _run(plan, visit, prefix, ckpt)
         if run is None:
             continue
-        calls = [c for c in (_run(call, visit, prefix, ckpt) for call in plan.calls) if c]
-        if calls:  # functional API: the calls ran inside the entrypoint's execution
-            run.subgraph = [Superstep(step=ckpt.step + 1, checkpoint_id=ckpt.id, tasks=calls)]
+        if plan.calls:  # functional API: the calls ran inside the entrypoint's execution
+            calls = [c for c in (_run(call, visit, prefix, ckpt) for call in plan.calls) if c]
+            if calls:
+                run.subgraph = [Superstep(step=ckpt.step + 1, checkpoint_id=ckpt.id, tasks=calls)]
         runs.append(run)
     return runs
 

@@ -92,6 +92,8 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     for kind, ns, cid, a, b, c, seen, metadata, idx, type_, blob, blobs in found:
         if kind == 0:  # idx holds metadata's step, type its source, metadata its parents
             found_metadata = {"source": type_, "step": idx, "parents": json_fields(metadata)}
+            if None in found_metadata.values():
+                found_metadata = {k: v for k, v in found_metadata.items() if v is not None}
             checkpoints.append(
                 CheckpointRow(
                     ns=ns,
@@ -100,7 +102,7 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
                     version=int(b or 0),
                     ts=c,
                     interrupt_seen=json_fields(seen),
-                    metadata={k: v for k, v in found_metadata.items() if v is not None},
+                    metadata=found_metadata,
                 )
             )
         elif kind == 1:
