@@ -53,7 +53,9 @@ def planned_tasks(
     serde: Any,
 ) -> list[PregelTask]:
     """The tasks ``graph`` planned at the stored checkpoint of metadata step ``step``,
-    as ``get_state`` lists them (same ids, names and order)."""
+    as ``get_state`` lists them (same ids, names and order). Where nothing can run (no
+    pending ``Send`` and :func:`_may_pull` says no node is triggered) that is ``[]``, and
+    no channel is decoded."""
     specs = _planning_specs(graph)
     sends = None
     if stored.has(TASKS):
