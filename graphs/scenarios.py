@@ -203,6 +203,18 @@ class Scenario:
         """Play the script on ``thread_id`` with ``ainvoke``."""
         await adrive(graph, thread_id, self.turns)
 
+    def played(self, checkpointer: Any, thread_id: str = "t") -> Pregel:
+        """A fresh graph on ``checkpointer`` with the script played on ``thread_id``."""
+        graph = self.build(checkpointer=checkpointer)
+        self.run(graph, thread_id)
+        return graph
+
+    async def aplayed(self, checkpointer: Any, thread_id: str = "t") -> Pregel:
+        """:meth:`played` with ``ainvoke`` (for async checkpointers)."""
+        graph = self.build(checkpointer=checkpointer)
+        await self.arun(graph, thread_id)
+        return graph
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s

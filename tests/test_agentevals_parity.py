@@ -26,10 +26,7 @@ SHAPES_AGENTEVALS_HANDLES = ["weather", "map_reduce", "command_goto", "hitl_agen
 
 
 def run(name: str, saver: Any = None) -> Any:
-    scenario = SCENARIOS[name]
-    graph = scenario.build(checkpointer=saver or InMemorySaver())
-    scenario.run(graph, "t")
-    return graph
+    return SCENARIOS[name].played(saver or InMemorySaver())
 
 
 @pytest.mark.parametrize("name", SHAPES_AGENTEVALS_HANDLES)

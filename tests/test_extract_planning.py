@@ -51,9 +51,7 @@ def planned_and_expected(graph: Any, saver: Any, thread_id: str) -> list[tuple[A
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_checkpoint_of_every_scenario_plans_as_get_state(name: str, saver: Any) -> None:
-    scenario = SCENARIOS[name]
-    graph = scenario.build(checkpointer=saver)
-    scenario.run(graph, "t")
+    graph = SCENARIOS[name].played(saver)
     pairs = planned_and_expected(graph, saver, "t")
     assert any(expected for _, expected in pairs)
     for planned, expected in pairs:
@@ -64,9 +62,7 @@ def test_a_finished_turn_is_planned_without_building_channels(saver: Any, monkey
     """At the end of a ReAct turn the consumed ``branch:to:agent`` has a newer version than
     the agent saw but no value, and the pending-sends list is empty: nothing can run, so no
     channel is built and LangGraph is not asked."""
-    scenario = SCENARIOS["weather"]
-    graph = scenario.build(checkpointer=saver)
-    scenario.run(graph, "t")
+    graph = SCENARIOS["weather"].played(saver)
     newest = graph.get_state({"configurable": {"thread_id": "t"}})
     assert newest.next == ()
     key = ("", newest.config["configurable"]["checkpoint_id"])

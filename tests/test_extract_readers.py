@@ -78,17 +78,13 @@ async def assert_same_async(graph: Any, config: Any = None, *, snapshots: bool =
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_scenario_on_every_sync_saver(name: str, saver: Any) -> None:
-    scenario = SCENARIOS[name]
-    graph = scenario.build(checkpointer=saver)
-    scenario.run(graph, "t")
+    graph = SCENARIOS[name].played(saver)
     assert assert_same(graph, snapshots=False).turns
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_every_scenario_on_every_async_saver(name: str, async_saver: Any) -> None:
-    scenario = SCENARIOS[name]
-    graph = scenario.build(checkpointer=async_saver)
-    await scenario.arun(graph, "t")
+    graph = await SCENARIOS[name].aplayed(async_saver)
     assert (await assert_same_async(graph, snapshots=False)).turns
 
 
@@ -287,10 +283,7 @@ def test_fast_path_decodes_per_turn_not_per_checkpoint(
 
 @pytest.fixture
 def weather_graph() -> Any:
-    scenario = SCENARIOS["weather"]
-    graph = scenario.build(checkpointer=InMemorySaver())
-    scenario.run(graph, "t")
-    return graph
+    return SCENARIOS["weather"].played(InMemorySaver())
 
 
 def spy_fast(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -306,9 +299,7 @@ def spy_fast(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_auto_uses_the_fast_reader_on_known_savers(saver: Any, monkeypatch: pytest.MonkeyPatch):
-    scenario = SCENARIOS["research"]
-    graph = scenario.build(checkpointer=saver)
-    scenario.run(graph, "t")
+    graph = SCENARIOS["research"].played(saver)
     calls = spy_fast(monkeypatch)
     monkeypatch.setattr(thread_module, "read_generic", None)  # any use would fail
     assert extract_thread(graph, cfg()).turns and calls == ["t"]
@@ -321,9 +312,7 @@ def test_auto_uses_the_fast_reader_on_known_savers(saver: Any, monkeypatch: pyte
 def test_untested_version_falls_back_with_one_warning(
     package: str, saver_name: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scenario = SCENARIOS["weather"]
-    graph = scenario.build(checkpointer=request.getfixturevalue(saver_name))
-    scenario.run(graph, "t")
+    graph = SCENARIOS["weather"].played(request.getfixturevalue(saver_name))
     real = versions.installed
     monkeypatch.setattr(versions, "installed", lambda p: "9.0.0" if p == package else real(p))
     monkeypatch.setattr(thread_module, "_warned_versions", set())
@@ -345,9 +334,7 @@ def test_other_saver_classes_use_the_generic_reader(monkeypatch: pytest.MonkeyPa
     class CustomSaver(InMemorySaver):
         pass
 
-    scenario = SCENARIOS["weather"]
-    graph = scenario.build(checkpointer=CustomSaver())
-    scenario.run(graph, "t")
+    graph = SCENARIOS["weather"].played(CustomSaver())
     calls = spy_fast(monkeypatch)
     assert extract_thread(graph, cfg()).turns and calls == []
     with pytest.raises(ExtractionError, match="no fast reader for CustomSaver"):
@@ -452,9 +439,7 @@ def test_a_sqlite_file_past_the_mapped_size_is_read_by_the_helper_process(
 
     assert sqlite_helper.available(), "apsw is a dependency of lg_eval"
     conn = sqlite3.connect(str(tmp_path / "big.sqlite"), check_same_thread=False)
-    scenario = SCENARIOS["weather"]
-    graph = scenario.build(checkpointer=SqliteSaver(conn))
-    scenario.run(graph, "t")
+    graph = SCENARIOS["weather"].played(SqliteSaver(conn))
     read: list[int] = []
     real = sqlite_helper.read_file
 

@@ -33,7 +33,7 @@ import time
 import tracemalloc
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -242,6 +242,12 @@ class Stored:
     thread_id: str
 
 
+def forget(saver: BaseCheckpointSaver, threads: Iterable[Stored]) -> None:
+    """Delete kept threads from their saver."""
+    for stored in threads:
+        saver.delete_thread(stored.thread_id)
+
+
 @dataclass(frozen=True)
 class Scaling:
     """lg_eval's best times on two thread lengths timed in turn (see :func:`interleaved`)."""
@@ -296,8 +302,9 @@ def trajectory_of(fn: Callable[[], Any]) -> Any:
 
 @dataclass
 class ShortThreads:
-    """``SHORT_THREADS`` short threads played by one graph and kept stored on a saver, and
-    the timed passes that extract them all, one after another (:meth:`time_pass`).
+    """Short threads (``SHORT_THREADS``, 100 with ``--quick``) played by one graph and kept
+    stored on a saver, and the timed passes that extract them all, one after another
+    (:meth:`time_pass`).
 
     The passes are spread over the backend's whole run (two first, then one after each
     case), and the best counts: a pass measures the machine as much as the code, and on
@@ -399,7 +406,7 @@ def report(
         title=f"Throughput: {SHORT_CALLS}-call threads extracted one after another "
         "(passes spread over the backend's run)"
     )
-    for column in ("backend", "threads", "passes", "fastest pass s", "threads/s", "median"):
+    for column in ("backend", "threads", "passes", "fastest pass s", "threads/s", "median /s"):
         rate_table.add_column(column)
     for backend, short in rates.items():
         rate_table.add_row(
@@ -408,7 +415,7 @@ def report(
             str(len(short.seconds)),
             f"{min(short.seconds):.3f}",
             f"{short.best:,.0f}",
-            f"{short.median:,.0f}/s",
+            f"{short.median:,.0f}",
         )
     console.print(rate_table)
     growth_table = Table(
@@ -535,8 +542,7 @@ def main(argv: list[str] | None = None) -> None:
                 else None
             )
             for threads in kept.values():
-                for stored in threads.values():
-                    saver.delete_thread(stored.thread_id)
+                forget(saver, threads.values())
             if short is not None:
                 short.delete()
             if kept_long is not None:
@@ -551,8 +557,7 @@ def main(argv: list[str] | None = None) -> None:
                 threads = {longest_scaled: kept_long, LONG: longest}
                 console.log(f"{backend}: growth, one turn, {longest_scaled} and {LONG}")
                 growth += scalings(backend, "one turn", threads)
-                for stored in threads.values():
-                    saver.delete_thread(stored.thread_id)
+                forget(saver, threads.values())
     report(console, cases, rates, growth)
     console.print(f"benchmark took {time.perf_counter() - started:.0f} s")
 

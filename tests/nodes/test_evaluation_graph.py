@@ -27,9 +27,7 @@ FEEDBACK_FIELDS = {"key", "score", "comment", "metadata"}
 
 
 def weather_thread(saver: Any, thread_id: str = "weather-1") -> tuple[Any, ThreadTrajectory]:
-    scenario = SCENARIOS["weather"]
-    graph = scenario.build(checkpointer=saver)
-    scenario.run(graph, thread_id)
+    graph = SCENARIOS["weather"].played(saver, thread_id)
     return graph, extract_thread(graph, {"configurable": {"thread_id": thread_id}})
 
 
