@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from graphs.scenarios import SCENARIOS  # noqa: E402
-from lg_eval import (
+from lg_eval import (  # noqa: E402
     create_graph_trajectory_similarity_evaluator,
     extract_thread,
     graph_trajectory_strict_match,

@@ -139,8 +139,4 @@ def _origin(factory: Factory) -> Any:
     )
 
 
-__all__ = [
-    "available",
-    "get",
-    "register",
-]
+__all__ = ["available_evaluators", "get_evaluator", "register_evaluator"]

@@ -7,9 +7,10 @@
 * :func:`create_rubric_judge` grades several rubric dimensions at once;
 * :func:`create_pairwise_trajectory_judge` picks the better of two trajectories.
 
-Each returns an :class:`lg_eval.Evaluator` (await it with ``.aevaluate``). All share :class:`JudgeOptions` (model, retries,
-timeouts, consensus sampling, a prompt budget) and never raise when the model
-fails: the result then has ``score=None`` and ``metadata["error"]``.
+Each returns an :class:`lg_eval.Evaluator` (await it with ``.aevaluate``).
+All share :class:`JudgeOptions` (model, retries, timeouts, consensus sampling,
+a prompt budget) and never raise when the model fails: the result then has
+``score=None`` and ``metadata["error"]``.
 """
 
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency

@@ -254,7 +254,7 @@ def failed(error: Mapping[str, str], metadata: dict[str, Any]) -> Feedback:
     return Feedback(score=None, comment=comment, metadata={**metadata, "error": dict(error)})
 
 
-def _with_metadata(score: Score, metadata: Mapping[str, Any]) -> Feedback:
+def _with_metadata(score: Feedback, metadata: Mapping[str, Any]) -> Feedback:
     return Feedback(
         score=score.score,
         comment=score.comment,

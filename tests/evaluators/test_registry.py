@@ -57,7 +57,8 @@ def test_get_builds_with_options():
     evaluator = get_evaluator("trajectory_match", trajectory_match_mode="unordered")
     assert evaluator(outputs=[], reference_outputs=[])["key"] == "trajectory_unordered_match"
     assert (
-        get_evaluator("tool_selection_f1", expected_tools=["a"])(outputs=["a"])["key"] == "tool_selection_f1"
+        get_evaluator("tool_selection_f1", expected_tools=["a"])(outputs=["a"])["key"]
+        == "tool_selection_f1"
     )
 
 
