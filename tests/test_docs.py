@@ -13,6 +13,7 @@ Blocks in other fences (```bash, ```text, plain ```) are not run.
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,26 @@ def test_doc_example(example: CodeExample, eval_example: EvalExample, monkeypatc
     monkeypatch.delenv("LG_EVAL_JUDGE_MODEL", raising=False)
     eval_example.set_config(line_length=100, target_version="py311", ruff_ignore=["E501"])
     eval_example.lint_ruff(example)
-    if eval_example.update_examples:
-        eval_example.run_print_update(example)
-    else:
-        eval_example.run_print_check(example)
+    error = None
+    try:
+        if eval_example.update_examples:
+            eval_example.run_print_update(example)
+        else:
+            eval_example.run_print_check(example)
+    except Exception as exc:  # the print-check failures are pytest outcomes, not Exceptions
+        error = _explain(example, exc)
+    if error:  # outside the except block: the Failed must not carry the exception as context
+        pytest.fail(error, pytrace=False)
+
+
+def _explain(example: CodeExample, exc: Exception) -> str:
+    """The block's error with its traceback (pytest-examples' rewritten traceback can make
+    pytest's own reporting crash, so it is formatted here)."""
+    try:
+        details = "".join(traceback.format_exception(exc))
+    except Exception:  # a traceback whose positions do not match the code
+        details = "".join(traceback.format_exception_only(exc))
+    return f"{_id(example)} raised:\n{details}"
 
 
 def test_readme_is_short() -> None:
