@@ -33,10 +33,7 @@ from graphs import hitl_agent  # noqa: E402
 from graphs._scripted import ai, scripted_model, tool_call  # noqa: E402
 from graphs.scenarios import HITL_AGENT_TURNS, drive  # noqa: E402
 from lg_eval import extract_thread  # noqa: E402
-from lg_eval.evaluators import (  # noqa: E402
-    create_tool_order_evaluator,
-    create_tool_selection_evaluator,
-)
+from lg_eval.evaluators import create_tool_order_evaluator, create_tool_selection_evaluator  # noqa: E402
 from lg_eval.nodes import (  # noqa: E402
     BatchItem,
     EvalSpec,

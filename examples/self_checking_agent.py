@@ -41,10 +41,7 @@ sys.path.insert(0, str(ROOT))
 from graphs import weather  # noqa: E402
 from graphs._scripted import ScriptedChatModel, ai, scripted_model, tool_call  # noqa: E402
 from lg_eval import extract_thread  # noqa: E402
-from lg_eval.evaluators import (  # noqa: E402
-    create_argument_precision_evaluator,
-    create_tool_selection_evaluator,
-)
+from lg_eval.evaluators import create_argument_precision_evaluator, create_tool_selection_evaluator  # noqa: E402
 from lg_eval.nodes import (  # noqa: E402
     EvalMessagesState,
     EvalNode,

@@ -13,7 +13,7 @@ from langsmith.schemas import Example, LangSmithInfo
 
 from graphs.scenarios import SCENARIOS
 from lg_eval import (
-    create_async_graph_trajectory_match_evaluator,
+    create_graph_trajectory_match_evaluator,
     create_trajectory_match_evaluator,
     extract_langgraph_trajectory_from_thread,
     graph_trajectory_strict_match,
@@ -100,7 +100,9 @@ def test_message_evaluators_run_inside_langsmith_evaluate(client: Client) -> Non
 
 
 async def test_async_evaluators_run_inside_langsmith_aevaluate(client: Client) -> None:
-    unordered = create_async_graph_trajectory_match_evaluator(trajectory_match_mode="unordered")
+    unordered = create_graph_trajectory_match_evaluator(
+        trajectory_match_mode="unordered"
+    ).as_async()
 
     async def target(inputs: dict[str, Any]) -> dict[str, Any]:
         return {

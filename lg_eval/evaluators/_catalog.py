@@ -29,7 +29,7 @@ from lg_eval.evaluators.metrics_tools import (
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
 )
-from lg_eval.evaluators.registry import register
+from lg_eval.evaluators.registry import register_evaluator
 from lg_eval.evaluators.text import TEXT_METRICS, create_keywords_evaluator, create_text_evaluator
 from lg_eval.evaluators.text_json import create_json_schema_evaluator, json_valid
 from lg_eval.evaluators.tool_match import create_trajectory_match_evaluator
@@ -63,4 +63,4 @@ BUILTINS = {
 }
 
 for _name, _factory in BUILTINS.items():
-    register(_name, _factory)
+    register_evaluator(_name, _factory)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._inputs import GraphSide, graph_arg
+from lg_eval.inputs import GraphSide, graph_arg
 from lg_eval.trajectory import INTERRUPT, RESUMED_MODES
 
 Scope = Literal["turn", "thread"]
@@ -205,4 +205,11 @@ def _canonical(tokens: list[Token], sizes: list[int] | None, by_block: bool) -> 
     return out
 
 
-__all__ = ["SCOPES", "SUBGRAPH_MODES", "GraphView", "GraphViewOptions", "Scope", "SubgraphMode"]
+__all__ = [
+    "SCOPES",
+    "SUBGRAPH_MODES",
+    "GraphView",
+    "GraphViewOptions",
+    "Scope",
+    "SubgraphMode",
+]

@@ -275,4 +275,8 @@ def _greedy_assignment(weights: Sequence[Sequence[float]]) -> list[int]:
     return result
 
 
-__all__ = ["max_weight_assignment", "maximum_matching", "pair_calls"]
+__all__ = [
+    "max_weight_assignment",
+    "maximum_matching",
+    "pair_calls",
+]

@@ -17,8 +17,9 @@ from typing import Any
 
 from lg_eval._effects import Core, Effect
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
-from lg_eval.evaluators.registry import get
+from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator
+from lg_eval.evaluators.registry import get_evaluator as get
+from lg_eval.feedback import Feedback
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def create_composite_evaluator(
     weights: Mapping[str, float] | None = None,
     *,
     key: str = "composite",
-) -> SyncEvaluator:
+) -> Evaluator:
     """One score from several evaluators: the weighted mean of their scores.
 
     ``evaluators`` maps a name to an evaluator or a registered evaluator name
@@ -46,9 +47,10 @@ def create_composite_evaluator(
     ``inputs`` and extra keywords. ``metadata["parts"]`` holds each part's
     score, weight and comment; the comment names the parts that scored below 1.
 
-    Parts built by lg_eval (or ``make_evaluator``) run through their async
-    twin in the async composite; a coroutine function can only be a part of
-    the async composite.
+    Awaited (``await composite.aevaluate(...)``), lg_eval evaluators among the
+    parts are awaited too (LLM judges then run without blocking) and plain
+    functions run in a worker thread; a coroutine function can only be a part
+    of the awaited composite.
 
     Raises:
         InvalidOptionError: no parts, a weight for an unknown part, a negative
@@ -58,7 +60,7 @@ def create_composite_evaluator(
     weight_of = _weights(named, weights)
     parts = [_part(name, weight_of[name], evaluator) for name, evaluator in named.items()]
 
-    def scorer(**call: Any) -> Core[Score]:
+    def scorer(**call: Any) -> Core[Feedback]:
         results = {}
         for part in parts:
             results[part.name] = yield Effect(
@@ -68,9 +70,6 @@ def create_composite_evaluator(
 
     scorer.__doc__ = create_composite_evaluator.__doc__
     return make_evaluator(key, scorer)
-
-
-create_async_composite_evaluator = async_factory(create_composite_evaluator)
 
 
 def _named(evaluators: Any) -> dict[str, Callable[..., Any]]:
@@ -113,16 +112,17 @@ def _weights(named: dict[str, Any], weights: Mapping[str, float] | None) -> dict
 
 
 def _part(name: str, weight: float, evaluator: Callable[..., Any]) -> _Part:
+    built = as_evaluator(evaluator)
+    if built is not None:
+        return _Part(name, weight, built, built.aevaluate)
     if inspect.iscoroutinefunction(evaluator):
 
         def refuse(**_: Any) -> Any:
             raise InvalidOptionError(
-                f"Part {name!r} is async; use create_async_composite_evaluator to run it."
+                f"Part {name!r} is async; await the composite (its .aevaluate) to run it."
             )
 
         return _Part(name, weight, refuse, evaluator)
-    if hasattr(evaluator, "__wrapped_scorer__"):
-        return _Part(name, weight, evaluator, to_async(evaluator))
 
     async def in_thread(**call: Any) -> Any:
         return await asyncio.to_thread(evaluator, **call)
@@ -141,7 +141,7 @@ def _value(result: Any) -> float | None:
     raise InvalidOptionError(f"A part returned a score of {score!r}; expected a number or bool.")
 
 
-def _combine(parts: list[_Part], results: dict[str, Any]) -> Score:
+def _combine(parts: list[_Part], results: dict[str, Any]) -> Feedback:
     rows = {}
     for part in parts:
         result = results[part.name]
@@ -155,7 +155,9 @@ def _combine(parts: list[_Part], results: dict[str, Any]) -> Score:
     skipped = sorted(n for n, r in rows.items() if r["score"] is None)
     if skipped:
         comment = (comment + " " if comment else "") + f"No score from: {', '.join(skipped)}."
-    return Score(value, comment, {"parts": rows})
+    return Feedback(score=value, comment=comment, metadata={"parts": rows})
 
 
-__all__ = ["create_async_composite_evaluator", "create_composite_evaluator"]
+__all__ = [
+    "create_composite_evaluator",
+]

@@ -15,9 +15,10 @@ from itertools import zip_longest
 from typing import Any, Literal, Unpack
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
+from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._graph_view import GraphView, GraphViewOptions
-from lg_eval.evaluators._inputs import describe_list, require
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import describe_list, require
 
 GraphMatchMode = Literal["strict", "unordered", "subset", "superset", "prefix"]
 GRAPH_MATCH_MODES: tuple[str, ...] = ("strict", "unordered", "subset", "superset", "prefix")
@@ -27,7 +28,7 @@ def create_graph_trajectory_match_evaluator(
     *,
     trajectory_match_mode: GraphMatchMode = "strict",
     **view_options: Unpack[GraphViewOptions],
-) -> SyncEvaluator:
+) -> Evaluator:
     """An evaluator comparing the nodes a graph ran with a reference trajectory.
 
     Modes (``outputs`` is the actual run):
@@ -64,18 +65,14 @@ def create_graph_trajectory_match_evaluator(
     view = GraphView.create(**view_options)
     key = f"graph_trajectory_{trajectory_match_mode}_match"
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         require(reference_outputs, "reference_outputs", key)
         actual, reference = view.read(outputs, reference_outputs)
         return _judge(trajectory_match_mode, actual, reference, view.scope)
 
     scorer.__doc__ = create_graph_trajectory_match_evaluator.__doc__
-    return make_evaluator(key, scorer)
+    return make_evaluator(key, scorer, reads="trajectory")
 
-
-create_async_graph_trajectory_match_evaluator = async_factory(
-    create_graph_trajectory_match_evaluator
-)
 
 _STRICT_DOC = """Whether the run visited exactly the reference's nodes, turn by turn, in order.
 
@@ -84,25 +81,26 @@ scores) that accepts every trajectory shape lg_eval reads. For options, use
 :func:`create_graph_trajectory_match_evaluator`.
 """
 graph_trajectory_strict_match = create_graph_trajectory_match_evaluator()
-graph_trajectory_strict_match_async = to_async(graph_trajectory_strict_match)
-graph_trajectory_strict_match.__doc__ = graph_trajectory_strict_match_async.__doc__ = _STRICT_DOC
+graph_trajectory_strict_match.__doc__ = _STRICT_DOC
+graph_trajectory_strict_match_async = graph_trajectory_strict_match.as_async()
+"""The agentevals async name of :data:`graph_trajectory_strict_match` (awaited when called)."""
 
 
 # --------------------------------------------------------------------------- judging
 
 
-def _judge(mode: str, actual: list[list[str]], reference: list[list[str]], scope: str) -> Score:
+def _judge(mode: str, actual: list[list[str]], reference: list[list[str]], scope: str) -> Feedback:
     if mode in ("strict", "unordered") and len(actual) != len(reference):
-        return Score(
-            False,
-            f"Expected {len(reference)} turns, got {len(actual)}.",
-            _metadata(actual, reference, []),
+        return Feedback(
+            score=False,
+            comment=f"Expected {len(reference)} turns, got {len(actual)}.",
+            metadata=_metadata(actual, reference, []),
         )
     if mode == "prefix" and len(actual) > len(reference):
-        return Score(
-            False,
-            f"The run has {len(actual)} turns but the reference only {len(reference)}.",
-            _metadata(actual, reference, []),
+        return Feedback(
+            score=False,
+            comment=f"The run has {len(actual)} turns but the reference only {len(reference)}.",
+            metadata=_metadata(actual, reference, []),
         )
     last = len(actual) - 1
     turns = [
@@ -117,7 +115,7 @@ def _judge(mode: str, actual: list[list[str]], reference: list[list[str]], scope
         comment = f"{label}: {failed[0]['reason']}"
         if len(failed) > 1:
             comment += f" ({len(failed) - 1} more turn(s) differ.)"
-    return Score(not failed, comment, _metadata(actual, reference, turns))
+    return Feedback(score=not failed, comment=comment, metadata=_metadata(actual, reference, turns))
 
 
 def _compare(mode: str, actual: list[str], reference: list[str], turn: int) -> dict[str, Any]:
@@ -179,7 +177,6 @@ def _metadata(
 
 __all__ = [
     "GRAPH_MATCH_MODES",
-    "create_async_graph_trajectory_match_evaluator",
     "create_graph_trajectory_match_evaluator",
     "graph_trajectory_strict_match",
     "graph_trajectory_strict_match_async",

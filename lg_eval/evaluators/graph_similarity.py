@@ -13,16 +13,17 @@ from typing import Any, Unpack
 
 from rapidfuzz.distance import Levenshtein
 
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
+from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._graph_view import GraphView, GraphViewOptions
-from lg_eval.evaluators._inputs import describe_list, require
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import describe_list, require
 
 KEY = "graph_trajectory_similarity"
 
 
 def create_graph_trajectory_similarity_evaluator(
     **view_options: Unpack[GraphViewOptions],
-) -> SyncEvaluator:
+) -> Evaluator:
     """An evaluator scoring node-sequence similarity from 0 (nothing alike) to 1 (identical).
 
     Per turn, similarity is ``1 - distance / max(len(actual), len(reference))``
@@ -43,7 +44,7 @@ def create_graph_trajectory_similarity_evaluator(
     """
     view = GraphView.create(**view_options)
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         require(reference_outputs, "reference_outputs", KEY)
         actual, reference = view.read(outputs, reference_outputs)
         turns = [
@@ -53,15 +54,10 @@ def create_graph_trajectory_similarity_evaluator(
         length = sum(turn["length"] for turn in turns)
         value = 1.0 - distance / length if length else 1.0
         metadata = {"distance": distance, "max_length": length, "turns": turns}
-        return Score(value, _comment(turns, view.scope), metadata)
+        return Feedback(score=value, comment=_comment(turns, view.scope), metadata=metadata)
 
     scorer.__doc__ = create_graph_trajectory_similarity_evaluator.__doc__
-    return make_evaluator(KEY, scorer)
-
-
-create_async_graph_trajectory_similarity_evaluator = async_factory(
-    create_graph_trajectory_similarity_evaluator
-)
+    return make_evaluator(KEY, scorer, reads="trajectory")
 
 
 def _turn(n: int, actual: list[str], reference: list[str]) -> dict[str, Any]:
@@ -115,6 +111,5 @@ def _nodes(items: list[dict[str, Any]], field: str) -> str:
 
 
 __all__ = [
-    "create_async_graph_trajectory_similarity_evaluator",
     "create_graph_trajectory_similarity_evaluator",
 ]

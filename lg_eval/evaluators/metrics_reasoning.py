@@ -15,15 +15,16 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
-from lg_eval.evaluators._inputs import describe_list, text_arg
+from lg_eval.evaluator import Evaluator, make_evaluator
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import describe_list, text_arg
 from lg_eval.messages import react_steps_from_messages
 
 RuleScope = Literal["args", "query"]
 RULE_SCOPES: tuple[str, ...] = ("args", "query")
 
 
-def create_reasoning_coherence_evaluator() -> SyncEvaluator:
+def create_reasoning_coherence_evaluator() -> Evaluator:
     """A heuristic for coherent reasoning: every step states a thought and moves on.
 
     Each tool call is a check; it is penalized when its AI message has no text
@@ -32,7 +33,7 @@ def create_reasoning_coherence_evaluator() -> SyncEvaluator:
     steps`` (1.0 with no steps). Key ``reasoning_coherence``.
     """
 
-    def scorer(*, outputs: Any, **_: Any) -> Score:
+    def scorer(*, outputs: Any, **_: Any) -> Feedback:
         steps = react_steps_from_messages(outputs).steps
         issues = []
         for n, step in enumerate(steps):
@@ -43,15 +44,17 @@ def create_reasoning_coherence_evaluator() -> SyncEvaluator:
         value = 1.0 - len(issues) / len(steps) if steps else 1.0
         notes = [f"step {issue['step'] + 1}: {issue['issue']}" for issue in issues]
         comment = f"Penalized {describe_list(notes)}." if notes else None
-        return Score(value, comment, {"steps": len(steps), "issues": issues})
+        return Feedback(
+            score=value, comment=comment, metadata={"steps": len(steps), "issues": issues}
+        )
 
     scorer.__doc__ = create_reasoning_coherence_evaluator.__doc__
-    return make_evaluator("reasoning_coherence", scorer)
+    return make_evaluator("reasoning_coherence", scorer, reads="messages")
 
 
 def create_specialized_tool_evaluator(
     rules: Mapping[str, str], *, scope: RuleScope = "args"
-) -> SyncEvaluator:
+) -> Evaluator:
     """Whether the agent used the specialized tool wherever a keyword calls for it.
 
     ``rules`` maps a keyword to the tool it requires, e.g. ``{"arxiv":
@@ -80,7 +83,7 @@ def create_specialized_tool_evaluator(
         )
     folded = {keyword.casefold(): tool for keyword, tool in rules.items()}
 
-    def scorer(*, outputs: Any, inputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, inputs: Any = None, **_: Any) -> Feedback:
         trace = react_steps_from_messages(outputs)
         checks = []
         if scope == "args":
@@ -113,10 +116,12 @@ def create_specialized_tool_evaluator(
         comment = f"Rule violations: {describe_list(notes)}." if notes else None
         if not checks:
             comment = "No rule applied to this run."
-        return Score(value, comment, {"checks": checks, "violations": len(violations)})
+        return Feedback(
+            score=value, comment=comment, metadata={"checks": checks, "violations": len(violations)}
+        )
 
     scorer.__doc__ = create_specialized_tool_evaluator.__doc__
-    return make_evaluator("specialized_tool_usage", scorer)
+    return make_evaluator("specialized_tool_usage", scorer, reads="messages")
 
 
 _URL = re.compile(r"https?://[^\s<>\"'{}|\\^`\[\]()]+")
@@ -128,7 +133,7 @@ def extract_urls(text: str) -> set[str]:
     return {match.rstrip(_URL_TAIL).rstrip("/") for match in _URL.findall(text or "")}
 
 
-def create_source_citation_evaluator() -> SyncEvaluator:
+def create_source_citation_evaluator() -> Evaluator:
     """The share of source URLs returned by tools that the final answer cites.
 
     URLs are collected from every tool observation and from the final answer
@@ -137,7 +142,7 @@ def create_source_citation_evaluator() -> SyncEvaluator:
     URL. Key ``source_citation``.
     """
 
-    def scorer(*, outputs: Any, **_: Any) -> Score:
+    def scorer(*, outputs: Any, **_: Any) -> Feedback:
         trace = react_steps_from_messages(outputs)
         sources: set[str] = set()
         for step in trace.steps:
@@ -153,20 +158,13 @@ def create_source_citation_evaluator() -> SyncEvaluator:
                 describe_list(uncited) + "."
             )
         metadata = {"sources": sorted(sources), "cited": sorted(cited), "uncited": uncited}
-        return Score(value, comment, metadata)
+        return Feedback(score=value, comment=comment, metadata=metadata)
 
     scorer.__doc__ = create_source_citation_evaluator.__doc__
-    return make_evaluator("source_citation", scorer)
+    return make_evaluator("source_citation", scorer, reads="messages")
 
-
-create_async_reasoning_coherence_evaluator = async_factory(create_reasoning_coherence_evaluator)
-create_async_specialized_tool_evaluator = async_factory(create_specialized_tool_evaluator)
-create_async_source_citation_evaluator = async_factory(create_source_citation_evaluator)
 
 __all__ = [
-    "create_async_reasoning_coherence_evaluator",
-    "create_async_source_citation_evaluator",
-    "create_async_specialized_tool_evaluator",
     "create_reasoning_coherence_evaluator",
     "create_source_citation_evaluator",
     "create_specialized_tool_evaluator",

@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
-from lg_eval.evaluators._inputs import calls_arg, describe_call, describe_list, require
+from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._tool_args import freeze
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import calls_arg, describe_call, describe_list, require
 from lg_eval.messages import to_openai_messages
 
 StepCount = Literal["tool_calls", "model_calls"]
@@ -27,7 +28,7 @@ ExpectedSteps = int | tuple[int, int] | Sequence[int]
 
 def create_step_efficiency_evaluator(
     expected_steps: ExpectedSteps | None = None, *, count: StepCount = "tool_calls"
-) -> SyncEvaluator:
+) -> Evaluator:
     """How close the number of steps is to what the task needs.
 
     ``expected_steps`` is a number ``n`` (at most ``n`` steps, at least one when
@@ -48,7 +49,7 @@ def create_step_efficiency_evaluator(
     fixed = None if expected_steps is None else _step_range(expected_steps, "expected_steps")
     key = "step_efficiency"
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         low, high = fixed or _step_range(
             require(reference_outputs, "reference_outputs", key), "reference_outputs"
         )
@@ -59,10 +60,12 @@ def create_step_efficiency_evaluator(
             value, comment = steps / low, f"{steps} {_noun(count)}, at least {low} expected."
         else:
             value, comment = 1.0, None
-        return Score(value, comment, {"steps": steps, "expected_range": [low, high]})
+        return Feedback(
+            score=value, comment=comment, metadata={"steps": steps, "expected_range": [low, high]}
+        )
 
     scorer.__doc__ = create_step_efficiency_evaluator.__doc__
-    return make_evaluator(key, scorer)
+    return make_evaluator(key, scorer, reads="messages")
 
 
 def _step_range(value: Any, where: str) -> tuple[int, int]:
@@ -96,7 +99,7 @@ def _model_calls(outputs: Any) -> int:
 # --------------------------------------------------------------------------- redundancy
 
 
-def create_redundancy_evaluator(*, consecutive_only: bool = False) -> SyncEvaluator:
+def create_redundancy_evaluator(*, consecutive_only: bool = False) -> Evaluator:
     """How free the run is of repeated identical tool calls (same tool, same arguments).
 
     The score is ``1 - repeats / calls`` (1.0 with one call or none); with
@@ -105,7 +108,7 @@ def create_redundancy_evaluator(*, consecutive_only: bool = False) -> SyncEvalua
     Key ``redundancy``.
     """
 
-    def scorer(*, outputs: Any, **_: Any) -> Score:
+    def scorer(*, outputs: Any, **_: Any) -> Feedback:
         calls = _calls(outputs)
         first_seen: dict[Any, int] = {}
         repeats = []
@@ -123,10 +126,12 @@ def create_redundancy_evaluator(*, consecutive_only: bool = False) -> SyncEvalua
             f"call {r['index'] + 1} repeats call {r['repeats'] + 1} ({r['call']})" for r in repeats
         ]
         comment = f"Repeated calls: {describe_list(notes)}." if notes else None
-        return Score(value, comment, {"calls": len(calls), "repeats": repeats})
+        return Feedback(
+            score=value, comment=comment, metadata={"calls": len(calls), "repeats": repeats}
+        )
 
     scorer.__doc__ = create_redundancy_evaluator.__doc__
-    return make_evaluator("redundancy", scorer)
+    return make_evaluator("redundancy", scorer, reads="messages")
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -144,7 +149,7 @@ def create_call_budget_evaluator(
     max_cost: float | None = None,
     input_token_price: float | None = None,
     output_token_price: float | None = None,
-) -> SyncEvaluator:
+) -> Evaluator:
     """Whether the run stayed within its budgets of tool calls, model calls, tokens, cost.
 
     Each budget scores ``min(1, limit / used)``; the score is the lowest of
@@ -177,7 +182,7 @@ def create_call_budget_evaluator(
             "max_cost needs input_token_price and output_token_price (price per token)."
         )
 
-    def scorer(*, outputs: Any, **_: Any) -> Score:
+    def scorer(*, outputs: Any, **_: Any) -> Feedback:
         used = _usage(outputs, input_token_price or 0.0, output_token_price or 0.0)
         checks: dict[str, Any] = {}
         unmeasured = []
@@ -197,10 +202,14 @@ def create_call_budget_evaluator(
         parts = [f"Over budget: {', '.join(over)}."] if over else []
         if unmeasured:
             parts.append(f"Not measured (no usage metadata): {', '.join(unmeasured)}.")
-        return Score(value, " ".join(parts) or None, {"budgets": checks, "unmeasured": unmeasured})
+        return Feedback(
+            score=value,
+            comment=" ".join(parts) or None,
+            metadata={"budgets": checks, "unmeasured": unmeasured},
+        )
 
     scorer.__doc__ = create_call_budget_evaluator.__doc__
-    return make_evaluator("call_budget", scorer)
+    return make_evaluator("call_budget", scorer, reads="messages")
 
 
 def _usage(outputs: Any, input_price: float, output_price: float) -> dict[str, Any]:
@@ -220,15 +229,8 @@ def _usage(outputs: Any, input_price: float, output_price: float) -> dict[str, A
     return used
 
 
-create_async_step_efficiency_evaluator = async_factory(create_step_efficiency_evaluator)
-create_async_redundancy_evaluator = async_factory(create_redundancy_evaluator)
-create_async_call_budget_evaluator = async_factory(create_call_budget_evaluator)
-
 __all__ = [
     "STEP_COUNTS",
-    "create_async_call_budget_evaluator",
-    "create_async_redundancy_evaluator",
-    "create_async_step_efficiency_evaluator",
     "create_call_budget_evaluator",
     "create_redundancy_evaluator",
     "create_step_efficiency_evaluator",

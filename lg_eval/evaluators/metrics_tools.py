@@ -16,9 +16,10 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
-from lg_eval.evaluators._inputs import calls_arg, describe_list, expected_calls_arg, expected_from
+from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._matching import max_weight_assignment
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import calls_arg, describe_list, expected_calls_arg, expected_from
 
 Expected = Sequence[dict[str, Any] | str] | None
 
@@ -32,7 +33,7 @@ def _fixed(expected: Expected, option: str) -> list[dict[str, Any]] | None:
 
 def create_tool_selection_evaluator(
     expected_tools: Expected = None, *, penalize_extra: bool = False
-) -> SyncEvaluator:
+) -> Evaluator:
     """Which expected tools the agent used: recall, or F1 when extra tools should cost.
 
     Tools are compared as sets of names (calling a tool twice is one use).
@@ -44,7 +45,7 @@ def create_tool_selection_evaluator(
     fixed = _fixed(expected_tools, "expected_tools")
     key = "tool_selection_f1" if penalize_extra else "tool_selection_accuracy"
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         expected = {call["name"] for call in expected_from(fixed, reference_outputs, key)}
         used = {call["name"] for call in calls_arg(outputs, "outputs")}
         hit = expected & used
@@ -69,16 +70,16 @@ def create_tool_selection_evaluator(
             "precision": precision,
             "recall": recall,
         }
-        return Score(value, " ".join(parts) or None, metadata)
+        return Feedback(score=value, comment=" ".join(parts) or None, metadata=metadata)
 
     scorer.__doc__ = create_tool_selection_evaluator.__doc__
-    return make_evaluator(key, scorer)
+    return make_evaluator(key, scorer, reads="messages")
 
 
 # --------------------------------------------------------------------------- order
 
 
-def create_tool_order_evaluator(expected_order: Expected = None) -> SyncEvaluator:
+def create_tool_order_evaluator(expected_order: Expected = None) -> Evaluator:
     """How well the order of tool calls follows the expected order (normalized LCS).
 
     The score is the length of the longest common subsequence of the actual
@@ -88,7 +89,7 @@ def create_tool_order_evaluator(expected_order: Expected = None) -> SyncEvaluato
     """
     fixed = _fixed(expected_order, "expected_order")
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         expected = [c["name"] for c in expected_from(fixed, reference_outputs, "tool_order")]
         actual = [call["name"] for call in calls_arg(outputs, "outputs")]
         common = LCSseq.similarity(expected, actual)
@@ -108,10 +109,10 @@ def create_tool_order_evaluator(expected_order: Expected = None) -> SyncEvaluato
             "lcs_length": common,
             "out_of_order": out_of_order,
         }
-        return Score(value, comment, metadata)
+        return Feedback(score=value, comment=comment, metadata=metadata)
 
     scorer.__doc__ = create_tool_order_evaluator.__doc__
-    return make_evaluator("tool_order", scorer)
+    return make_evaluator("tool_order", scorer, reads="messages")
 
 
 # --------------------------------------------------------------------------- arguments
@@ -119,7 +120,7 @@ def create_tool_order_evaluator(expected_order: Expected = None) -> SyncEvaluato
 
 def create_argument_precision_evaluator(
     expected_calls: Expected = None, *, word_overlap: bool = True
-) -> SyncEvaluator:
+) -> Evaluator:
     """How closely the arguments of the calls made match the expected calls' arguments.
 
     Each expected call is paired with a distinct actual call of the same tool,
@@ -135,11 +136,11 @@ def create_argument_precision_evaluator(
     fixed = _fixed(expected_calls, "expected_calls")
     key = "argument_precision"
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         expected = expected_from(fixed, reference_outputs, key)
         actual = calls_arg(outputs, "outputs")
         if not expected:
-            return Score(1.0, None, {"calls": []})
+            return Feedback(score=1.0, comment=None, metadata={"calls": []})
         calls = _paired_scores(expected, actual, word_overlap)
         value = sum(call["score"] for call in calls) / len(calls)
         weak = [
@@ -149,10 +150,10 @@ def create_argument_precision_evaluator(
             if score < 1.0
         ]
         comment = f"Arguments below 1.0: {describe_list(weak)}." if weak else None
-        return Score(value, comment, {"calls": calls})
+        return Feedback(score=value, comment=comment, metadata={"calls": calls})
 
     scorer.__doc__ = create_argument_precision_evaluator.__doc__
-    return make_evaluator(key, scorer)
+    return make_evaluator(key, scorer, reads="messages")
 
 
 def _paired_scores(
@@ -218,15 +219,8 @@ def _mean(scores: dict[str, float]) -> float:
     return sum(scores.values()) / len(scores) if scores else 1.0
 
 
-create_async_tool_selection_evaluator = async_factory(create_tool_selection_evaluator)
-create_async_tool_order_evaluator = async_factory(create_tool_order_evaluator)
-create_async_argument_precision_evaluator = async_factory(create_argument_precision_evaluator)
-
 __all__ = [
     "create_argument_precision_evaluator",
-    "create_async_argument_precision_evaluator",
-    "create_async_tool_order_evaluator",
-    "create_async_tool_selection_evaluator",
     "create_tool_order_evaluator",
     "create_tool_selection_evaluator",
 ]

@@ -1,10 +1,13 @@
 """Evaluators by name, so dataset files and configs can say ``"tool_order"`` instead of code.
 
-A name maps to a *factory*: ``factory(**options)`` returns a sync evaluator.
-Every built-in is registered under a stable name (see ``available()``);
-other modules and users add their own with :func:`register`, as a decorator
-or a plain call. Registering a ready evaluator (a function taking
+A name maps to a *factory*: ``factory(**options)`` returns an evaluator.
+Every built-in is registered under a stable name (see
+:func:`available_evaluators`); other modules and users add their own with
+:func:`register_evaluator`, as a decorator or a plain call. Registering a
+ready evaluator (an :class:`~lg_eval.Evaluator`, or a function taking
 ``outputs=``) is accepted too: it becomes a factory with no options.
+:func:`get_evaluator` always returns an :class:`~lg_eval.Evaluator`, so what it
+gives can be awaited with ``.aevaluate`` whatever was registered.
 """
 
 from __future__ import annotations
@@ -14,24 +17,29 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import AsyncEvaluator, SyncEvaluator, to_async
+from lg_eval.evaluator import Evaluator, feedback_dict
+from lg_eval.feedback import Feedback
 
-Factory = Callable[..., SyncEvaluator]
+Factory = Callable[..., Any]
 
 _REGISTRY: dict[str, Factory] = {}
 
 
 @overload
-def register(name: str, factory: None = None, *, replace: bool = False) -> Callable[[Any], Any]: ...
+def register_evaluator(
+    name: str, factory: None = None, *, replace: bool = False
+) -> Callable[[Any], Any]: ...
 @overload
-def register(name: str, factory: Callable[..., Any], *, replace: bool = False) -> Any: ...
+def register_evaluator(name: str, factory: Callable[..., Any], *, replace: bool = False) -> Any: ...
 
 
-def register(name: str, factory: Callable[..., Any] | None = None, *, replace: bool = False) -> Any:
+def register_evaluator(
+    name: str, factory: Callable[..., Any] | None = None, *, replace: bool = False
+) -> Any:
     """Register an evaluator factory (or a ready evaluator) under ``name``.
 
-    Use as ``register("my_metric", create_my_metric)`` or as a decorator,
-    ``@register("my_metric")``; either way the factory is returned unchanged.
+    Use as ``register_evaluator("my_metric", create_my_metric)`` or as a
+    decorator, ``@register_evaluator("my_metric")``; either way the factory is returned unchanged.
     Registering the same factory again is a no-op; another one under a taken
     name needs ``replace=True``.
 
@@ -39,7 +47,7 @@ def register(name: str, factory: Callable[..., Any] | None = None, *, replace: b
         InvalidOptionError: an empty name, a non-callable, or a taken name.
     """
     if factory is None:
-        return lambda target: register(name, target, replace=replace)
+        return lambda target: register_evaluator(name, target, replace=replace)
     if not isinstance(name, str) or not name.strip():
         raise InvalidOptionError(f"An evaluator name must be a non-empty string, not {name!r}.")
     if not callable(factory):
@@ -55,17 +63,23 @@ def register(name: str, factory: Callable[..., Any] | None = None, *, replace: b
     return factory
 
 
-def get(name: str, **options: Any) -> SyncEvaluator:
-    """The sync evaluator registered as ``name``, built with ``options``.
+def get_evaluator(name: str, **options: Any) -> Evaluator:
+    """The evaluator registered as ``name``, built with ``options``.
 
     Raises:
         InvalidOptionError: an unknown name (the message lists the known ones),
             or options the factory does not take.
     """
+    if not isinstance(name, str):
+        raise InvalidOptionError(
+            f"An evaluator name must be a string, not {type(name).__name__}; known evaluators: "
+            f"{', '.join(available_evaluators())}."
+        )
     factory = _REGISTRY.get(name)
     if factory is None:
         raise InvalidOptionError(
-            f"No evaluator is registered as {name!r}. Known evaluators: {', '.join(available())}."
+            f"No evaluator is registered as {name!r}. Known evaluators: "
+            f"{', '.join(available_evaluators())}."
         )
     try:
         inspect.signature(factory).bind(**options)
@@ -75,17 +89,27 @@ def get(name: str, **options: Any) -> SyncEvaluator:
             f"Evaluator {name!r} does not take these options ({exc}); "
             f"it accepts: {', '.join(accepted) or 'no options'}."
         ) from exc
-    return factory(**options)
+    built = factory(**options)
+    return built if isinstance(built, Evaluator) else _wrapped(name, built)
 
 
-def get_async(name: str, **options: Any) -> AsyncEvaluator:
-    """The async twin of :func:`get` (same scoring, awaitable)."""
-    return to_async(get(name, **options))
-
-
-def available() -> list[str]:
+def available_evaluators() -> list[str]:
     """Every registered evaluator name, sorted."""
     return sorted(_REGISTRY)
+
+
+def _wrapped(name: str, function: Callable[..., Any]) -> Evaluator:
+    """A plain evaluator function as an :class:`Evaluator` keyed by its registry name."""
+    if not callable(function):
+        raise InvalidOptionError(
+            f"The factory registered as {name!r} returned {function!r}, not an evaluator."
+        )
+
+    def scorer(**call: Any) -> Feedback:
+        result = feedback_dict(function(**call), name)
+        return Feedback(**result)
+
+    return Evaluator(name, scorer, name=getattr(function, "__name__", name), doc=function.__doc__)
 
 
 def _as_factory(target: Callable[..., Any]) -> Factory:
@@ -97,7 +121,7 @@ def _as_factory(target: Callable[..., Any]) -> Factory:
     if "outputs" not in parameters:
         return target
 
-    def factory() -> SyncEvaluator:
+    def factory() -> Any:
         return target
 
     factory.__wrapped_evaluator__ = target  # type: ignore[attr-defined]
@@ -115,4 +139,4 @@ def _origin(factory: Factory) -> Any:
     )
 
 
-__all__ = ["available", "get", "get_async", "register"]
+__all__ = ["available_evaluators", "get_evaluator", "register_evaluator"]

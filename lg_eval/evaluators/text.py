@@ -21,8 +21,9 @@ from typing import Any, Literal
 from rapidfuzz.distance import LCSseq, Levenshtein
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
-from lg_eval.evaluators._inputs import describe_list, text_arg
+from lg_eval.evaluator import Evaluator, make_evaluator
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import describe_list, text_arg
 
 _WORD = re.compile(r"\w+")
 
@@ -41,23 +42,27 @@ def words(text: str) -> list[str]:
 # --------------------------------------------------------------------------- metrics
 
 
-def _exact(answer: str, reference: str) -> Score:
-    return Score(answer == reference, None if answer == reference else "The answer differs.")
+def _exact(answer: str, reference: str) -> Feedback:
+    return Feedback(
+        score=answer == reference, comment=None if answer == reference else "The answer differs."
+    )
 
 
-def _contains(answer: str, reference: str) -> Score:
+def _contains(answer: str, reference: str) -> Feedback:
     found = reference in answer
-    return Score(found, None if found else "The answer does not contain the reference text.")
+    return Feedback(
+        score=found, comment=None if found else "The answer does not contain the reference text."
+    )
 
 
-def _levenshtein(answer: str, reference: str) -> Score:
+def _levenshtein(answer: str, reference: str) -> Feedback:
     distance = Levenshtein.distance(answer, reference)
     value = 1.0 - distance / max(len(answer), len(reference))
     comment = f"{distance} character edits apart." if distance else None
-    return Score(value, comment, {"distance": distance})
+    return Feedback(score=value, comment=comment, metadata={"distance": distance})
 
 
-def _rouge_l(answer: str, reference: str) -> Score:
+def _rouge_l(answer: str, reference: str) -> Feedback:
     got, want = words(answer), words(reference)
     common = LCSseq.similarity(got, want)
     precision = common / len(got) if got else 0.0
@@ -65,10 +70,14 @@ def _rouge_l(answer: str, reference: str) -> Score:
     total = precision + recall
     value = 2 * precision * recall / total if total else 0.0
     comment = None if value == 1.0 else f"Longest common word sequence: {common} words."
-    return Score(value, comment, {"lcs": common, "precision": precision, "recall": recall})
+    return Feedback(
+        score=value,
+        comment=comment,
+        metadata={"lcs": common, "precision": precision, "recall": recall},
+    )
 
 
-def _word_error_rate(answer: str, reference: str) -> Score:
+def _word_error_rate(answer: str, reference: str) -> Feedback:
     got, want = words(answer), words(reference)
     ops = Counter(op.tag for op in Levenshtein.editops(want, got))
     errors = sum(ops.values())
@@ -80,10 +89,10 @@ def _word_error_rate(answer: str, reference: str) -> Score:
         "insertions": ops["insert"],
     }
     comment = f"Word error rate {rate:.2f} ({errors} word edits)." if errors else None
-    return Score(max(0.0, 1.0 - rate), comment, metadata)
+    return Feedback(score=max(0.0, 1.0 - rate), comment=comment, metadata=metadata)
 
 
-def _token_overlap(answer: str, reference: str) -> Score:
+def _token_overlap(answer: str, reference: str) -> Feedback:
     got, want = Counter(words(answer)), Counter(words(reference))
     shared = sum((got & want).values())
     precision = shared / sum(got.values()) if got else 0.0
@@ -92,7 +101,9 @@ def _token_overlap(answer: str, reference: str) -> Score:
     value = 2 * precision * recall / total if total else 0.0
     missing = sorted((want - got).keys())
     comment = f"Reference words missing: {describe_list(missing, 5)}." if missing else None
-    return Score(value, comment, {"precision": precision, "recall": recall})
+    return Feedback(
+        score=value, comment=comment, metadata={"precision": precision, "recall": recall}
+    )
 
 
 def sentence_bleu(answer: str, references: Sequence[str], max_n: int = 4) -> float:
@@ -120,7 +131,7 @@ def _ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
-_Metric = Callable[[str, str], Score]
+_Metric = Callable[[str, str], Feedback]
 _METRICS: dict[str, tuple[_Metric | None, bool]] = {  # name -> (metric, yes/no score)
     "exact_match": (_exact, True),
     "contains": (_contains, True),
@@ -136,7 +147,7 @@ TextMetric = Literal[
 ]
 
 
-def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -> SyncEvaluator:
+def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -> Evaluator:
     """A text scorer by name, with its options. The key is the metric name.
 
     * ``exact_match``: the answer equals the reference (bool).
@@ -157,22 +168,22 @@ def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -
     function, binary = _METRICS[metric]
     empty = False if binary else 0.0
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         answer = text_arg(outputs, "outputs")
         references = [r for r in reference_texts(reference_outputs) if r and r.strip()]
         if not answer or not answer.strip():
-            return Score(empty, "The output has no answer text to compare.")
+            return Feedback(score=empty, comment="The output has no answer text to compare.")
         if not references:
-            return Score(empty, "No reference answer to compare against.")
+            return Feedback(score=empty, comment="No reference answer to compare against.")
         answer = normalize_text(answer, case_sensitive=case_sensitive)
         references = [normalize_text(r, case_sensitive=case_sensitive) for r in references]
         if function is None:
             value = sentence_bleu(answer, references)
-            return Score(value, None if value == 1.0 else f"BLEU {value:.2f}.")
-        return max((function(answer, r) for r in references), key=lambda s: float(s.value or 0))
+            return Feedback(score=value, comment=None if value == 1.0 else f"BLEU {value:.2f}.")
+        return max((function(answer, r) for r in references), key=lambda s: float(s.score or 0))
 
     scorer.__doc__ = create_text_evaluator.__doc__
-    return make_evaluator(metric, scorer)
+    return make_evaluator(metric, scorer, reads="output")
 
 
 def reference_texts(value: Any) -> list[str]:
@@ -188,7 +199,7 @@ def create_keywords_evaluator(
     *,
     mode: Literal["all", "any"] = "all",
     case_sensitive: bool = False,
-) -> SyncEvaluator:
+) -> Evaluator:
     """Whether the answer mentions the keywords (substring match, case-insensitive by default).
 
     ``mode="all"`` scores the share of keywords found (1.0 when all are);
@@ -203,22 +214,22 @@ def create_keywords_evaluator(
         raise InvalidOptionError(f"mode={mode!r} is not allowed; use one of all, any.")
     fixed = None if keywords is None else _keywords(keywords, "keywords")
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         wanted = fixed if fixed is not None else _keywords(reference_outputs, "reference_outputs")
         answer = text_arg(outputs, "outputs")
         if not wanted:
-            return Score(0.0, "No keywords to look for.")
+            return Feedback(score=0.0, comment="No keywords to look for.")
         if not answer:
-            return Score(0.0, "The output has no answer text to search.")
+            return Feedback(score=0.0, comment="The output has no answer text to search.")
         text = normalize_text(answer, case_sensitive=case_sensitive)
         found = [k for k in wanted if normalize_text(k, case_sensitive=case_sensitive) in text]
         missing = [k for k in wanted if k not in found]
         value = len(found) / len(wanted) if mode == "all" else float(bool(found))
         comment = None if value == 1.0 else f"Keywords not found: {describe_list(missing, 5)}."
-        return Score(value, comment, {"found": found, "missing": missing})
+        return Feedback(score=value, comment=comment, metadata={"found": found, "missing": missing})
 
     scorer.__doc__ = create_keywords_evaluator.__doc__
-    return make_evaluator("keywords", scorer)
+    return make_evaluator("keywords", scorer, reads="output")
 
 
 def _keywords(value: Any, where: str) -> list[str]:
@@ -233,9 +244,6 @@ def _keywords(value: Any, where: str) -> list[str]:
     return list(value)
 
 
-create_async_text_evaluator = async_factory(create_text_evaluator)
-create_async_keywords_evaluator = async_factory(create_keywords_evaluator)
-
 exact_match = create_text_evaluator("exact_match")
 contains = create_text_evaluator("contains")
 levenshtein = create_text_evaluator("levenshtein")
@@ -243,36 +251,20 @@ rouge_l = create_text_evaluator("rouge_l")
 word_error_rate = create_text_evaluator("word_error_rate")
 token_overlap = create_text_evaluator("token_overlap")
 bleu = create_text_evaluator("bleu")
-exact_match_async = to_async(exact_match)
-contains_async = to_async(contains)
-levenshtein_async = to_async(levenshtein)
-rouge_l_async = to_async(rouge_l)
-word_error_rate_async = to_async(word_error_rate)
-token_overlap_async = to_async(token_overlap)
-bleu_async = to_async(bleu)
 
 __all__ = [
     "TEXT_METRICS",
     "bleu",
-    "bleu_async",
     "contains",
-    "contains_async",
-    "create_async_keywords_evaluator",
-    "create_async_text_evaluator",
     "create_keywords_evaluator",
     "create_text_evaluator",
     "exact_match",
-    "exact_match_async",
     "levenshtein",
-    "levenshtein_async",
     "normalize_text",
     "reference_texts",
     "rouge_l",
-    "rouge_l_async",
     "sentence_bleu",
     "token_overlap",
-    "token_overlap_async",
     "word_error_rate",
-    "word_error_rate_async",
     "words",
 ]

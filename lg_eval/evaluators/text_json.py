@@ -17,8 +17,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator, to_async
-from lg_eval.evaluators._inputs import require, text_arg
+from lg_eval.evaluator import Evaluator, make_evaluator
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import require, text_arg
 
 _FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
 _NOTHING = object()
@@ -48,20 +49,19 @@ def _is_messages(value: Any) -> bool:
     )
 
 
-def _json_valid(*, outputs: Any, **_: Any) -> Score:
+def _json_valid(*, outputs: Any, **_: Any) -> Feedback:
     """Whether the answer is valid JSON (a surrounding Markdown code fence is allowed).
 
     Key ``json_valid``; a bool score, the parse error in the comment.
     """
     _, problem = parse_json_answer(outputs)
-    return Score(problem is None, problem)
+    return Feedback(score=problem is None, comment=problem)
 
 
-json_valid = make_evaluator("json_valid", _json_valid)
-json_valid_async = to_async(json_valid)
+json_valid = make_evaluator("json_valid", _json_valid, reads="output")
 
 
-def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> SyncEvaluator:
+def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Evaluator:
     """Whether the answer is JSON that validates against a JSON Schema.
 
     ``schema`` is the schema, or ``None`` to read it from each example's
@@ -74,7 +74,7 @@ def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Syn
     """
     fixed = None if schema is None else _validator(schema, "schema")
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         validator = fixed
         if validator is None:
             reference = require(reference_outputs, "reference_outputs", "json_schema")
@@ -83,7 +83,7 @@ def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Syn
             validator = _validator(reference, "reference_outputs")
         data, problem = parse_json_answer(outputs)
         if problem:
-            return Score(False, problem, {"errors": []})
+            return Feedback(score=False, comment=problem, metadata={"errors": []})
         errors = [
             {
                 "path": "$" + "".join(f"[{p!r}]" for p in error.absolute_path),
@@ -96,13 +96,10 @@ def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Syn
             shown = "; ".join(f"{e['path']}: {e['message']}" for e in errors[:3])
             more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
             comment = f"{len(errors)} schema violation(s): {shown}{more}."
-        return Score(not errors, comment, {"errors": errors})
+        return Feedback(score=not errors, comment=comment, metadata={"errors": errors})
 
     scorer.__doc__ = create_json_schema_evaluator.__doc__
-    return make_evaluator("json_schema", scorer)
-
-
-create_async_json_schema_evaluator = async_factory(create_json_schema_evaluator)
+    return make_evaluator("json_schema", scorer, reads="output")
 
 
 def _path_order(error: Any) -> list[tuple[bool, Any]]:
@@ -128,9 +125,7 @@ def _validator(schema: Any, where: str) -> Any:
 
 
 __all__ = [
-    "create_async_json_schema_evaluator",
     "create_json_schema_evaluator",
     "json_valid",
-    "json_valid_async",
     "parse_json_answer",
 ]

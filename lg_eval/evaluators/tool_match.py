@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
-from lg_eval.evaluators._inputs import calls_arg, describe_call, describe_list, require
+from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
 from lg_eval.evaluators._matching import pair_calls
 from lg_eval.evaluators._tool_args import (
     ArgsMatching,
@@ -30,6 +29,8 @@ from lg_eval.evaluators._tool_args import (
     ToolArgsMatchMode,
     ToolArgsMatchOverrides,
 )
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import calls_arg, describe_call, describe_list, require
 from lg_eval.messages import iter_tool_calls, to_openai_messages
 
 TrajectoryMatchMode = Literal["strict", "unordered", "subset", "superset"]
@@ -41,7 +42,7 @@ def create_trajectory_match_evaluator(
     trajectory_match_mode: TrajectoryMatchMode = "strict",
     tool_args_match_mode: ToolArgsMatchMode = "exact",
     tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
-) -> SyncEvaluator:
+) -> Evaluator:
     """An evaluator comparing an agent's message trajectory with a reference one.
 
     Modes (``outputs`` is the actual run):
@@ -80,7 +81,7 @@ def create_trajectory_match_evaluator(
     matching = ArgsMatching(tool_args_match_mode, tool_args_match_overrides)
     key = f"trajectory_{trajectory_match_mode}_match"
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         require(reference_outputs, "reference_outputs", key)
         if trajectory_match_mode == "strict":
             actual = to_openai_messages(outputs, argument="outputs")
@@ -91,10 +92,10 @@ def create_trajectory_match_evaluator(
         return judge_pairing(trajectory_match_mode, actual_calls, reference_calls, matching.rule)
 
     scorer.__doc__ = create_trajectory_match_evaluator.__doc__
-    return make_evaluator(key, scorer)
+    return make_evaluator(key, scorer, reads="messages")
 
 
-create_async_trajectory_match_evaluator = async_factory(create_trajectory_match_evaluator)
+create_async_trajectory_match_evaluator = async_twin(create_trajectory_match_evaluator)
 
 
 def judge_pairing(
@@ -102,7 +103,7 @@ def judge_pairing(
     actual: Sequence[dict[str, Any]],
     reference: Sequence[dict[str, Any]],
     rule_for: Callable[[str], ArgsRule],
-) -> Score:
+) -> Feedback:
     """Score ``unordered`` / ``subset`` / ``superset`` from a maximum pairing of calls."""
     pairs = pair_calls(actual, reference, rule_for)
     paired_actual = {i for i, _ in pairs}
@@ -119,7 +120,7 @@ def judge_pairing(
         "unexpected": unexpected,
     }
     comment = calls_comment(blocking_missing, blocking_unexpected)
-    return Score(comment is None, comment, metadata)
+    return Feedback(score=comment is None, comment=comment, metadata=metadata)
 
 
 def calls_comment(missing: list[dict[str, Any]], unexpected: list[dict[str, Any]]) -> str | None:
@@ -147,36 +148,38 @@ def _strict(
     actual: list[dict[str, Any]],
     reference: list[dict[str, Any]],
     rule_for: Callable[[str], ArgsRule],
-) -> Score:
+) -> Feedback:
     if len(actual) != len(reference):
-        return Score(
-            False,
-            f"Expected {len(reference)} messages, got {len(actual)}.",
-            {"actual_messages": len(actual), "reference_messages": len(reference)},
+        return Feedback(
+            score=False,
+            comment=f"Expected {len(reference)} messages, got {len(actual)}.",
+            metadata={"actual_messages": len(actual), "reference_messages": len(reference)},
         )
     actual_calls, reference_calls = _calls_by_message(actual), _calls_by_message(reference)
     for index, (got, expected) in enumerate(zip(actual, reference, strict=True)):
         where = {"message_index": index}
         if got.get("role") != expected.get("role"):
-            return Score(
-                False,
-                f"Message {index}: expected role {expected.get('role')!r}, "
+            return Feedback(
+                score=False,
+                comment=f"Message {index}: expected role {expected.get('role')!r}, "
                 f"got {got.get('role')!r}.",
-                where,
+                metadata=where,
             )
         a, r = actual_calls[index], reference_calls[index]
         if len(a) != len(r):
-            return Score(
-                False,
-                f"Message {index}: expected {_count(len(r), 'tool call')}, got {len(a)}.",
-                {**where, "actual_calls": a, "reference_calls": r},
+            return Feedback(
+                score=False,
+                comment=f"Message {index}: expected {_count(len(r), 'tool call')}, got {len(a)}.",
+                metadata={**where, "actual_calls": a, "reference_calls": r},
             )
         verdict = judge_pairing("unordered", a, r, rule_for)
-        if not verdict.value:
-            return Score(
-                False, f"Message {index}: {verdict.comment}", {**where, **(verdict.metadata or {})}
+        if not verdict.score:
+            return Feedback(
+                score=False,
+                comment=f"Message {index}: {verdict.comment}",
+                metadata={**where, **(verdict.metadata or {})},
             )
-    return Score(True, None, {"messages": len(actual)})
+    return Feedback(score=True, comment=None, metadata={"messages": len(actual)})
 
 
 def _calls_by_message(messages: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:

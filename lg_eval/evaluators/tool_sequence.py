@@ -13,14 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import Score, SyncEvaluator, async_factory, make_evaluator
-from lg_eval.evaluators._inputs import (
-    WILDCARD,
-    calls_arg,
-    describe_call,
-    expected_calls_arg,
-    expected_from,
-)
+from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._tool_args import (
     ArgsMatching,
     ArgsRule,
@@ -28,6 +21,14 @@ from lg_eval.evaluators._tool_args import (
     ToolArgsMatchOverrides,
 )
 from lg_eval.evaluators.tool_match import calls_comment, judge_pairing, listed_call
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import (
+    WILDCARD,
+    calls_arg,
+    describe_call,
+    expected_calls_arg,
+    expected_from,
+)
 
 SequenceMode = Literal["strict", "in_order", "unordered", "subset", "superset"]
 SEQUENCE_MODES: tuple[str, ...] = ("strict", "in_order", "unordered", "subset", "superset")
@@ -39,7 +40,7 @@ def create_tool_sequence_evaluator(
     mode: SequenceMode = "strict",
     args_match_mode: ToolArgsMatchMode = "superset",
     args_match_overrides: ToolArgsMatchOverrides | None = None,
-) -> SyncEvaluator:
+) -> Evaluator:
     """An evaluator checking the agent's tool calls against a list of expected calls.
 
     ``expected`` is a list of ``{"name": ..., "args": {...}}`` dicts or bare tool
@@ -76,7 +77,7 @@ def create_tool_sequence_evaluator(
     fixed = None if expected is None else expected_calls_arg(list(expected), "expected")
     key = f"tool_sequence_{mode}_match"
 
-    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Score:
+    def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         wanted = expected_from(fixed, reference_outputs, key)
         actual = [dict(call) for call in calls_arg(outputs, "outputs")]
         rule_for = _rules(wanted, matching)
@@ -87,10 +88,7 @@ def create_tool_sequence_evaluator(
         return judge_pairing(mode, actual, wanted, rule_for)
 
     scorer.__doc__ = create_tool_sequence_evaluator.__doc__
-    return make_evaluator(key, scorer)
-
-
-create_async_tool_sequence_evaluator = async_factory(create_tool_sequence_evaluator)
+    return make_evaluator(key, scorer, reads="messages")
 
 
 def _rules(expected: list[dict[str, Any]], matching: ArgsMatching) -> Callable[[str], ArgsRule]:
@@ -117,7 +115,7 @@ def _strict(
     actual: list[dict[str, Any]],
     expected: list[dict[str, Any]],
     rule_for: Callable[[str], ArgsRule],
-) -> Score:
+) -> Feedback:
     detail = judge_pairing("unordered", actual, expected, rule_for)
     metadata = dict(detail.metadata or {})
     position = next(
@@ -129,7 +127,7 @@ def _strict(
         None,
     )
     if position is None:
-        return Score(True, None, metadata)
+        return Feedback(score=True, comment=None, metadata=metadata)
     metadata["first_difference"] = position
     if position >= min(len(actual), len(expected)):
         comment = f"Expected {len(expected)} calls, got {len(actual)}."
@@ -139,14 +137,16 @@ def _strict(
             f"got {describe_call(actual[position])}."
         )
     extra = detail.comment
-    return Score(False, f"{comment} {extra}" if extra else comment, metadata)
+    return Feedback(
+        score=False, comment=f"{comment} {extra}" if extra else comment, metadata=metadata
+    )
 
 
 def _in_order(
     actual: list[dict[str, Any]],
     expected: list[dict[str, Any]],
     rule_for: Callable[[str], ArgsRule],
-) -> Score:
+) -> Feedback:
     """Embed the expected calls as a subsequence; earliest fit is optimal for any rule."""
     pairs: list[tuple[int, int]] = []
     j = 0
@@ -163,16 +163,17 @@ def _in_order(
         "unexpected": unexpected,
     }
     if not missing:
-        return Score(True, None, metadata)
+        return Feedback(score=True, comment=None, metadata=metadata)
     comment = (
         f"Expected call {j + 1} ({describe_call(expected[j])}) was not made "
         f"after the {j} earlier expected call{'' if j == 1 else 's'}. "
     )
-    return Score(False, comment + (calls_comment(missing, []) or ""), metadata)
+    return Feedback(
+        score=False, comment=comment + (calls_comment(missing, []) or ""), metadata=metadata
+    )
 
 
 __all__ = [
     "SEQUENCE_MODES",
-    "create_async_tool_sequence_evaluator",
     "create_tool_sequence_evaluator",
 ]

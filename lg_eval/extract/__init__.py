@@ -1,5 +1,26 @@
-"""Extractors: checkpointed LangGraph threads to trajectories."""
+"""Extractors: checkpointed LangGraph threads to trajectories.
 
+:func:`extract_thread` / :func:`aextract_thread` read a thread from any
+checkpointer into a :class:`~lg_eval.ThreadTrajectory`. The agentevals names
+(:func:`extract_langgraph_trajectory_from_thread` and its async twin,
+:func:`extract_langgraph_trajectory_from_snapshots`) return agentevals' dict
+shape; :func:`to_agentevals` converts an extracted trajectory to it.
+"""
+
+from lg_eval.extract.agentevals_compat import (
+    aextract_langgraph_trajectory_from_thread,
+    extract_langgraph_trajectory_from_snapshots,
+    extract_langgraph_trajectory_from_thread,
+    to_agentevals,
+)
 from lg_eval.extract.thread import ExtractionWarning, aextract_thread, extract_thread
 
-__all__ = ["ExtractionWarning", "aextract_thread", "extract_thread"]
+__all__ = [
+    "ExtractionWarning",
+    "aextract_langgraph_trajectory_from_thread",
+    "aextract_thread",
+    "extract_langgraph_trajectory_from_snapshots",
+    "extract_langgraph_trajectory_from_thread",
+    "extract_thread",
+    "to_agentevals",
+]

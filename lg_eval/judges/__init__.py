@@ -7,9 +7,10 @@
 * :func:`create_rubric_judge` grades several rubric dimensions at once;
 * :func:`create_pairwise_trajectory_judge` picks the better of two trajectories.
 
-Each has an async twin. All share :class:`JudgeOptions` (model, retries,
-timeouts, consensus sampling, a prompt budget) and never raise when the model
-fails: the result then has ``score=None`` and ``metadata["error"]``.
+Each returns an :class:`lg_eval.Evaluator` (await it with ``.aevaluate``).
+All share :class:`JudgeOptions` (model, retries, timeouts, consensus sampling,
+a prompt budget) and never raise when the model fails: the result then has
+``score=None`` and ``metadata["error"]``.
 """
 
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
@@ -21,7 +22,6 @@ from lg_eval.judges.graph import (
     create_graph_trajectory_llm_as_judge,
 )
 from lg_eval.judges.pairwise import (
-    create_async_pairwise_trajectory_judge,
     create_pairwise_trajectory_judge,
 )
 from lg_eval.judges.prompts import (
@@ -34,7 +34,6 @@ from lg_eval.judges.prompts import (
 from lg_eval.judges.rubric import (
     DEFAULT_RUBRIC,
     RubricDimension,
-    create_async_rubric_judge,
     create_rubric_judge,
 )
 from lg_eval.judges.trajectory import (
@@ -55,8 +54,6 @@ __all__ = [
     "JudgeOptions",
     "RubricDimension",
     "create_async_graph_trajectory_llm_as_judge",
-    "create_async_pairwise_trajectory_judge",
-    "create_async_rubric_judge",
     "create_async_trajectory_llm_as_judge",
     "create_graph_trajectory_llm_as_judge",
     "create_pairwise_trajectory_judge",

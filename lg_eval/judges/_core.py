@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from lg_eval._effects import Core, Effect, adrive, drive, sleep
 from lg_eval.errors import LgEvalError
-from lg_eval.evaluators._base import Score
+from lg_eval.feedback import Feedback
 from lg_eval.judges import prompts
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
 from lg_eval.judges._model import JudgeClient
@@ -122,8 +122,8 @@ class Judge:
         prompt: Prompt,
         values: Mapping[str, Any],
         rendered: Mapping[str, Rendered | None],
-        finish: Callable[[Judgment], Score] | None = None,
-    ) -> Core[Score]:
+        finish: Callable[[Judgment], Feedback] | None = None,
+    ) -> Core[Feedback]:
         """Judge one prompt ``samples`` times and conclude."""
         request = Request(self.messages(prompt, values), self.spec.read)
         score = yield from self.run([request] * self.samples, finish, summaries(rendered))
@@ -134,9 +134,9 @@ class Judge:
     def run(
         self,
         requests: Sequence[Request],
-        finish: Callable[[Judgment], Score] | None = None,
+        finish: Callable[[Judgment], Feedback] | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> Core[Score]:
+    ) -> Core[Feedback]:
         """Put every request to the model (concurrently when async) and conclude."""
         if len(requests) == 1:
             outcomes = [(yield from self.attempt(requests[0]))]
@@ -189,17 +189,19 @@ class Judge:
 
     # --- concluding ----------------------------------------------------------------------------
 
-    def finish(self, judgment: Judgment) -> Score:
+    def finish(self, judgment: Judgment) -> Feedback:
         """The default feedback: the ``score`` field and the reasoning as comment."""
         metadata = {"feedback": judgment.fields} if self.spec.custom else None
-        return Score(judgment.scores.get("score"), judgment.reasoning, metadata)
+        return Feedback(
+            score=judgment.scores.get("score"), comment=judgment.reasoning, metadata=metadata
+        )
 
     def conclude(
         self,
         outcomes: Sequence[Outcome],
-        finish: Callable[[Judgment], Score],
+        finish: Callable[[Judgment], Feedback],
         extra: Mapping[str, Any],
-    ) -> Score:
+    ) -> Feedback:
         usage = Usage()
         for outcome in outcomes:
             usage.add(outcome.usage)
@@ -230,7 +232,10 @@ class Judge:
             return failed(error, metadata)
         score = finish(combined.judgment)
         comment = combined.lead + (f"\n\n{score.comment}" if score.comment else "")
-        return _with_metadata(Score(score.value, comment, score.metadata, score.key), metadata)
+        return _with_metadata(
+            Feedback(score=score.score, comment=comment, metadata=score.metadata, key=score.key),
+            metadata,
+        )
 
 
 def gather(cores: Sequence[Callable[[], Core[T]]]) -> Effect[list[T]]:
@@ -242,15 +247,20 @@ def gather(cores: Sequence[Callable[[], Core[T]]]) -> Effect[list[T]]:
     return Effect(lambda: [drive(make()) for make in cores], concurrently)
 
 
-def failed(error: Mapping[str, str], metadata: dict[str, Any]) -> Score:
+def failed(error: Mapping[str, str], metadata: dict[str, Any]) -> Feedback:
     """A result that says the judge could not decide: never a 0, never a pass."""
     message = error.get("message", "unknown error")
     comment = f"Not scored: {message}. The judge gave no verdict; see metadata['error']."
-    return Score(None, comment, {**metadata, "error": dict(error)})
+    return Feedback(score=None, comment=comment, metadata={**metadata, "error": dict(error)})
 
 
-def _with_metadata(score: Score, metadata: Mapping[str, Any]) -> Score:
-    return Score(score.value, score.comment, {**metadata, **(score.metadata or {})}, score.key)
+def _with_metadata(score: Feedback, metadata: Mapping[str, Any]) -> Feedback:
+    return Feedback(
+        score=score.score,
+        comment=score.comment,
+        metadata={**metadata, **(score.metadata or {})},
+        key=score.key,
+    )
 
 
 def _provider_error(failure: _ProviderFailure) -> dict[str, str]:

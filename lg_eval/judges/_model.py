@@ -109,7 +109,7 @@ class OpenAIClient:
             def run() -> AIMessage:
                 raise InvalidOptionError(
                     "judge is an AsyncOpenAI client, which only the async judge can call; "
-                    "use the create_async_... factory, or pass an openai.OpenAI client."
+                    "await the judge with .aevaluate(...), or pass an openai.OpenAI client."
                 )
 
             async def arun() -> AIMessage:

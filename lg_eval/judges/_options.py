@@ -135,4 +135,10 @@ def prompt_judge(prompt: Prompt | None, options: Mapping[str, Any]) -> Judge:
     return build_judge(options)
 
 
-__all__ = ["OPTIONS", "SCORE_OPTIONS", "JudgeOptions", "build_judge", "prompt_judge"]
+__all__ = [
+    "OPTIONS",
+    "SCORE_OPTIONS",
+    "JudgeOptions",
+    "build_judge",
+    "prompt_judge",
+]

@@ -11,8 +11,8 @@ from langchain_core.messages.utils import convert_to_messages
 from langchain_core.runnables import Runnable
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.inputs import any_trajectory
 from lg_eval.judges import prompts
-from lg_eval.judges._coerce import any_trajectory
 from lg_eval.judges._render import render_trajectory
 from lg_eval.judges._text import FULL, Tally, render_value
 
@@ -120,4 +120,8 @@ def _example_text(key: str, value: Any) -> str:
     return render_value(value)
 
 
-__all__ = ["Prompt", "build_messages", "examples_block"]
+__all__ = [
+    "Prompt",
+    "build_messages",
+    "examples_block",
+]

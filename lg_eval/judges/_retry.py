@@ -82,4 +82,8 @@ class RetryPolicy:
         return max(wait, min(hint, self.backoff_max)) if hint else wait
 
 
-__all__ = ["RetryPolicy", "is_transient", "retry_after"]
+__all__ = [
+    "RetryPolicy",
+    "is_transient",
+    "retry_after",
+]

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ValidationError
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import ScoreValue
+from lg_eval.feedback import ScoreValue
 from lg_eval.judges import prompts
 from lg_eval.messages import message_text
 

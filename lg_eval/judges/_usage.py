@@ -65,4 +65,6 @@ def _reported_cost(reply: AIMessage) -> float | None:
     return None
 
 
-__all__ = ["Usage"]
+__all__ = [
+    "Usage",
+]

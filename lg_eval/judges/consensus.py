@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import ScoreValue
+from lg_eval.feedback import ScoreValue
 from lg_eval.judges._schema import Judgment
 
 Reducer = Literal["mean", "median", "majority"]

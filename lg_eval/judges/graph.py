@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-from lg_eval.evaluators._base import (
-    Score,
-    SyncEvaluator,
-    async_factory,
-    make_evaluator,
-)
-from lg_eval.judges._coerce import graph_trajectory
+from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import graph_trajectory
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import JudgeOptions, prompt_judge
 from lg_eval.judges._prompting import Prompt
@@ -44,7 +40,7 @@ def _scorer(prompt: Prompt, judge: Judge):
         )
         values["inputs_block"] = ""  # the thread already shows every turn's input
         values["thread"] = values["outputs"]
-        score: Score = yield from judge.evaluate(prompt, {**values, **kwargs}, rendered)
+        score: Feedback = yield from judge.evaluate(prompt, {**values, **kwargs}, rendered)
         return score
 
     return graph_trajectory_accuracy
@@ -55,7 +51,7 @@ def create_graph_trajectory_llm_as_judge(
     prompt: Prompt = GRAPH_TRAJECTORY_ACCURACY_PROMPT,
     feedback_key: str = GRAPH_TRAJECTORY_KEY,
     **options: Unpack[JudgeOptions],
-) -> SyncEvaluator:
+) -> Evaluator:
     """An LLM judge of a LangGraph thread's trajectory (feedback key ``graph_trajectory_accuracy``).
 
     Call the evaluator with ``outputs=`` a :class:`~lg_eval.ThreadTrajectory` (the
@@ -70,10 +66,12 @@ def create_graph_trajectory_llm_as_judge(
             inputs, results and steps differ. Model failures never raise: they give
             ``score=None`` with ``metadata["error"]``.
     """
-    return make_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
+    return make_evaluator(
+        feedback_key, _scorer(prompt, prompt_judge(prompt, options)), reads="trajectory"
+    )
 
 
-create_async_graph_trajectory_llm_as_judge = async_factory(create_graph_trajectory_llm_as_judge)
+create_async_graph_trajectory_llm_as_judge = async_twin(create_graph_trajectory_llm_as_judge)
 
 
 __all__ = [

@@ -20,14 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Unpack
 
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.evaluators._base import (
-    Score,
-    SyncEvaluator,
-    async_factory,
-    make_evaluator,
-)
+from lg_eval.evaluator import Evaluator, make_evaluator
+from lg_eval.feedback import Feedback
+from lg_eval.inputs import any_trajectory
 from lg_eval.judges import prompts
-from lg_eval.judges._coerce import any_trajectory
 from lg_eval.judges._core import Judge, Request, summaries
 from lg_eval.judges._options import OPTIONS, SCORE_OPTIONS, JudgeOptions, build_judge
 from lg_eval.judges._prompting import Prompt
@@ -77,11 +73,11 @@ def _judgment(args: dict[str, Any], *, swapped: bool) -> Judgment:
     )
 
 
-def _finish(judgment: Judgment) -> Score:
+def _finish(judgment: Judgment) -> Feedback:
     preference = float(judgment.scores["preference"])
     winner = "first" if preference > 0.5 else "second" if preference < 0.5 else "tie"
     metadata = {"winner": winner, "scores": [preference, 1.0 - preference]}
-    return Score(preference, judgment.reasoning, metadata)
+    return Feedback(score=preference, comment=judgment.reasoning, metadata=metadata)
 
 
 def _orders(order: str, samples: int, rng: random.Random) -> list[bool]:
@@ -126,7 +122,7 @@ def _scorer(prompt: Prompt, judge: Judge, order: str, rng: random.Random):
             **summaries(rendered),
             "orders": ["second-first" if s else "first-second" for s in orders],
         }
-        score: Score = yield from judge.run(requests, _finish, metadata)
+        score: Feedback = yield from judge.run(requests, _finish, metadata)
         return score
 
     return pairwise_trajectory_preference
@@ -147,7 +143,7 @@ def create_pairwise_trajectory_judge(
     order: Order = "random",
     seed: int | None = None,
     **options: Unpack[JudgeOptions],
-) -> SyncEvaluator:
+) -> Evaluator:
     """An LLM judge comparing two trajectories for the same input.
 
     Call the evaluator with ``outputs=[first, second]`` (any trajectory shapes),
@@ -161,12 +157,8 @@ def create_pairwise_trajectory_judge(
     return make_evaluator(feedback_key, _scorer(prompt, judge, order, rng))
 
 
-create_async_pairwise_trajectory_judge = async_factory(create_pairwise_trajectory_judge)
-
-
 __all__ = [
     "PAIRWISE_KEY",
-    "create_async_pairwise_trajectory_judge",
     "create_pairwise_trajectory_judge",
     "pairwise_spec",
 ]

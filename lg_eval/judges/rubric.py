@@ -14,14 +14,10 @@ from typing import Any, Unpack
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._base import (
-    EvaluatorResult,
-    Score,
-    make_async_evaluator,
-    make_evaluator,
-)
+from lg_eval.evaluator import Evaluator
+from lg_eval.feedback import Feedback, FeedbackDict
+from lg_eval.inputs import any_trajectory
 from lg_eval.judges import prompts
-from lg_eval.judges._coerce import any_trajectory
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import OPTIONS, SCORE_OPTIONS, JudgeOptions, build_judge
 from lg_eval.judges._prompting import Prompt
@@ -128,8 +124,8 @@ def rubric_spec(dimensions: Sequence[RubricDimension], use_reasoning: bool = Tru
     return OutputSpec(RUBRIC_TOOL, schema, read, scales, prompts.RUBRIC_TOOL_DESCRIPTION)
 
 
-def _finisher(dimensions: Sequence[RubricDimension]) -> Callable[[Judgment], Score]:
-    def finish(judgment: Judgment) -> Score:
+def _finisher(dimensions: Sequence[RubricDimension]) -> Callable[[Judgment], Feedback]:
+    def finish(judgment: Judgment) -> Feedback:
         detail: dict[str, dict[str, Any]] = {}
         weighted = total = 0.0
         for d in dimensions:
@@ -152,7 +148,7 @@ def _finisher(dimensions: Sequence[RubricDimension]) -> Callable[[Judgment], Sco
             + (f". {item['reasoning']}" if item["reasoning"] else "")
             for name, item in detail.items()
         )
-        return Score(overall, comment, {"dimensions": detail})
+        return Feedback(score=overall, comment=comment, metadata={"dimensions": detail})
 
     return finish
 
@@ -173,7 +169,7 @@ def _scorer(prompt: Prompt, judge: Judge, dimensions: Sequence[RubricDimension])
             ),
         )
         values["dimensions"] = rubric_text
-        score: Score = yield from judge.evaluate(
+        score: Feedback = yield from judge.evaluate(
             prompt, {**values, **kwargs}, rendered, finish=finish
         )
         return score
@@ -181,12 +177,12 @@ def _scorer(prompt: Prompt, judge: Judge, dimensions: Sequence[RubricDimension])
     return rubric
 
 
-def _split(result: EvaluatorResult, dimensions: Sequence[RubricDimension]) -> list[EvaluatorResult]:
+def _split(result: FeedbackDict, dimensions: Sequence[RubricDimension]) -> list[FeedbackDict]:
     """The overall feedback followed by one feedback per dimension."""
     metadata = result["metadata"] or {}
     detail = metadata.get("dimensions", {})
     failure = {"error": metadata["error"]} if "error" in metadata else {}
-    per_dimension: list[EvaluatorResult] = []
+    per_dimension: list[FeedbackDict] = []
     for d in dimensions:
         item = dict(detail.get(d.name) or {})
         per_dimension.append(
@@ -212,7 +208,7 @@ def create_rubric_judge(
     prompt: Prompt = prompts.RUBRIC_PROMPT,
     feedback_key: str = RUBRIC_KEY,
     **options: Unpack[JudgeOptions],
-) -> Callable[..., list[EvaluatorResult]]:
+) -> Evaluator[list[FeedbackDict]]:
     """An LLM judge grading a trajectory on several rubric dimensions.
 
     ``dimensions`` are :class:`RubricDimension` objects, dicts of their fields,
@@ -224,38 +220,18 @@ def create_rubric_judge(
     ``output_schema`` (the dimensions define the output).
     """
     parsed, judge = _prepare(options, dimensions)
-    base = make_evaluator(feedback_key, _scorer(prompt, judge, parsed))
-
-    def rubric_evaluator(**kwargs: Any) -> list[EvaluatorResult]:
-        return _split(base(**kwargs), parsed)
-
-    rubric_evaluator.__name__ = rubric_evaluator.__qualname__ = feedback_key
-    return rubric_evaluator
-
-
-def create_async_rubric_judge(
-    *,
-    dimensions: DimensionsLike = DEFAULT_RUBRIC,
-    prompt: Prompt = prompts.RUBRIC_PROMPT,
-    feedback_key: str = RUBRIC_KEY,
-    **options: Unpack[JudgeOptions],
-) -> Callable[..., Any]:
-    """The async twin of :func:`create_rubric_judge` (same options and result)."""
-    parsed, judge = _prepare(options, dimensions)
-    base = make_async_evaluator(feedback_key, _scorer(prompt, judge, parsed))
-
-    async def rubric_evaluator(**kwargs: Any) -> list[EvaluatorResult]:
-        return _split(await base(**kwargs), parsed)
-
-    rubric_evaluator.__name__ = rubric_evaluator.__qualname__ = feedback_key
-    return rubric_evaluator
+    return Evaluator(
+        feedback_key,
+        _scorer(prompt, judge, parsed),
+        reads="trajectory",
+        expand=lambda result: _split(result, parsed),
+    )
 
 
 __all__ = [
     "DEFAULT_RUBRIC",
     "RUBRIC_KEY",
     "RubricDimension",
-    "create_async_rubric_judge",
     "create_rubric_judge",
     "render_rubric",
     "rubric_dimensions",

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-from lg_eval.evaluators._base import (
-    Score,
-    SyncEvaluator,
-    async_factory,
-    make_evaluator,
-)
+from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
+from lg_eval.feedback import Feedback
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import JudgeOptions, prompt_judge
 from lg_eval.judges._prompting import Prompt
@@ -41,7 +37,7 @@ def _scorer(prompt: Prompt | None, judge: Judge):
                 if reference
                 else (TRAJECTORY_ACCURACY_PROMPT)
             )
-        score: Score = yield from judge.evaluate(chosen, {**values, **kwargs}, rendered)
+        score: Feedback = yield from judge.evaluate(chosen, {**values, **kwargs}, rendered)
         return score
 
     return trajectory_accuracy
@@ -52,7 +48,7 @@ def create_trajectory_llm_as_judge(
     prompt: Prompt | None = None,
     feedback_key: str = TRAJECTORY_KEY,
     **options: Unpack[JudgeOptions],
-) -> SyncEvaluator:
+) -> Evaluator:
     """An LLM judge of an agent's message trajectory (feedback key ``trajectory_accuracy``).
 
     Call the evaluator with ``outputs=`` the messages (LangChain messages, OpenAI
@@ -62,10 +58,12 @@ def create_trajectory_llm_as_judge(
     reference is given and :data:`TRAJECTORY_ACCURACY_PROMPT` otherwise. See
     :class:`JudgeOptions` for options.
     """
-    return make_evaluator(feedback_key, _scorer(prompt, prompt_judge(prompt, options)))
+    return make_evaluator(
+        feedback_key, _scorer(prompt, prompt_judge(prompt, options)), reads="messages"
+    )
 
 
-create_async_trajectory_llm_as_judge = async_factory(create_trajectory_llm_as_judge)
+create_async_trajectory_llm_as_judge = async_twin(create_trajectory_llm_as_judge)
 
 
 __all__ = [

@@ -31,8 +31,9 @@ from pydantic import BaseModel
 
 from lg_eval._effects import Effect
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators import registry, to_async
-from lg_eval.evaluators._base import ScoreValue
+from lg_eval.evaluator import as_evaluator
+from lg_eval.evaluators import get_evaluator
+from lg_eval.feedback import ScoreValue
 from lg_eval.nodes.state import EvalFeedback
 
 
@@ -92,18 +93,13 @@ def resolve(evaluators: Sequence[EvaluatorLike]) -> list[Bound]:
 def _bind(spec: EvalSpec) -> Bound:
     target = spec.evaluator
     if isinstance(target, str):
-        return Bound(spec, registry.get(target), registry.get_async(target), target)
-    name = getattr(target, "__evaluator_key__", None) or getattr(target, "__name__", None)
-    twin = target
-    if getattr(target, "__wrapped_scorer__", None) is not None and not _is_async(target):
-        twin = to_async(target)  # same scorer, awaited I/O
-    return Bound(spec, target, twin, str(name or type(target).__name__))
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004  (callable objects with async __call__)
-    )
+        built = get_evaluator(target)
+        return Bound(spec, built, built.aevaluate, target)
+    evaluator = as_evaluator(target)
+    if evaluator is not None:  # one scorer: called from sync code, awaited from async code
+        return Bound(spec, evaluator, evaluator.aevaluate, evaluator.key)
+    name = getattr(target, "__name__", None)
+    return Bound(spec, target, target, str(name or type(target).__name__))
 
 
 # --------------------------------------------------------------------------- calling

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from langgraph.graph import MessagesState
 from pydantic import Field
 
-from lg_eval.evaluators import Feedback
+from lg_eval.feedback import Feedback
 
 DEFAULT_KEY = "evaluations"
 
@@ -34,6 +34,8 @@ class EvalFeedback(Feedback):
     locate an :class:`~lg_eval.nodes.EvalNode` evaluation in the host thread
     (they stay ``None`` in the evaluation graph, which scores a whole thread).
     """
+
+    key: str = Field(description="The feedback key (a recorded feedback always has one).")
 
     weight: float = Field(default=1.0, description="Weight of the score in aggregates.")
     passed: bool | None = Field(

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from lg_eval import make_evaluator
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import (
-    create_async_composite_evaluator,
     create_composite_evaluator,
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
-    make_evaluator,
 )
-from lg_eval.evaluators._base import Score
+from lg_eval.feedback import Feedback
 
 OUTPUTS = [{"name": "b", "args": {}}, {"name": "a", "args": {}}]
 EXPECTED = ["a", "b"]
@@ -44,8 +43,8 @@ def test_equal_weights_by_default_and_registry_names_as_parts():
 
 
 def test_bool_scores_count_as_one_or_zero_and_none_is_left_out():
-    yes = make_evaluator("yes", lambda **_: Score(True))
-    nothing = make_evaluator("nothing", lambda **_: Score(None))
+    yes = make_evaluator("yes", lambda **_: Feedback(score=True))
+    nothing = make_evaluator("nothing", lambda **_: Feedback(score=None))
     result = create_composite_evaluator({"yes": yes, "nothing": nothing, **parts()})(
         outputs=OUTPUTS
     )
@@ -62,7 +61,7 @@ async def test_async_composite_awaits_async_parts():
     async def judge(**_):
         return {"key": "judge", "score": 0.0, "comment": "bad"}
 
-    composite = create_async_composite_evaluator({"judge": judge, **parts()})
+    composite = create_composite_evaluator({"judge": judge, **parts()}).as_async()
     result = await composite(outputs=OUTPUTS)
     assert result["score"] == pytest.approx((0.0 + 1.0 + 0.5) / 3)
 
@@ -71,7 +70,7 @@ def test_sync_composite_refuses_async_parts_with_a_hint():
     async def judge(**_):
         return 1.0
 
-    with pytest.raises(InvalidOptionError, match="create_async_composite_evaluator"):
+    with pytest.raises(InvalidOptionError, match=r"await the composite \(its \.aevaluate\)"):
         create_composite_evaluator({"judge": judge})(outputs=None)
 
 

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators import (
-    create_async_graph_trajectory_match_evaluator,
     create_graph_trajectory_match_evaluator,
     graph_trajectory_strict_match,
     graph_trajectory_strict_match_async,
@@ -346,7 +345,7 @@ def test_bad_options_fail_at_creation(options, fragment):
 
 
 async def test_async_factory_twin():
-    evaluator = create_async_graph_trajectory_match_evaluator(trajectory_match_mode="superset")
+    evaluator = create_graph_trajectory_match_evaluator(trajectory_match_mode="superset").as_async()
     result = await evaluator(outputs=steps(["a", "b"]), reference_outputs=steps(["b"]))
     assert result == {
         "key": "graph_trajectory_superset_match",

@@ -5,10 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators import (
-    create_async_graph_trajectory_similarity_evaluator,
-    create_graph_trajectory_similarity_evaluator,
-)
+from lg_eval.evaluators import create_graph_trajectory_similarity_evaluator
 
 
 def steps(*turns):
@@ -88,6 +85,6 @@ def test_bad_option_fails_at_creation():
 
 
 async def test_async_twin():
-    evaluator = create_async_graph_trajectory_similarity_evaluator()
+    evaluator = create_graph_trajectory_similarity_evaluator().as_async()
     result = await evaluator(outputs=steps(["a"]), reference_outputs=steps(["b"]))
     assert result["score"] == 0.0

@@ -6,7 +6,6 @@ import pytest
 
 from lg_eval.evaluators import (
     create_argument_precision_evaluator,
-    create_async_tool_order_evaluator,
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
 )
@@ -134,5 +133,5 @@ def test_argument_precision_with_nothing_expected_is_one():
 
 
 async def test_async_twin_of_a_metric():
-    result = await create_async_tool_order_evaluator(["a"])(outputs=names("a"))
+    result = await create_tool_order_evaluator(["a"]).as_async()(outputs=names("a"))
     assert result["score"] == 1.0

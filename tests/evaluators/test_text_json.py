@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators import create_json_schema_evaluator, json_valid, json_valid_async
+from lg_eval.evaluators import create_json_schema_evaluator, json_valid
 
 SCHEMA = {
     "type": "object",
@@ -75,4 +75,4 @@ def test_invalid_schema_fails_at_creation():
 
 
 async def test_json_valid_async():
-    assert (await json_valid_async(outputs="{}"))["score"] is True
+    assert (await json_valid.as_async()(outputs="{}"))["score"] is True

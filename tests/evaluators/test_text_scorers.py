@@ -13,7 +13,6 @@ from lg_eval.evaluators import (
     create_keywords_evaluator,
     create_text_evaluator,
     exact_match,
-    exact_match_async,
     levenshtein,
     rouge_l,
     token_overlap,
@@ -126,5 +125,5 @@ def test_keywords_option_errors():
 
 
 async def test_async_twin_of_a_text_scorer():
-    result = await exact_match_async(outputs="a", reference_outputs="A")
+    result = await exact_match.as_async()(outputs="a", reference_outputs="A")
     assert result == {"key": "exact_match", "score": True, "comment": None, "metadata": None}

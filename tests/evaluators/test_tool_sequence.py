@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.evaluators import create_async_tool_sequence_evaluator, create_tool_sequence_evaluator
+from lg_eval.evaluators import create_tool_sequence_evaluator
 
 from .builders import call, run
 
@@ -126,5 +126,7 @@ def test_missing_reference_is_an_error():
 
 
 async def test_async_twin():
-    result = await create_async_tool_sequence_evaluator(EXPECTED, mode="in_order")(outputs=ACTUAL)
+    result = await create_tool_sequence_evaluator(EXPECTED, mode="in_order").as_async()(
+        outputs=ACTUAL
+    )
     assert result["score"] is True

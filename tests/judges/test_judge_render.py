@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from lg_eval.judges._coerce import any_trajectory
+from lg_eval.inputs import any_trajectory
 from lg_eval.judges._render import render_fitted
 from lg_eval.judges._text import collapse_runs
 from lg_eval.messages import to_openai_messages

@@ -5,10 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lg_eval.errors import TrajectoryFormatError
-from lg_eval.judges import (
-    create_async_pairwise_trajectory_judge,
-    create_pairwise_trajectory_judge,
-)
+from lg_eval.judges import create_pairwise_trajectory_judge
 from tests.judges.fake_judge import ScriptedJudge, verdict
 
 SHORT = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "SHORT"}]
@@ -89,7 +86,7 @@ def test_outputs_must_be_a_pair():
 
 async def test_async_pairwise_judge():
     model = ScriptedJudge.of(verdict(reasoning="B wins.", winner="B"))
-    judge = create_async_pairwise_trajectory_judge(judge=model, order="fixed")
+    judge = create_pairwise_trajectory_judge(judge=model, order="fixed").as_async()
     result = await judge(outputs=[SHORT, LONG], inputs={"question": "hi"})
     assert result["metadata"]["winner"] == "second"
     assert '<inputs>\n{"question": "hi"}\n</inputs>' in model.calls[0].prompt

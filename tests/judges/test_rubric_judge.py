@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.judges import (
-    DEFAULT_RUBRIC,
-    RubricDimension,
-    create_async_rubric_judge,
-    create_rubric_judge,
-)
+from lg_eval.judges import DEFAULT_RUBRIC, RubricDimension, create_rubric_judge
 from tests.judges.fake_judge import ScriptedJudge, verdict
 from tests.judges.threads import weather_thread
 
@@ -122,5 +117,5 @@ def test_rubric_rejects_score_shape_options_and_bad_dimensions():
 
 async def test_async_rubric_judge():
     model = ScriptedJudge.of(verdict(**DEFAULT_SCORES))
-    results = await create_async_rubric_judge(judge=model)(outputs=weather_thread())
+    results = await create_rubric_judge(judge=model).as_async()(outputs=weather_thread())
     assert results[0]["score"] == 0.8125

@@ -1,9 +1,18 @@
-"""Coerce what users pass as ``outputs`` / ``reference_outputs`` into what scorers read.
+"""What users pass as ``outputs`` / ``reference_outputs`` / ``inputs``, made readable.
 
-Every evaluator accepts the shapes a user has at hand (ThreadTrajectory,
-GraphTrajectory, agentevals dicts with or without the ``{"inputs", "outputs"}``
-envelope, LangChain or OpenAI messages, state dicts, plain call lists, strings)
-and a shape error always names the argument and what was expected.
+The one coercion layer of lg_eval, shared by evaluators, judges and nodes.
+
+* **Field lookup** (:func:`select_field`): an evaluator declares the field it
+  reads (:data:`Field`). When it is handed a dict, it first takes the value
+  under the field's keys (:data:`FIELD_KEYS`, first present wins), so a
+  LangSmith target returning ``{"trajectory": ..., "messages": ..., "output":
+  ...}`` or a reference holding several expectations serves every evaluator
+  unwrapped; otherwise it reads the value itself.
+* **Shapes**: every reader accepts what a user has at hand (ThreadTrajectory,
+  GraphTrajectory, agentevals dicts with or without the ``{"inputs",
+  "outputs"}`` envelope, LangChain or OpenAI messages, state dicts, plain call
+  lists, strings); a shape error always names the argument and what was
+  expected.
 """
 
 from __future__ import annotations
@@ -11,9 +20,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
+from pydantic import ValidationError
 
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.messages import (
@@ -26,6 +36,66 @@ from lg_eval.messages import (
 from lg_eval.trajectory import GraphTrajectory, ResumedMode, ThreadTrajectory
 
 WILDCARD: Any = None  # an expected call's args when any arguments are acceptable
+
+# --------------------------------------------------------------------------- field lookup
+
+Field = Literal["trajectory", "thread", "messages", "output"]
+"""What an evaluator reads: a graph trajectory, a whole thread, messages (and their tool
+calls), or the final answer."""
+
+FIELD_KEYS: dict[str, tuple[str, ...]] = {
+    "trajectory": ("trajectory", "thread"),
+    "thread": ("thread", "trajectory"),
+    "messages": ("messages", "tool_calls"),
+    "output": ("output", "answer", "final_answer"),
+}
+"""The dict keys each field is looked up under, in order."""
+
+_SHAPE_KEYS: dict[str, frozenset[str]] = {
+    "trajectory": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
+    "thread": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
+    "messages": frozenset(
+        {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs"}
+    ),
+    "output": frozenset({"content", "text", "response", "result", "role", "outputs"}),
+}
+"""Keys of dicts a field's reader understands whole (no lookup hint is due for them)."""
+
+_WHOLE = frozenset({"role"})
+"""A dict with these keys is one message: it is read whole, never looked into."""
+
+
+def select_field(value: Any, field: Field | None, argument: str) -> tuple[Any, str]:
+    """The part of ``value`` an evaluator reading ``field`` should read, and where it was.
+
+    The rule: when ``value`` is a dict holding one of ``FIELD_KEYS[field]``, the
+    first present key's value (a dict that is itself a message, with a ``role``,
+    is never looked into); otherwise ``value`` itself (which the field's
+    reader then accepts in any shape it understands, agentevals' included).
+    Returns the value and its description for error messages (``outputs['trajectory']``).
+    """
+    if field is None or not isinstance(value, Mapping) or not _WHOLE.isdisjoint(value):
+        return value, argument
+    for key in FIELD_KEYS[field]:
+        if key in value:
+            return value[key], f"{argument}[{key!r}]"
+    return value, argument
+
+
+def lookup_hint(value: Any, field: Field | None, argument: str) -> str:
+    """Why a dict was read whole, for a shape error: the keys looked for and those present."""
+    if field is None or not isinstance(value, Mapping):
+        return ""
+    if not _SHAPE_KEYS[field].isdisjoint(value):
+        return ""
+    if any(key in value for key in FIELD_KEYS[field]):
+        return f" (read from {argument}[{next(k for k in FIELD_KEYS[field] if k in value)!r}])"
+    wanted = " or ".join(repr(key) for key in FIELD_KEYS[field])
+    present = ", ".join(repr(str(key)) for key in list(value)[:8]) or "none"
+    return (
+        f" ({argument} is a dict without {wanted}, so it was read whole; its keys: {present}."
+        f" Put the {field} under {FIELD_KEYS[field][0]!r} or pass it directly.)"
+    )
 
 
 def require(value: Any, argument: str, key: str) -> Any:
@@ -169,6 +239,8 @@ def graph_arg(value: Any, argument: str, resumed: ResumedMode = "omit") -> Graph
     if isinstance(value, GraphTrajectory):
         return GraphSide(value.steps)
     if isinstance(value, Mapping):
+        if "turns" in value:
+            return graph_arg(_validated(ThreadTrajectory, value, argument), argument, resumed)
         if "steps" in value:
             return GraphSide(_steps(value["steps"], f"{argument}['steps']"))
         if "outputs" in value:
@@ -203,6 +275,111 @@ def _superstep_sizes(thread: ThreadTrajectory, resumed: ResumedMode) -> list[lis
     return [[len(group) for group in groups] for groups in thread.step_groups(resumed)]
 
 
+# --------------------------------------------------------------------------- judged graphs
+
+GraphLike = ThreadTrajectory | GraphTrajectory
+
+_GRAPH_SHAPES = (
+    "a ThreadTrajectory, a GraphTrajectory, or an agentevals graph trajectory "
+    "({'inputs': [...], 'results': [...], 'steps': [[...], ...]}, or the "
+    "{'inputs': [...], 'outputs': {...}} dict agentevals' extractors return)"
+)
+
+
+def graph_trajectory(outputs: Any, inputs: Any = None, *, argument: str = "outputs") -> GraphLike:
+    """``outputs`` (plus separately passed ``inputs``) as a thread or flat graph trajectory.
+
+    Raises:
+        TrajectoryFormatError: the shape is not a graph trajectory, or the numbers of
+            inputs, results and steps differ (the message says which).
+    """
+    if isinstance(outputs, ThreadTrajectory):
+        return outputs
+    if isinstance(outputs, Mapping) and "turns" in outputs:
+        return _validated(ThreadTrajectory, outputs, argument)
+    if isinstance(outputs, Mapping) and isinstance(outputs.get("outputs"), Mapping | GraphLike):
+        if inputs is None:
+            inputs = outputs.get("inputs")
+        return graph_trajectory(outputs["outputs"], inputs, argument=f"{argument}['outputs']")
+    if isinstance(outputs, GraphTrajectory):
+        data: dict[str, Any] = outputs.model_dump()
+    elif isinstance(outputs, Mapping) and ("results" in outputs or "steps" in outputs):
+        data = dict(outputs)
+    else:
+        raise TrajectoryFormatError(
+            f"{argument} is a {type(outputs).__name__}; the graph trajectory judge expects "
+            f"{_GRAPH_SHAPES}."
+        )
+    if inputs is not None:
+        data["inputs"] = _input_list(inputs)
+    _check_lengths(data, argument)
+    return _validated(GraphTrajectory, data, argument)
+
+
+def _input_list(inputs: Any) -> list[Any]:
+    if isinstance(inputs, Mapping):
+        if "inputs" not in inputs:
+            raise TrajectoryFormatError(
+                f"inputs is a dict with keys {sorted(map(str, inputs))}; pass the list of "
+                "turn inputs, or a dict holding it under 'inputs'."
+            )
+        inputs = inputs["inputs"]
+    if not isinstance(inputs, list | tuple):
+        raise TrajectoryFormatError(
+            f"inputs is a {type(inputs).__name__}; pass one input per turn, as a list."
+        )
+    return list(inputs)
+
+
+def _check_lengths(data: Mapping[str, Any], argument: str) -> None:
+    sizes = {key: len(data.get(key) or []) for key in ("inputs", "results", "steps")}
+    if len(set(sizes.values())) == 1:
+        return
+    counts = ", ".join(f"{key} has {n}" for key, n in sizes.items())
+    differing = [
+        f"{a} ({sizes[a]}) vs {b} ({sizes[b]})"
+        for a, b in (("inputs", "results"), ("inputs", "steps"), ("results", "steps"))
+        if sizes[a] != sizes[b]
+    ]
+    hint = (
+        " No inputs were given: pass inputs= (agentevals' extractor returns them next to "
+        "'outputs')."
+        if sizes["inputs"] == 0
+        else ""
+    )
+    raise TrajectoryFormatError(
+        f"{argument}: the graph trajectory's lengths differ ({counts}; mismatched: "
+        f"{', '.join(differing)}). Each turn needs one input, one result and one list of "
+        f"steps.{hint}"
+    )
+
+
+def _validated(model: type[GraphLike], data: Mapping[str, Any], argument: str) -> GraphLike:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise TrajectoryFormatError(
+            f"{argument} is not a valid {model.__name__}: {problems}."
+        ) from exc
+
+
+def any_trajectory(value: Any, *, argument: str = "outputs") -> Any:
+    """A graph trajectory, a list of OpenAI-style messages, or (else) the value itself."""
+    if isinstance(value, GraphLike):
+        return value
+    if isinstance(value, Mapping) and ("turns" in value or "steps" in value):
+        return graph_trajectory(value, argument=argument)
+    if isinstance(value, str):
+        return value
+    try:
+        return to_openai_messages(value, argument=argument)
+    except TrajectoryFormatError:
+        return value
+
+
 def describe_call(call: Mapping[str, Any]) -> str:
     """``name(arg=value, ...)`` for comments; ``name(...)`` when any args are accepted."""
     args = call.get("args")
@@ -219,14 +396,21 @@ def describe_list(items: list[str], limit: int = 3) -> str:
 
 
 __all__ = [
+    "FIELD_KEYS",
     "WILDCARD",
+    "Field",
+    "GraphLike",
     "GraphSide",
+    "any_trajectory",
     "calls_arg",
     "describe_call",
     "describe_list",
     "expected_calls_arg",
     "expected_from",
     "graph_arg",
+    "graph_trajectory",
+    "lookup_hint",
     "require",
+    "select_field",
     "text_arg",
 ]
