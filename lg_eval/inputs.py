@@ -205,8 +205,9 @@ def text_arg(value: Any, argument: str) -> str | None:
         if "outputs" in value:
             return text_arg(value["outputs"], f"{argument}['outputs']")
         for key in _ANSWER_KEYS:
-            if isinstance(value.get(key), str):
-                return value[key]
+            answer = value.get(key)
+            if isinstance(answer, str):
+                return answer
         return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     messages = to_openai_messages(value, argument=argument)
     for message in reversed(messages):

@@ -8,6 +8,7 @@ share every line of this module.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,7 +95,10 @@ class Judge:
         ``outputs`` and ``reference`` are coerced trajectories; None means absent.
         Each is rendered within the ``max_chars`` budget, summarized if need be.
         """
-        fit = lambda value: None if value is None else render_fitted(value, self.max_chars)  # noqa: E731
+
+        def fit(value: Any) -> Rendered | None:
+            return None if value is None else render_fitted(value, self.max_chars)
+
         rendered = {
             "inputs": fit(inputs),
             "outputs": fit(outputs),
@@ -141,7 +145,7 @@ class Judge:
         if len(requests) == 1:
             outcomes = [(yield from self.attempt(requests[0]))]
         else:
-            outcomes = yield gather([lambda r=r: self.attempt(r) for r in requests])
+            outcomes = yield gather([functools.partial(self.attempt, r) for r in requests])
         return self.conclude(outcomes, finish or self.finish, metadata or {})
 
     def attempt(self, request: Request) -> Core[Outcome]:
@@ -177,7 +181,8 @@ class Judge:
     def _call(self, effect: Effect[AIMessage], outcome: Outcome) -> Core[AIMessage]:
         for attempt in itertools.count():
             try:
-                return (yield effect)
+                answer: AIMessage = yield effect
+                return answer
             except LgEvalError:
                 raise  # our own errors report misconfiguration: never swallowed
             except Exception as exc:

@@ -58,14 +58,22 @@ class ChatModelClient:
         model_name = getattr(model, "model_name", None) or getattr(model, "model", None)
         self.name = str(model_name or type(model).__name__)
 
-    def request(self, messages, spec, timeout, limit):
+    def request(
+        self,
+        messages: Sequence[BaseMessage],
+        spec: OutputSpec,
+        timeout: float | None,
+        limit: JudgeConcurrency,
+    ) -> Effect[AIMessage]:
         runnable, messages = self._prepare(list(messages), spec)
         return Effect(
             lambda: blocking(lambda: runnable.invoke(messages), timeout),
             lambda: limited(limit, lambda: runnable.ainvoke(messages), timeout),
         )
 
-    def _prepare(self, messages: list[BaseMessage], spec: OutputSpec) -> tuple[Any, list]:
+    def _prepare(
+        self, messages: list[BaseMessage], spec: OutputSpec
+    ) -> tuple[Any, list[BaseMessage]]:
         tools = [spec.tool()]
         try:
             return self.model.bind_tools(tools, tool_choice=spec.name), messages
@@ -96,7 +104,13 @@ class OpenAIClient:
         create = client.chat.completions.create
         self._async = inspect.iscoroutinefunction(inspect.unwrap(create))
 
-    def request(self, messages, spec, timeout, limit):
+    def request(
+        self,
+        messages: Sequence[BaseMessage],
+        spec: OutputSpec,
+        timeout: float | None,
+        limit: JudgeConcurrency,
+    ) -> Effect[AIMessage]:
         params = {
             "model": self.model,
             "messages": convert_to_openai_messages(list(messages)),
@@ -141,7 +155,8 @@ def _from_openai(response: Any) -> AIMessage:
         except ValueError as exc:  # JSONDecodeError is a ValueError
             invalid.append(invalid_tool_call(name=name, args=raw, id=call.id, error=str(exc)))
     usage = getattr(response, "usage", None)
-    raw_usage = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage or {})
+    dump = getattr(usage, "model_dump", None)
+    raw_usage: dict[str, Any] = dump() if callable(dump) else dict(usage or {})
     inputs = int(raw_usage.get("prompt_tokens") or 0)
     outputs = int(raw_usage.get("completion_tokens") or 0)
     return AIMessage(
@@ -165,7 +180,13 @@ class LazyClient:
         self._client: ChatModelClient | None = None
         self._lock = threading.Lock()
 
-    def request(self, messages, spec, timeout, limit):
+    def request(
+        self,
+        messages: Sequence[BaseMessage],
+        spec: OutputSpec,
+        timeout: float | None,
+        limit: JudgeConcurrency,
+    ) -> Effect[AIMessage]:
         return self._resolve().request(messages, spec, timeout, limit)
 
     def _resolve(self) -> ChatModelClient:

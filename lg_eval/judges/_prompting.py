@@ -16,10 +16,10 @@ from lg_eval.judges import prompts
 from lg_eval.judges._render import render_trajectory
 from lg_eval.judges._text import FULL, Tally, render_value
 
-Prompt = str | Runnable | Callable[..., Sequence[Any]]
+Prompt = str | Runnable[Any, Any] | Callable[..., Sequence[Any]]
 
 
-class _Values(dict):
+class _Values(dict[str, Any]):
     def __missing__(self, key: str) -> str:
         raise InvalidOptionError(
             f"The prompt uses {{{key}}}, but no value named {key!r} was given. Pass "

@@ -37,7 +37,9 @@ from lg_eval.trajectory import (
 # --- graph trajectories -------------------------------------------------------------------
 
 
-def render_graph(trajectory: ThreadTrajectory | GraphTrajectory, level: Compression, tally: Tally):
+def render_graph(
+    trajectory: ThreadTrajectory | GraphTrajectory, level: Compression, tally: Tally
+) -> str:
     """The turns of a graph trajectory, one ``<turn>`` block each."""
     if isinstance(trajectory, ThreadTrajectory):
         paths = _interrupt_paths(trajectory.turns)
@@ -125,7 +127,7 @@ def _interrupt_paths(turns: list[Turn]) -> dict[str, str]:
     return paths
 
 
-def _supersteps(steps: list[Superstep], depth: int, level: Compression, tally: Tally):
+def _supersteps(steps: list[Superstep], depth: int, level: Compression, tally: Tally) -> list[str]:
     indent = "  " * depth
     lines: list[str] = []
     for start, period, count in runs(steps, _step_key, level):
@@ -207,12 +209,14 @@ def render_messages(messages: list[dict[str, Any]], level: Compression, tally: T
     return "\n".join(with_elision(entries, keep, "messages", tally, lambda _, e: e))
 
 
-def _message(message: dict[str, Any], names: dict, level: Compression, tally: Tally) -> str:
+def _message(
+    message: dict[str, Any], names: dict[str, str], level: Compression, tally: Tally
+) -> str:
     role = message.get("role", "unknown")
     text = render_value(message_text(message), level, tally)
     if role == "tool":
         call_id = message.get("tool_call_id")
-        name = message.get("name") or names.get(call_id) or ""
+        name = message.get("name") or (names.get(call_id) if call_id else None) or ""
         label = " ".join(p for p in ("tool", name, f"[{call_id}]" if call_id else "") if p)
         return f"{label}: {text}"
     lines = [f"{role}: {text}" if text else f"{role}:"]

@@ -79,7 +79,7 @@ class RetryPolicy:
         cap = min(self.backoff_max, self.backoff_base * 2**attempt)
         wait = cap / 2 + random.uniform(0, cap / 2)
         hint = retry_after(exc)
-        return max(wait, min(hint, self.backoff_max)) if hint else wait
+        return float(max(wait, min(hint, self.backoff_max))) if hint else wait
 
 
 __all__ = [

@@ -34,7 +34,7 @@ class MalformedOutput(ValueError):
 class Judgment:
     """A validated answer: named scores, the model's reasoning, every field it gave."""
 
-    scores: dict[str, ScoreValue]
+    scores: Mapping[str, ScoreValue]
     reasoning: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
 
@@ -147,7 +147,7 @@ def score_spec(
             raise InvalidOptionError(
                 "choices must be a non-empty list of numbers, e.g. [0, 0.5, 1]."
             )
-        score = {"type": "number", "enum": list(choices)}
+        score: dict[str, Any] = {"type": "number", "enum": list(choices)}
         score["description"] = prompts.CHOICE_SCORE_DESCRIPTION
         scale = (min(choices), max(choices))
     elif continuous:

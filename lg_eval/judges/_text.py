@@ -178,7 +178,9 @@ def collapse_runs(
         i += period * count
 
 
-def runs(items: Sequence[T], key: Callable[[T], Hashable | None], level: Compression):
+def runs(
+    items: Sequence[T], key: Callable[[T], Hashable | None], level: Compression
+) -> Iterator[tuple[int, int, int]]:
     if level.collapse:
         yield from collapse_runs(items, key)
     else:

@@ -131,9 +131,9 @@ def combine(
 
 def _distance(scores: Mapping[str, ScoreValue], target: Mapping[str, ScoreValue]) -> float:
     return sum(
-        abs(float(scores[k]) - float(v))
+        abs(float(actual) - float(v))
         for k, v in target.items()
-        if v is not None and scores.get(k) is not None
+        if v is not None and (actual := scores.get(k)) is not None
     )
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
+from lg_eval._effects import Core
+from lg_eval.evaluator import Evaluator, Scorer, async_twin, make_evaluator
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import graph_trajectory
 from lg_eval.judges._core import Judge
@@ -16,10 +17,10 @@ from lg_eval.trajectory import ThreadTrajectory
 GRAPH_TRAJECTORY_KEY = "graph_trajectory_accuracy"
 
 
-def _scorer(prompt: Prompt, judge: Judge):
+def _scorer(prompt: Prompt, judge: Judge) -> Scorer:
     def graph_trajectory_accuracy(
         *, outputs: Any, inputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ):
+    ) -> Core[Feedback]:
         """Judge whether a thread's route through the graph was sensible."""
         trajectory = graph_trajectory(outputs, inputs)
         reference = (

@@ -16,11 +16,12 @@ order each sample was shown.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Unpack
 
+from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.evaluator import Evaluator, make_evaluator
+from lg_eval.evaluator import Evaluator, Scorer, make_evaluator
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import any_trajectory
 from lg_eval.judges import prompts
@@ -51,7 +52,7 @@ def pairwise_spec(use_reasoning: bool = True) -> OutputSpec:
     return OutputSpec(PAIRWISE_TOOL, schema, read, scales, prompts.PAIRWISE_TOOL_DESCRIPTION)
 
 
-def _reader(schema: Mapping[str, Any], *, swapped: bool):
+def _reader(schema: Mapping[str, Any], *, swapped: bool) -> Callable[[dict[str, Any]], Judgment]:
     """Read a verdict given with the pair shown swapped (second as A) or not."""
 
     def read(args: dict[str, Any]) -> Judgment:
@@ -74,7 +75,7 @@ def _judgment(args: dict[str, Any], *, swapped: bool) -> Judgment:
 
 
 def _finish(judgment: Judgment) -> Feedback:
-    preference = float(judgment.scores["preference"])
+    preference = float(judgment.scores["preference"] or 0.0)
     winner = "first" if preference > 0.5 else "second" if preference < 0.5 else "tie"
     metadata = {"winner": winner, "scores": [preference, 1.0 - preference]}
     return Feedback(score=preference, comment=judgment.reasoning, metadata=metadata)
@@ -88,10 +89,10 @@ def _orders(order: str, samples: int, rng: random.Random) -> list[bool]:
     return [start != bool(i % 2) for i in range(samples)]
 
 
-def _scorer(prompt: Prompt, judge: Judge, order: str, rng: random.Random):
+def _scorer(prompt: Prompt, judge: Judge, order: str, rng: random.Random) -> Scorer:
     def pairwise_trajectory_preference(
         *, outputs: Any, inputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ):
+    ) -> Core[Feedback]:
         """Decide which of two trajectories for the same input is better."""
         if not isinstance(outputs, Sequence) or isinstance(outputs, str) or len(outputs) != 2:
             raise TrajectoryFormatError(
@@ -128,7 +129,9 @@ def _scorer(prompt: Prompt, judge: Judge, order: str, rng: random.Random):
     return pairwise_trajectory_preference
 
 
-def _prepare(options: Mapping[str, Any], order: str, seed: int | None):
+def _prepare(
+    options: Mapping[str, Any], order: str, seed: int | None
+) -> tuple[Judge, random.Random]:
     if order not in ORDERS:
         raise InvalidOptionError(f"order={order!r} is not allowed; use one of {ORDERS}.")
     spec = pairwise_spec(options.get("use_reasoning", True))

@@ -13,8 +13,9 @@ from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator
+from lg_eval.evaluator import Evaluator, Scorer
 from lg_eval.feedback import Feedback, FeedbackDict
 from lg_eval.inputs import any_trajectory
 from lg_eval.judges import prompts
@@ -153,11 +154,13 @@ def _finisher(dimensions: Sequence[RubricDimension]) -> Callable[[Judgment], Fee
     return finish
 
 
-def _scorer(prompt: Prompt, judge: Judge, dimensions: Sequence[RubricDimension]):
+def _scorer(prompt: Prompt, judge: Judge, dimensions: Sequence[RubricDimension]) -> Scorer:
     rubric_text = render_rubric(dimensions)
     finish = _finisher(dimensions)
 
-    def rubric(*, outputs: Any, inputs: Any = None, reference_outputs: Any = None, **kwargs):
+    def rubric(
+        *, outputs: Any, inputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Core[Feedback]:
         """Grade a trajectory on every dimension of a rubric."""
         values, rendered = judge.render(
             inputs=inputs,
@@ -196,7 +199,9 @@ def _split(result: FeedbackDict, dimensions: Sequence[RubricDimension]) -> list[
     return [result, *per_dimension]
 
 
-def _prepare(options: Mapping[str, Any], dimensions: DimensionsLike):
+def _prepare(
+    options: Mapping[str, Any], dimensions: DimensionsLike
+) -> tuple[tuple[RubricDimension, ...], Judge]:
     parsed = rubric_dimensions(dimensions)
     spec = rubric_spec(parsed, options.get("use_reasoning", True))
     return parsed, build_judge(options, spec=spec, allowed=OPTIONS - SCORE_OPTIONS)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
+from lg_eval._effects import Core
+from lg_eval.evaluator import Evaluator, Scorer, async_twin, make_evaluator
 from lg_eval.feedback import Feedback
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import JudgeOptions, prompt_judge
@@ -18,10 +19,10 @@ from lg_eval.messages import to_openai_messages
 TRAJECTORY_KEY = "trajectory_accuracy"
 
 
-def _scorer(prompt: Prompt | None, judge: Judge):
+def _scorer(prompt: Prompt | None, judge: Judge) -> Scorer:
     def trajectory_accuracy(
         *, outputs: Any, inputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ):
+    ) -> Core[Feedback]:
         """Judge whether an agent's message trajectory was sensible."""
         messages = to_openai_messages(outputs, argument="outputs")
         reference = (
