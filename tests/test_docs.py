@@ -1,0 +1,75 @@
+"""Every Python block of README.md and docs/*.md runs, and prints what the page shows.
+
+Each ```python block is a complete program: it is run on its own (pytest-examples writes it
+to a temporary file and executes it as ``__main__``), its ``print`` calls are captured, and
+the ``#>`` comments under each ``print`` must be exactly what it printed. Blocks are also
+linted with ruff (unused imports, undefined names).
+
+    .venv/bin/python -m pytest tests/test_docs.py                    # check
+    .venv/bin/python -m pytest tests/test_docs.py --update-examples  # rewrite the #> output
+
+Blocks in other fences (```bash, ```text, plain ```) are not run.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import pytest
+from pytest_examples import CodeExample, EvalExample, find_examples
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", ROOT / "docs"]
+
+
+def _id(example: CodeExample) -> str:
+    return f"{example.path.relative_to(ROOT)}:{example.start_line}"
+
+
+@pytest.mark.parametrize("example", list(find_examples(*PAGES)), ids=_id)
+def test_doc_example(example: CodeExample, eval_example: EvalExample, monkeypatch) -> None:
+    # No block may reach a real model: a judge created without judge= would need this.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("LG_EVAL_JUDGE_MODEL", raising=False)
+    eval_example.set_config(line_length=100, target_version="py311", ruff_ignore=["E501"])
+    eval_example.lint_ruff(example)
+    error = None
+    try:
+        if eval_example.update_examples:
+            eval_example.run_print_update(example)
+        else:
+            eval_example.run_print_check(example)
+    except Exception as exc:  # the print-check failures are pytest outcomes, not Exceptions
+        error = _explain(example, exc)
+    if error:  # outside the except block: the Failed must not carry the exception as context
+        pytest.fail(error, pytrace=False)
+
+
+def _explain(example: CodeExample, exc: Exception) -> str:
+    """The block's error with its traceback (pytest-examples' rewritten traceback can make
+    pytest's own reporting crash, so it is formatted here)."""
+    try:
+        details = "".join(traceback.format_exception(exc))
+    except Exception:  # a traceback whose positions do not match the code
+        details = "".join(traceback.format_exception_only(exc))
+    return f"{_id(example)} raised:\n{details}"
+
+
+def test_readme_is_short() -> None:
+    size = (ROOT / "README.md").stat().st_size
+    assert size <= 12 * 1024, f"README.md is {size} bytes; keep it at most 12 KB (12,288 bytes)"
+
+
+def test_doc_links_resolve() -> None:
+    """Relative links between the pages point at files that exist."""
+    import re
+
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text("utf-8")):
+            if "://" in target:
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
