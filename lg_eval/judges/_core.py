@@ -254,7 +254,7 @@ def gather(cores: Sequence[Callable[[], Core[T]]]) -> Effect[list[T]]:
 
 def failed(error: Mapping[str, str], metadata: dict[str, Any]) -> Feedback:
     """A result that says the judge could not decide: never a 0, never a pass."""
-    message = error.get("message", "unknown error")
+    message = error.get("message", "unknown error").rstrip(". ")
     comment = f"Not scored: {message}. The judge gave no verdict; see metadata['error']."
     return Feedback(score=None, comment=comment, metadata={**metadata, "error": dict(error)})
 

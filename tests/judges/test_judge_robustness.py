@@ -331,3 +331,12 @@ def test_async_openai_client_cannot_serve_the_sync_judge():
     judge = create_graph_trajectory_llm_as_judge(judge=FakeAsyncOpenAI(), model="gpt-4o")
     with pytest.raises(InvalidOptionError, match="only the async judge can call"):
         judge(outputs=weather_thread())
+
+
+def test_a_failure_message_ending_in_a_period_is_not_doubled():
+    from lg_eval.judges._core import failed
+
+    result = failed({"message": 'the answer was "yes".'}, {})
+    assert result.comment == (
+        'Not scored: the answer was "yes". The judge gave no verdict; see metadata[\'error\'].'
+    )
