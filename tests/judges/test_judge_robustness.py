@@ -338,5 +338,5 @@ def test_a_failure_message_ending_in_a_period_is_not_doubled():
 
     result = failed({"message": 'the answer was "yes".'}, {})
     assert result.comment == (
-        'Not scored: the answer was "yes". The judge gave no verdict; see metadata[\'error\'].'
+        "Not scored: the answer was \"yes\". The judge gave no verdict; see metadata['error']."
     )
