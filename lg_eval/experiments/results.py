@@ -1,0 +1,166 @@
+"""What an experiment produces: run records, per-case results and run comparisons.
+
+These pydantic models are the contract between the runner (which writes them to
+the results store as cases finish), the store (which reads them back, so a
+resumed or finished run is the same object) and the reports (which render them:
+terminal, Markdown, HTML, JUnit, JSON). Every value is plain JSON data; text in
+them is kept verbatim (escaping belongs to each renderer, redaction to the
+runner's ``redact=`` hook before anything is stored).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lg_eval.feedback import ScoreValue
+
+CaseStatus = Literal["passed", "failed", "error", "timeout"]
+"""``passed``: every evaluator passed; ``failed``: one did not; ``error``: the case could
+not be played or scored (infrastructure, script mismatch, graph error); ``timeout``: it
+ran past the per-case timeout and was cancelled."""
+
+RunStatus = Literal["running", "finished", "interrupted"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScoreRow(_Model):
+    """One evaluator's feedback on one case repetition, with its verdict."""
+
+    evaluator: str = Field(description="The evaluator's name (registry name or key).")
+    key: str = Field(description="The feedback key.")
+    score: ScoreValue = None
+    comment: str | None = None
+    metadata: dict[str, Any] | None = None
+    passed: bool | None = Field(
+        default=None, description="The score against its threshold; None: no verdict."
+    )
+    error: str | None = Field(default=None, description="'Type: message' if it raised.")
+
+
+class PlayedTurnRecord(_Model):
+    """One scripted turn as it was played: what was sent and what the graph asked after it."""
+
+    index: int
+    kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    sent: Any = Field(default=None, description="The value sent (input, resume value, ...).")
+    asked: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The interrupts pending after the turn: {'id', 'path', 'value'} each.",
+    )
+    error: str | None = None
+
+
+class CaseResult(_Model):
+    """One case × repetition of a run: its status, scores, trajectory and costs."""
+
+    run_id: str
+    case_id: str
+    repetition: int = 0
+    status: CaseStatus
+    tags: list[str] = Field(default_factory=list)
+    thread_id: str | None = None
+    scores: list[ScoreRow] = Field(default_factory=list)
+    trajectory: list[list[str]] | None = Field(
+        default=None, description="The steps that ran, per turn (GraphTrajectory.steps)."
+    )
+    expected_trajectory: list[list[str]] | None = None
+    turns: list[PlayedTurnRecord] = Field(default_factory=list)
+    error: str | None = None
+    latency_s: float = Field(default=0.0, description="Wall time of playing and scoring.")
+    tokens: int = Field(default=0, description="Tokens from usage_metadata (thread + judges).")
+    cost: float | None = None
+    model_calls: int = 0
+    attempts: int = Field(default=1, description="1 + the retries after infrastructure errors.")
+    finished_at: datetime | None = None
+
+    def score_of(self, key: str) -> ScoreValue:
+        """The score under ``key`` (None if absent)."""
+        return next((row.score for row in self.scores if row.key == key), None)
+
+
+class RunInfo(_Model):
+    """A run's identity and configuration, as stored (URLs redacted, no secrets)."""
+
+    run_id: str
+    dataset: str
+    dataset_hash: str
+    target: str = Field(description="How the target was named (module:attr or a repr).")
+    checkpointer: str = Field(description="The checkpointer URL, password redacted.")
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="concurrency, repetitions, timeout, retries, thresholds, fail_under, ...",
+    )
+    git_commit: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    started_at: datetime
+    finished_at: datetime | None = None
+    status: RunStatus = "running"
+    cases: int = Field(default=0, description="Cases × repetitions the run plans.")
+
+
+class ExperimentRun(_Model):
+    """A run and its results (finished or as far as it got)."""
+
+    info: RunInfo
+    results: list[CaseResult] = Field(default_factory=list)
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed results over all results (None when there are none)."""
+        if not self.results:
+            return None
+        return sum(r.status == "passed" for r in self.results) / len(self.results)
+
+
+class CaseChange(_Model):
+    """How one case (× repetition) differs between two runs."""
+
+    case_id: str
+    repetition: int = 0
+    change: Literal["regressed", "improved", "unchanged", "added", "removed"]
+    status_a: CaseStatus | None = None
+    status_b: CaseStatus | None = None
+    score_deltas: dict[str, float] = Field(
+        default_factory=dict, description="Per feedback key: score in B minus score in A."
+    )
+    latency_delta_s: float | None = None
+
+
+class Comparison(_Model):
+    """Run B against run A: per-case changes and per-evaluator deltas."""
+
+    run_a: str
+    run_b: str
+    tolerance: float = 0.0
+    cases: list[CaseChange] = Field(default_factory=list)
+    evaluator_deltas: dict[str, float] = Field(
+        default_factory=dict, description="Per feedback key: mean score in B minus in A."
+    )
+    pass_rate_a: float | None = None
+    pass_rate_b: float | None = None
+    latency_p50_delta_s: float | None = None
+    cost_delta: float | None = None
+
+    @property
+    def regressed(self) -> bool:
+        """Whether any case regressed beyond the tolerance."""
+        return any(change.change == "regressed" for change in self.cases)
+
+
+__all__ = [
+    "CaseChange",
+    "CaseResult",
+    "CaseStatus",
+    "Comparison",
+    "ExperimentRun",
+    "PlayedTurnRecord",
+    "RunInfo",
+    "RunStatus",
+    "ScoreRow",
+]
