@@ -44,7 +44,7 @@ class ExtractionWarning(UserWarning):
     """The trajectory could be extracted, but something about the thread limits it."""
 
 
-def checkpointer_of(graph: Any) -> BaseCheckpointSaver:
+def checkpointer_of(graph: Any) -> BaseCheckpointSaver[Any]:
     """The graph's checkpointer, or a clear error when it has none."""
     saver = getattr(graph, "checkpointer", None)
     if not isinstance(saver, BaseCheckpointSaver):
@@ -99,7 +99,7 @@ def _assemble(records: ThreadRecords) -> ThreadTrajectory:
         return assemble(records)
 
 
-def _fast_supported(saver: BaseCheckpointSaver, reader: Reader) -> bool:
+def _fast_supported(saver: BaseCheckpointSaver[Any], reader: Reader) -> bool:
     """Whether to try the fast reader (``reader="fast"`` raises where ``auto`` would not)."""
     try:
         problem = fast_versions.mismatch()
