@@ -16,8 +16,8 @@ from typing import Any
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import msgpack_lite
 from lg_eval.extract.fast.rows import (
-    FastPathUnavailable,
     CheckpointRow,
+    FastPathUnavailable,
     ThreadRows,
     WriteRow,
     require,
