@@ -209,8 +209,9 @@ class _Thread:
         """The tasks planned at ``row`` (from writes, or from the stored checkpoint where
         the run stopped) and how to load its state."""
         if row.version != versions.CHECKPOINT_FORMAT:
-            raise FastPathUnavailable(
-                f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT})"
+            raise UntestedVersion(
+                f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT}"
+                f"; langgraph-checkpoint {versions.installed('langgraph-checkpoint')} installed)"
             )
         writes = self.writes.get((row.ns, row.id), [])
         plan: _Plan | None
