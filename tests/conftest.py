@@ -18,6 +18,9 @@ Parametrized:
 Postgres fixtures skip when LG_EVAL_PG_DSN is unset or the server is unreachable, and FAIL
 instead when CI=true (CI always provides a server, see .ci/run).  Tests on one database must
 not run concurrently (no pytest-xdist): every Postgres fixture truncates the shared tables.
+
+Tests that need the fast reader get the `fast_reader` marker; LG_EVAL_UNTESTED_LANGGRAPH
+(skip | widen) says what they do on a LangGraph outside its tested versions (see below).
 """
 
 from __future__ import annotations
