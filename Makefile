@@ -2,6 +2,8 @@
 #   make test          pytest (Postgres tests skip unless LG_EVAL_PG_DSN is set, see pg-start)
 #   make pg-start      throwaway PostgreSQL on 127.0.0.1:54329; prints the export line to use
 #   make test PYTEST_ARGS="-k sqlite -x"
+#   make lint          ruff check, ruff format --check, mypy --strict lg_eval
+#   make latest-langgraph   extraction tests against the newest released LangGraph (.venv-latest)
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,9 +11,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: .venv venv demo test bench lint pg-start pg-stop
+.PHONY: .venv venv demo test bench lint latest-langgraph pg-start pg-stop
 
-# `make .venv` / `make venv`: create the venv and install the project (dev + postgres extras).
+# `make .venv` / `make venv`: create the venv and install the project with every extra the
+# tests need (dev, postgres, openai: tests/judges import the openai SDK).
 .venv venv: $(STAMP)
 
 $(PY):
@@ -20,7 +23,7 @@ $(PY):
 # Re-install whenever pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,postgres]"
+	$(PY) -m pip install --quiet -e ".[dev,postgres,openai]"
 	touch $@
 
 demo: $(STAMP)
@@ -36,9 +39,16 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m tests.benchmarks
 
+# All three run even when one fails (each is worth seeing); the target fails if any did.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+	@rc=0; \
+	echo "ruff check ."; $(VENV)/bin/ruff check . || rc=1; \
+	echo "ruff format --check ."; $(VENV)/bin/ruff format --check . || rc=1; \
+	echo "mypy --strict lg_eval"; $(VENV)/bin/mypy --strict lg_eval || rc=1; \
+	exit $$rc
+
+latest-langgraph:
+	bash .ci/latest-langgraph.sh
 
 pg-start:
 	@bash .ci/postgres.sh start

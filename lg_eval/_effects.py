@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -49,7 +49,7 @@ def drive(core: Core[R]) -> R:
             else:
                 effect = core.send(result)
     except StopIteration as stop:
-        return stop.value
+        return cast(R, stop.value)  # the generator's return value, typed by Core[R]
 
 
 async def adrive(core: Core[R]) -> R:
@@ -64,7 +64,7 @@ async def adrive(core: Core[R]) -> R:
             else:
                 effect = core.send(result)
     except StopIteration as stop:
-        return stop.value
+        return cast(R, stop.value)  # the generator's return value, typed by Core[R]
 
 
 __all__ = ["Core", "Effect", "adrive", "drive", "sleep"]

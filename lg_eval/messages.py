@@ -327,7 +327,7 @@ def react_steps_from_messages(messages: Any) -> ReactTrace:
     return ReactTrace(query=query, steps=steps, final_answer=final_answer)
 
 
-def _observe(latest: list[ReactStep], by_id: dict[str, ReactStep], message: dict) -> None:
+def _observe(latest: list[ReactStep], by_id: dict[str, ReactStep], message: dict[str, Any]) -> None:
     step = by_id.get(message.get("tool_call_id") or "")
     if step is None or step.observation is not None:
         step = next((s for s in latest if s.observation is None), None)

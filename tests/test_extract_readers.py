@@ -330,6 +330,91 @@ def test_untested_version_falls_back_with_one_warning(
         extract_thread(graph, cfg(), reader="fast")
 
 
+STORAGE_PACKAGES = {
+    "InMemorySaver": "langgraph-checkpoint",
+    "SqliteSaver": "langgraph-checkpoint-sqlite",
+    "PostgresSaver": "langgraph-checkpoint-postgres",
+}
+
+
+def pretend_installed(monkeypatch: pytest.MonkeyPatch, found: dict[str, str | None]) -> None:
+    """Make the version check see ``found`` (package -> version or None) and forget which
+    fallbacks this process already announced."""
+    real = versions.installed
+    monkeypatch.setattr(versions, "installed", lambda p: found[p] if p in found else real(p))
+    monkeypatch.setattr(thread_module, "_warned_versions", set())
+
+
+def extraction_warnings(run: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught if issubclass(w.category, ExtractionWarning)]
+
+
+def test_fallback_warning_names_package_installed_version_and_tested_range(
+    saver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = STORAGE_PACKAGES[type(saver).__name__]
+    low, high = {**versions.TESTED, **versions.STORAGE_TESTED}[package]
+    graph = SCENARIOS["weather"].played(saver)
+    pretend_installed(monkeypatch, {package: "99.1.0"})
+    calls = spy_fast(monkeypatch)
+    found: list[Any] = []
+    messages = extraction_warnings(lambda: found.extend(extract_thread(graph, cfg()) for _ in "ab"))
+    assert calls == []
+    assert len(messages) == 1, messages  # once per process, not once per thread
+    tested = f"{package}>={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
+    assert messages[0].startswith(thread_module.FAST_READER_FALLBACK)
+    assert f"{package} 99.1.0 is installed" in messages[0] and tested in messages[0]
+    expected = extract_thread(graph, cfg(), reader="generic").model_dump()
+    assert [t.model_dump() for t in found] == [expected, expected]
+
+
+def test_fallback_warning_for_a_package_that_is_not_installed(
+    sqlite_saver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = SCENARIOS["weather"].played(sqlite_saver)
+    pretend_installed(monkeypatch, {"langgraph-checkpoint-sqlite": None})
+    (message,) = extraction_warnings(lambda: extract_thread(graph, cfg()))
+    assert "langgraph-checkpoint-sqlite is not installed" in message
+
+
+async def test_fallback_warning_is_emitted_by_the_async_reader_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = await SCENARIOS["weather"].aplayed(InMemorySaver())
+    pretend_installed(monkeypatch, {"langgraph": "1.99.0"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await aextract_thread(graph, cfg())
+        await aextract_thread(graph, cfg())
+    messages = [str(w.message) for w in caught if issubclass(w.category, ExtractionWarning)]
+    assert len(messages) == 1 and "langgraph 1.99.0 is installed" in messages[0]
+
+
+def test_no_fallback_warning_on_tested_versions(saver: Any, monkeypatch: pytest.MonkeyPatch):
+    graph = SCENARIOS["weather"].played(saver)
+    ranges = {**versions.TESTED, **versions.STORAGE_TESTED}
+    pretend_installed(monkeypatch, {p: ".".join(map(str, low)) for p, (low, _) in ranges.items()})
+    calls = spy_fast(monkeypatch)
+    assert extraction_warnings(lambda: extract_thread(graph, cfg())) == []
+    assert calls == ["t"]
+
+
+def test_unknown_checkpoint_format_falls_back_with_one_warning(
+    memory_saver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = SCENARIOS["weather"].played(memory_saver)
+    monkeypatch.setattr(versions, "CHECKPOINT_FORMAT", 99)
+    monkeypatch.setattr(thread_module, "_warned_versions", set())
+    messages = extraction_warnings(lambda: [extract_thread(graph, cfg()) for _ in "ab"])
+    assert len(messages) == 1 and "(fast path reads v99; langgraph-checkpoint " in messages[0]
+    assert messages[0].startswith(thread_module.FAST_READER_FALLBACK)
+    with pytest.raises(ExtractionError, match="checkpoint format v"):
+        extract_thread(graph, cfg(), reader="fast")
+
+
 def test_other_saver_classes_use_the_generic_reader(monkeypatch: pytest.MonkeyPatch) -> None:
     class CustomSaver(InMemorySaver):
         pass

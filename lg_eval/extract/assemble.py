@@ -117,7 +117,9 @@ class _Index:
                 if parent_ns in record.parents:
                     self.under[(ns, record.parents[parent_ns])].append(record)
 
-    def lineage(self, ns: str, tip_id: str, keep: Callable[[CheckpointRecord], bool]) -> list:
+    def lineage(
+        self, ns: str, tip_id: str, keep: Callable[[CheckpointRecord], bool]
+    ) -> list[CheckpointRecord]:
         """Checkpoints from the oldest ancestor to ``tip_id`` (following parent links)."""
         known = self.by_id.get(ns, {})
         chain: list[CheckpointRecord] = []
@@ -254,7 +256,7 @@ def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list
     return plans
 
 
-def _pauses_and_answers(task: TaskRecord, ns: str, ckpt: CheckpointRecord) -> tuple[int, list]:
+def _pauses_and_answers(task: TaskRecord, ns: str, ckpt: CheckpointRecord) -> tuple[int, list[Any]]:
     """How often a task paused, and the answers it got, from its control writes.
 
     The latest ``INTERRUPT`` write names the pause's index (its id is a hash of
@@ -334,7 +336,8 @@ def _entrypoint_plan(entry: TaskRecord, calls: list[TaskRecord], ckpt: Checkpoin
     if pending:
         own_pauses.append(execution)
     final: Outcome = "done" if entry.finished else ("error" if entry.error else "paused")
-    outcomes: list[Outcome] = ["paused"] * execution + [final]
+    outcomes: list[Outcome] = ["paused"] * execution
+    outcomes.append(final)
     return _Plan(
         entry, outcomes, 0, calls=call_plans, own_pauses=own_pauses, answers=list(entry.resumes)
     )

@@ -41,7 +41,9 @@ async def _collect(iterator: AsyncIterator[Any]) -> list[Any]:
     return [item async for item in iterator]
 
 
-def list_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> Effect[list[CheckpointTuple]]:
+def list_checkpoints(
+    saver: BaseCheckpointSaver[Any], thread_id: str
+) -> Effect[list[CheckpointTuple]]:
     """Every checkpoint tuple of a thread, in all namespaces."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     return Effect(lambda: list(saver.list(config)), lambda: _collect(saver.alist(config)))
@@ -57,7 +59,7 @@ def state_history(graph: Any, thread_id: str, ns: str) -> Effect[list[Any]]:
 
 
 def read_generic(
-    graph: Any, saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None
+    graph: Any, saver: BaseCheckpointSaver[Any], thread_id: str, checkpoint_id: str | None
 ) -> Core[ThreadRecords]:
     """Read a thread through the public API into :class:`ThreadRecords`."""
     tuples = yield list_checkpoints(saver, thread_id)

@@ -17,17 +17,17 @@ T = TypeVar("T")
 
 
 def _namespace(item: Any) -> str:
+    """The namespace of a ``CheckpointTuple`` (from its config) or of a record or row."""
     config = getattr(item, "config", None)
-    if config is not None:
-        return config["configurable"].get("checkpoint_ns", ROOT_NS)
-    return item.ns
+    ns: str = item.ns if config is None else config["configurable"].get("checkpoint_ns", ROOT_NS)
+    return ns
 
 
 def _checkpoint_id(item: Any) -> str:
+    """The checkpoint id of a ``CheckpointTuple`` (from its config) or of a record or row."""
     config = getattr(item, "config", None)
-    if config is not None:
-        return config["configurable"]["checkpoint_id"]
-    return item.id
+    checkpoint_id: str = item.id if config is None else config["configurable"]["checkpoint_id"]
+    return checkpoint_id
 
 
 def group_by_namespace(items: Iterable[T], thread_id: str) -> dict[str, list[T]]:

@@ -38,13 +38,15 @@ from lg_eval.trajectory import ThreadTrajectory
 Reader = Literal["auto", "fast", "generic"]
 READERS: tuple[str, ...] = ("auto", "fast", "generic")
 _warned_versions: set[str] = set()
+FAST_READER_FALLBACK = "lg_eval's fast checkpoint reader is off for this LangGraph version"
+"""How the fallback warning begins (the CI job that tries the newest LangGraph greps it)."""
 
 
 class ExtractionWarning(UserWarning):
     """The trajectory could be extracted, but something about the thread limits it."""
 
 
-def checkpointer_of(graph: Any) -> BaseCheckpointSaver:
+def checkpointer_of(graph: Any) -> BaseCheckpointSaver[Any]:
     """The graph's checkpointer, or a clear error when it has none."""
     saver = getattr(graph, "checkpointer", None)
     if not isinstance(saver, BaseCheckpointSaver):
@@ -85,6 +87,8 @@ def extraction(
         except FastPathUnavailable as exc:
             if reader == "fast":
                 raise _fast_refused(str(exc)) from exc
+            if isinstance(exc, UntestedVersion):  # e.g. a checkpoint format it does not read
+                _warn_untested(exc, stacklevel=5)
     if trajectory is None:
         trajectory = _assemble((yield from read_generic(graph, saver, thread_id, checkpoint_id)))
     for message in trajectory.warnings:
@@ -99,7 +103,7 @@ def _assemble(records: ThreadRecords) -> ThreadTrajectory:
         return assemble(records)
 
 
-def _fast_supported(saver: BaseCheckpointSaver, reader: Reader) -> bool:
+def _fast_supported(saver: BaseCheckpointSaver[Any], reader: Reader) -> bool:
     """Whether to try the fast reader (``reader="fast"`` raises where ``auto`` would not)."""
     try:
         problem = fast_versions.mismatch()
@@ -109,15 +113,28 @@ def _fast_supported(saver: BaseCheckpointSaver, reader: Reader) -> bool:
     except FastPathUnavailable as exc:
         if reader == "fast":
             raise _fast_refused(str(exc)) from exc
-        if isinstance(exc, UntestedVersion) and str(exc) not in _warned_versions:
-            _warned_versions.add(str(exc))  # once per process, not once per thread
-            warnings.warn(
-                f"lg_eval reads threads with the generic (slower) reader: {exc}.",
-                ExtractionWarning,
-                stacklevel=5,
-            )
+        if isinstance(exc, UntestedVersion):
+            _warn_untested(exc, stacklevel=6)
         return False
     return True
+
+
+def _warn_untested(exc: UntestedVersion, stacklevel: int) -> None:
+    """Say (once per process and reason, not once per thread) that ``reader="auto"`` left
+    the fast reader because LangGraph is not a version it was tested with. Trajectories stay
+    exact (the generic reader reads them), only slower; CI's latest-LangGraph job looks for
+    this message (``.ci/latest-langgraph.sh``)."""
+    reason = str(exc)
+    if reason in _warned_versions:
+        return
+    _warned_versions.add(reason)
+    warnings.warn(
+        f"{FAST_READER_FALLBACK}: {reason}. Threads are read with the generic reader instead "
+        "(the same trajectories, slower). Install a tested version for the fast path, or "
+        "pass reader='generic' to silence this.",
+        ExtractionWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _fast_refused(reason: str) -> ExtractionError:

@@ -16,14 +16,15 @@ from typing import Any
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import msgpack_lite
 from lg_eval.extract.fast.rows import (
-    INTERRUPT,
     CheckpointRow,
+    FastPathUnavailable,
     ThreadRows,
     WriteRow,
     require,
     value_needed,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
+from lg_eval.extract.records import INTERRUPT
 
 
 def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
@@ -32,7 +33,8 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     async def arun() -> ThreadRows:
         return read(saver, thread_id)
 
-    return (yield Effect(lambda: read(saver, thread_id), arun))
+    found: ThreadRows = yield Effect(lambda: read(saver, thread_id), arun)
+    return found
 
 
 def read(saver: Any, thread_id: str) -> ThreadRows:
@@ -87,7 +89,8 @@ def stored(
     async def aread() -> dict[tuple[str, str], StoredCheckpoint]:
         return read()
 
-    return (yield Effect(read, aread))
+    found: dict[tuple[str, str], StoredCheckpoint] = yield Effect(read, aread)
+    return found
 
 
 def _small(saver: Any, typed: tuple[str, bytes]) -> dict[str, Any]:
@@ -100,5 +103,6 @@ def _small(saver: Any, typed: tuple[str, bytes]) -> dict[str, Any]:
             value = saver.serde.loads_typed(typed)  # e.g. a datetime in run metadata
     else:
         value = saver.serde.loads_typed(typed)
-    require(isinstance(value, dict), "stored checkpoint is not a dict")
+    if not isinstance(value, dict):
+        raise FastPathUnavailable("stored checkpoint is not a dict")
     return value

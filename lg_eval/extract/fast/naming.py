@@ -31,7 +31,6 @@ from langgraph.pregel._algo import _xxhash_str  # internal: version-pinned
 from langgraph.types import PregelTask
 
 from lg_eval.extract.fast.rows import (
-    NULL_TASK_ID,
     PULL_PREFIX,
     PUSH_PREFIX,
     UPDATE_PREFIX,
@@ -40,7 +39,7 @@ from lg_eval.extract.fast.rows import (
     WriteRow,
     require,
 )
-from lg_eval.extract.records import NS_END, NS_SEP, PULL, PUSH
+from lg_eval.extract.records import NS_END, NS_SEP, NULL_TASK_ID, PULL, PUSH
 
 INPUT = "__input__"
 _NAMESPACES_KEPT = 4096
@@ -106,7 +105,8 @@ class Naming:
                 found = self.root.get_subgraphs(namespace=key, recurse=True)
                 graph = next((g for _, g in found), self.root)
             nodes = getattr(graph, "nodes", None)
-            require(isinstance(nodes, dict), f"graph for namespace {key!r} has no Pregel nodes")
+            if not isinstance(nodes, dict):
+                raise FastPathUnavailable(f"graph for namespace {key!r} has no Pregel nodes")
             triggers = {name: tuple(sorted(node.triggers)) for name, node in nodes.items()}
             self._graphs[key] = NodeSet(
                 graph=graph,

@@ -20,7 +20,7 @@ raise and the reader asks ``get_state`` for that checkpoint instead.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 from weakref import WeakKeyDictionary
 
 from langchain_core.runnables import RunnableConfig
@@ -28,6 +28,7 @@ from langgraph._internal._typing import MISSING
 from langgraph.channels.base import BaseChannel
 from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.channels.last_value import LastValue
+from langgraph.checkpoint.base import Checkpoint
 from langgraph.pregel._algo import prepare_next_tasks  # internal: version-pinned
 from langgraph.pregel._checkpoint import (  # internal: version-pinned
     _delta_channels_to_replay,
@@ -69,14 +70,14 @@ def planned_tasks(
     if sends is not None:
         values[TASKS] = sends
     checkpoint = _checkpoint(stored, values, specs.built)
-    found, managed = channels_from_checkpoint(specs.built, checkpoint)  # type: ignore[arg-type]
+    found, managed = channels_from_checkpoint(specs.built, checkpoint)
     channels = {  # the rest left empty: they only fill task inputs, which are not used
         name: found[name] if name in found else spec.from_checkpoint(MISSING)
         for name, spec in graph.channels.items()
         if isinstance(spec, BaseChannel)
     }
     tasks = prepare_next_tasks(
-        checkpoint,  # type: ignore[arg-type]
+        checkpoint,
         pending_writes,
         graph.nodes,
         channels,
@@ -161,7 +162,7 @@ def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[
 
     def load() -> Any:
         checkpoint = _checkpoint(stored, stored.decode(serde, specs), specs)
-        channels, _ = channels_from_checkpoint(specs, checkpoint)  # type: ignore[arg-type]
+        channels, _ = channels_from_checkpoint(specs, checkpoint)
         return read_channels(channels, keys)
 
     return load
@@ -191,12 +192,13 @@ def result_loader(
 
 def _checkpoint(
     stored: StoredCheckpoint, values: dict[str, Any], specs: dict[str, Any]
-) -> dict[str, Any]:
+) -> Checkpoint:
     """A checkpoint dict holding only ``values``; refuses channels that LangGraph would
     rebuild from the thread's history (a delta channel with nothing stored here)."""
-    checkpoint = {**stored.checkpoint, "channel_values": values}
-    checkpoint.setdefault("channel_versions", {})
-    checkpoint.setdefault("versions_seen", {})
-    if replay := _delta_channels_to_replay(specs, checkpoint):  # type: ignore[arg-type]
+    fields = {**stored.checkpoint, "channel_values": values}
+    fields.setdefault("channel_versions", {})
+    fields.setdefault("versions_seen", {})
+    checkpoint = cast(Checkpoint, fields)  # the stored checkpoint's own keys, as saved
+    if replay := _delta_channels_to_replay(specs, checkpoint):
         raise Unreadable(f"channels {replay} are rebuilt from the thread's history")
     return checkpoint

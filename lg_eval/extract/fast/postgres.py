@@ -28,7 +28,7 @@ from lg_eval.extract.fast.rows import (
     sql_value_needed,
     write_rows,
 )
-from lg_eval.extract.fast.stored import StoredCheckpoint
+from lg_eval.extract.fast.stored import Serialized, StoredCheckpoint
 
 THREAD_SQL = f"""
 SELECT 0 AS kind, checkpoint_ns, checkpoint_id,
@@ -133,7 +133,7 @@ def _stored(text: str, blobs: list[list[bytes]] | None) -> StoredCheckpoint:
     checkpoint = json.loads(text)  # holds user values: see json_fields
     require(isinstance(checkpoint, dict), "a stored checkpoint is not a JSON object")
     inline = checkpoint.pop("channel_values", None) or {}
-    raw = {
+    raw: dict[str, Serialized] = {
         bytes(channel).decode(): (bytes(kind).decode(), bytes(blob))
         for channel, kind, blob in blobs or ()
         if bytes(kind) != b"empty"
@@ -148,12 +148,14 @@ def _query(saver: Any, sql: str, params: Mapping[str, Any]) -> Effect[list[tuple
         with saver._cursor() as cur:
             cur.row_factory = tuple_row
             cur.execute(sql, params)
-            return cur.fetchall()
+            found: list[Any] = cur.fetchall()
+            return found
 
     async def arun() -> list[Any]:
         async with saver._cursor() as cur:
             cur.row_factory = tuple_row
             await cur.execute(sql, params)
-            return await cur.fetchall()
+            found: list[Any] = await cur.fetchall()
+            return found
 
     return Effect(run, arun)

@@ -39,11 +39,9 @@ from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import memory, versions
-from lg_eval.extract.fast.naming import PULL, Naming
+from lg_eval.extract.fast.naming import Naming
 from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
 from lg_eval.extract.fast.rows import (
-    NULL_TASK_ID,
-    RESUME,
     VALUE_CHANNELS,
     CheckpointRow,
     FastPathUnavailable,
@@ -54,13 +52,20 @@ from lg_eval.extract.fast.rows import (
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
 from lg_eval.extract.generic import StoredFields, build_record
-from lg_eval.extract.records import ROOT_NS, CheckpointRecord, ThreadRecords
+from lg_eval.extract.records import (
+    NULL_TASK_ID,
+    PULL,
+    RESUME,
+    ROOT_NS,
+    CheckpointRecord,
+    ThreadRecords,
+)
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 
 START = "__start__"
 
 
-def storage_for(saver: BaseCheckpointSaver) -> ModuleType:
+def storage_for(saver: BaseCheckpointSaver[Any]) -> ModuleType:
     """The storage module that reads ``saver`` (exact classes only: subclasses may store
     differently), or :class:`FastPathUnavailable`."""
     name = f"{type(saver).__module__}.{type(saver).__qualname__}"
@@ -92,7 +97,7 @@ def _check_storage_version(package: str) -> None:
 
 
 def read_fast(
-    graph: Any, saver: BaseCheckpointSaver, thread_id: str, checkpoint_id: str | None
+    graph: Any, saver: BaseCheckpointSaver[Any], thread_id: str, checkpoint_id: str | None
 ) -> Core[ThreadRecords]:
     """Read a thread from storage rows into the same records as the generic reader."""
     storage = storage_for(saver)
@@ -121,7 +126,7 @@ def read_fast(
     return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=[])
 
 
-def _storage_read(saver: BaseCheckpointSaver, core: Core[Any]) -> Core[Any]:
+def _storage_read(saver: BaseCheckpointSaver[Any], core: Core[Any]) -> Core[Any]:
     """Run a storage read; a table or dict not shaped as the pinned version has it means
     "read this thread generically"."""
     try:
@@ -155,7 +160,7 @@ class _Thread:
     def __init__(
         self,
         graph: Any,
-        saver: BaseCheckpointSaver,
+        saver: BaseCheckpointSaver[Any],
         thread_id: str,
         checkpoints: list[CheckpointRow],
         writes: list[WriteRow],
@@ -204,20 +209,22 @@ class _Thread:
         """The tasks planned at ``row`` (from writes, or from the stored checkpoint where
         the run stopped) and how to load its state."""
         if row.version != versions.CHECKPOINT_FORMAT:
-            raise FastPathUnavailable(
-                f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT})"
+            raise UntestedVersion(
+                f"checkpoint format v{row.version} (fast path reads v{versions.CHECKPOINT_FORMAT}"
+                f"; langgraph-checkpoint {versions.installed('langgraph-checkpoint')} installed)"
             )
         writes = self.writes.get((row.ns, row.id), [])
+        plan: _Plan | None
         if stored is None:
             plan = _Plan(tasks=self.naming.planned(row, writes))
         else:
             plan = self.plan_stopped(row, writes, stored)
-            if plan is None:
-                config = self.config(row)
-                snapshot = yield _effect(
-                    lambda: self.graph.get_state(config), lambda: self.graph.aget_state(config)
-                )
-                plan = _Plan(tasks=list(snapshot.tasks), snapshot=snapshot)
+        if plan is None:
+            config = self.config(row)
+            snapshot = yield _effect(
+                lambda: self.graph.get_state(config), lambda: self.graph.aget_state(config)
+            )
+            plan = _Plan(tasks=list(snapshot.tasks), snapshot=snapshot)
         if row.metadata.get("source") == "input" and not any(t.name == START for t in plan.tasks):
             config = self.config(row)
             found = yield _effect(

@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from functools import partial
 from typing import Any, cast
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
@@ -34,7 +35,6 @@ from weakref import WeakKeyDictionary
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import msgpack_lite, sqlite_helper
 from lg_eval.extract.fast.rows import (
-    INTERRUPT,
     CheckpointRow,
     FastPathUnavailable,
     ThreadRows,
@@ -44,6 +44,7 @@ from lg_eval.extract.fast.rows import (
     write_rows,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, split_msgpack_checkpoint
+from lg_eval.extract.records import INTERRUPT
 
 HEAD_BYTES = 160
 TAIL_BYTES = (2048, 65536)
@@ -95,10 +96,10 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     # nothing committed to the file yet, or no file: ask the saver's own connection
     by_substr = yield _query(saver, BY_SUBSTR, (thread_id,))
     checkpoints = []
-    for *fields, head, tail, length in by_substr:
+    for ns, cid, parent_id, kind, metadata, head, tail, length in by_substr:
         if _tail(tail) is None and length > len(tail):
-            (tail,) = (yield _query(saver, _TAIL_SQL, (*fields[:2], thread_id)))[0]
-        checkpoints.append(_checkpoint(*fields, head, tail))
+            (tail,) = (yield _query(saver, _TAIL_SQL, (ns, cid, thread_id)))[0]
+        checkpoints.append(_checkpoint(ns, cid, parent_id, kind, metadata, head, tail))
     return ThreadRows(checkpoints, write_rows((yield _query(saver, WRITES_SQL, (thread_id,)))))
 
 
@@ -132,7 +133,7 @@ def stored(
         rows_found = None
         if file := _files.get(saver):
             try:
-                rows_found = yield _on_own(file, lambda conn, q=sql, p=params: _fetch(conn, q, p))
+                rows_found = yield _on_own(file, partial(_fetch, sql=sql, params=params))
             except (sqlite3.Error, OSError):
                 rows_found = None
         if not rows_found or len(rows_found) < len(chunk):  # not committed to the file yet?
@@ -185,23 +186,25 @@ def _checkpoint(
         parent_id=parent_id,
         version=fields["v"],
         ts=fields["ts"],
-        interrupt_seen=seen.get(INTERRUPT),  # type: ignore[union-attr]
+        interrupt_seen=seen.get(INTERRUPT),
         metadata=json_fields(metadata) if metadata is not None else {},
     )
 
 
 def _tail(tail: bytes) -> dict[str, Any] | None:
     try:
-        return msgpack_lite.checkpoint_tail(bytes(tail))["versions_seen"]
+        seen: dict[str, Any] = msgpack_lite.checkpoint_tail(bytes(tail))["versions_seen"]
     except msgpack_lite.Unsupported:
         return None
+    return seen
 
 
 def _query(saver: Any, sql: str, params: Sequence[Any]) -> Effect[list[Any]]:
     def run() -> list[Any]:
         with saver.cursor(transaction=False) as cur:
             cur.execute(sql, params)
-            return cur.fetchall()
+            found: list[Any] = cur.fetchall()
+            return found
 
     async def arun() -> list[Any]:
         await saver.setup()
@@ -302,7 +305,7 @@ def _read_tail(blob: Any, length: int) -> bytes:
     """The shortest tail of the blob in which ``versions_seen`` parses (or the whole blob)."""
     for size in (*TAIL_BYTES, length):
         blob.seek(max(0, length - size))
-        tail = blob.read(min(size, length))
+        tail: bytes = blob.read(min(size, length))
         if size >= length or _tail(tail) is not None:
             return tail
     return b""

@@ -52,6 +52,7 @@ def mismatch(packages: tuple[str, ...] = tuple(TESTED)) -> str | None:
         low, high = ranges[package]
         found = installed(package)
         if found is None or not low <= _parse(found) < high:
-            tested = f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
-            return f"{package} {found or 'is not installed'} (fast path tested with {tested})"
+            tested = f"{package}>={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
+            state = "is not installed" if found is None else f"{found} is installed"
+            return f"{package} {state} (the fast path is tested with {tested})"
     return None
