@@ -17,7 +17,6 @@ import sqlite3
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -29,7 +28,6 @@ from lg_eval.evaluators import (
     create_graph_trajectory_match_evaluator,
     create_tool_sequence_evaluator,
 )
-from lg_eval.judges import create_graph_trajectory_llm_as_judge
 from lg_eval.nodes import (
     EvalCase,
     EvalSpec,
@@ -39,7 +37,7 @@ from lg_eval.nodes import (
     create_evaluation_graph,
 )
 from lg_eval.nodes.evaluation_state import from_plain, to_plain
-from tests.judges.fake_judge import ScriptedJudge, verdict
+from tests.nodes.references import JUDGE_REASONING, SF_CALL, AnswerCheck, judge
 
 ROUTE = [["__start__", "agent", "tools", "__interrupt__"], ["agent"]]
 REFERENCE_TRAJECTORY = GraphTrajectory(
@@ -47,7 +45,6 @@ REFERENCE_TRAJECTORY = GraphTrajectory(
     results=[{}, {"messages": [{"role": "assistant", "content": weather.FINAL_ANSWER}]}],
     steps=ROUTE,
 )
-SF_CALL = {"name": "get_weather", "args": {"city": "sf"}}
 REFERENCE: dict[str, Any] = {
     "trajectory": REFERENCE_TRAJECTORY,
     "tool_calls": [SF_CALL],
@@ -62,7 +59,6 @@ PLAIN_REFERENCE = {
     "tool_calls": [SF_CALL],
     "output": weather.FINAL_ANSWER,
 }
-JUDGE_REASONING = "Asked the human, used the answer, replied: the reference's route."
 
 # What the graph strict match says about a thread whose two turns equal the reference's.
 SAME_ROUTE_METADATA = {
@@ -91,38 +87,12 @@ def result_of(out: dict[str, Any]) -> EvaluationResult:
     return EvaluationResult.model_validate(out["result"])
 
 
-def last_answer(outputs: ThreadTrajectory) -> str:
-    """The thread's final AI message text."""
-    messages = outputs.turns[-1].state["messages"]
-    assert isinstance(messages[-1], BaseMessage)
-    return messages[-1].text
-
-
-class AnswerCheck:
-    """A custom evaluator reading the whole reference it is given; records every one."""
-
-    __name__ = "answer_check"
-
-    def __init__(self) -> None:
-        self.seen: list[Any] = []
-
-    def __call__(self, *, outputs: Any, reference_outputs: Any = None, **_: Any) -> dict[str, Any]:
-        self.seen.append(reference_outputs)
-        same = last_answer(outputs) == reference_outputs
-        return {"key": "final_answer", "score": same, "comment": None if same else "Differs."}
-
-
-def judge() -> tuple[ScriptedJudge, Any]:
-    model = ScriptedJudge.of(verdict(reasoning=JUDGE_REASONING, score=True))
-    return model, create_graph_trajectory_llm_as_judge(judge=model)
-
-
-def evaluators(answer: AnswerCheck, graph_judge: Any, **answer_spec: Any) -> list[Any]:
+def evaluators(answer: AnswerCheck, graph_judge: Any) -> list[Any]:
     return [
         graph_judge,
         create_graph_trajectory_match_evaluator(),
         create_tool_sequence_evaluator(),
-        EvalSpec(answer, reference_key="output", **answer_spec),
+        EvalSpec(answer, reference_key="output"),
     ]
 
 
@@ -338,9 +308,9 @@ def test_batch_items_carry_per_evaluator_references(tmp_path):
         for thread_id in ("w0", "w1"):
             scenario.played(saver, thread_id)
         answer = AnswerCheck()
-        model = ScriptedJudge.of(verdict(reasoning=JUDGE_REASONING, score=True), repeat_last=True)
+        _, graph_judge = judge(repeat=True)
         graph = create_evaluation_graph(
-            evaluators(answer, create_graph_trajectory_llm_as_judge(judge=model)),
+            evaluators(answer, graph_judge),
             checkpointer=saver,
             graphs={"weather": scenario.build(checkpointer=saver)},
         )
