@@ -311,10 +311,20 @@ def graph_trajectory(outputs: Any, inputs: Any = None, *, argument: str = "outpu
             f"{argument} is a {type(outputs).__name__}; the graph trajectory judge expects "
             f"{_GRAPH_SHAPES}."
         )
-    if inputs is not None:
+    if inputs is not None and not _example_inputs(inputs, data):
         data["inputs"] = _input_list(inputs)
     _check_lengths(data, argument)
     return _validated(GraphTrajectory, data, argument)
+
+
+def _example_inputs(inputs: Any, data: Mapping[str, Any]) -> bool:
+    """Whether ``inputs`` is a LangSmith example's inputs rather than the turn inputs.
+
+    ``langsmith.evaluate`` hands every evaluator the example's inputs dict; beside
+    a trajectory that records its own turn inputs, a dict without ``'inputs'`` is
+    that, and the trajectory's own inputs are kept.
+    """
+    return isinstance(inputs, Mapping) and "inputs" not in inputs and bool(data.get("inputs"))
 
 
 def _input_list(inputs: Any) -> list[Any]:

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_openai_messages
 from langgraph.checkpoint.memory import InMemorySaver
 from langsmith import Client, aevaluate, evaluate, tracing_context
 from langsmith.schemas import Example, LangSmithInfo
 
+from graphs import weather
 from graphs.scenarios import SCENARIOS
 from lg_eval import (
     create_graph_trajectory_match_evaluator,
     create_trajectory_match_evaluator,
     extract_langgraph_trajectory_from_thread,
+    extract_thread,
     graph_trajectory_strict_match,
 )
+from lg_eval.errors import TrajectoryFormatError
+from lg_eval.evaluators import exact_match
+from lg_eval.judges import create_graph_trajectory_llm_as_judge
+from tests.judges.fake_judge import ScriptedJudge, verdict
 
 WEATHER_REFERENCE = {
     "results": [],
@@ -26,9 +34,20 @@ WEATHER_REFERENCE = {
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No tracing, no API key, and any attempt to open a connection fails the test."""
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    attempts: list[Any] = []
+
+    def connect(self: socket.socket, address: Any) -> None:
+        attempts.append(address)
+        raise ConnectionRefusedError(f"the test tried to connect to {address!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect)
+    yield
+    assert attempts == [], "a test made a network request"
 
 
 @pytest.fixture
@@ -121,3 +140,132 @@ async def test_async_evaluators_run_inside_langsmith_aevaluate(client: Client) -
     assert [(r.key, r.score) for row in rows for r in row["evaluation_results"]["results"]] == [
         ("graph_trajectory_unordered_match", True)
     ]
+
+
+# --------------------------------------------------------------------------- multi-field
+
+ROUTE = [["__start__", "agent", "tools", "__interrupt__"], ["agent"]]
+QUESTION_INPUT = {"messages": [{"role": "user", "content": weather.QUESTION}]}
+RIGHT = {
+    "trajectory": {
+        "inputs": [QUESTION_INPUT, weather.HUMAN_ANSWER],
+        "results": [{}, {"messages": [{"role": "assistant", "content": weather.FINAL_ANSWER}]}],
+        "steps": ROUTE,
+    },
+    "tool_calls": [{"name": "get_weather", "args": {"city": "sf"}}],
+    "output": weather.FINAL_ANSWER,
+}
+WRONG = {
+    "trajectory": {"inputs": [QUESTION_INPUT], "results": [{}], "steps": [["__start__", "agent"]]},
+    "tool_calls": [{"name": "get_weather", "args": {"city": "nyc"}}],
+    "output": "It is raining in sf.",
+}
+SAME_ROUTE = "The reference takes the same route: ask the human, then answer."
+OTHER_ROUTE = "The reference answers without asking anyone."
+
+
+def weather_target(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Play the weather HITL thread; return its trajectory, thread, messages and answer."""
+    graph = SCENARIOS["weather"].build(checkpointer=InMemorySaver())
+    with tracing_context(enabled=False):
+        SCENARIOS["weather"].run(graph, inputs["thread_id"])
+    thread = extract_thread(graph, {"configurable": {"thread_id": inputs["thread_id"]}})
+    messages = convert_to_openai_messages(thread.turns[-1].state["messages"])
+    return {
+        "trajectory": thread.to_graph_trajectory().model_dump(),
+        "thread": thread.model_dump(mode="json"),
+        "messages": messages,
+        "output": messages[-1]["content"],
+    }
+
+
+def route_judge(messages: list[BaseMessage]) -> AIMessage:
+    """A scripted judge: the route is right when the reference it is shown asks the human."""
+    shown = str(messages[-1].content).partition("<reference_thread>")[2]
+    same = "__start__ -> agent -> tools -> __interrupt__" in shown
+    return verdict(reasoning=SAME_ROUTE if same else OTHER_ROUTE, score=same)
+
+
+def multi_field_evaluators() -> list[Any]:
+    """Graph, tool-call and text evaluators and a graph judge, none of them wrapped."""
+    return [
+        graph_trajectory_strict_match,
+        create_trajectory_match_evaluator(trajectory_match_mode="superset"),
+        exact_match,
+        create_graph_trajectory_llm_as_judge(judge=ScriptedJudge.of(route_judge, repeat_last=True)),
+    ]
+
+
+EXPECTED = {
+    "right": [
+        ("exact_match", True, None),
+        ("graph_trajectory_accuracy", True, SAME_ROUTE),
+        ("graph_trajectory_strict_match", True, None),
+        ("trajectory_superset_match", True, None),
+    ],
+    "wrong": [
+        ("exact_match", False, "The answer differs."),
+        ("graph_trajectory_accuracy", False, OTHER_ROUTE),
+        ("graph_trajectory_strict_match", False, "Expected 1 turns, got 2."),
+        ("trajectory_superset_match", False, 'Missing 1 expected call: get_weather(city="nyc").'),
+    ],
+}
+MULTI_FIELD_DATA = [
+    ({"thread_id": "right"}, RIGHT),
+    ({"thread_id": "wrong"}, WRONG),
+]
+
+
+def feedback_by_example(rows: list[Any]) -> dict[str, list[tuple[str, Any, Any]]]:
+    """Each example's feedback (key, score, comment), read back from the experiment rows."""
+    return {
+        row["example"].inputs["thread_id"]: sorted(
+            (r.key, r.score, r.comment) for r in row["evaluation_results"]["results"]
+        )
+        for row in rows
+    }
+
+
+def test_multi_field_outputs_and_references_serve_every_evaluator_unwrapped(
+    client: Client,
+) -> None:
+    results = evaluate(
+        weather_target,
+        data=[example(inputs, outputs) for inputs, outputs in MULTI_FIELD_DATA],
+        evaluators=multi_field_evaluators(),
+        upload_results=False,
+        disable_evaluator_tracing=True,  # the judge's model calls would be traced and sent
+        client=client,
+        max_concurrency=0,
+    )
+    rows = list(results)
+    assert feedback_by_example(rows) == EXPECTED
+    assert set(rows[0]["run"].outputs) == {"trajectory", "thread", "messages", "output"}
+
+
+async def test_multi_field_outputs_and_references_serve_awaited_evaluators(
+    client: Client,
+) -> None:
+    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        return weather_target(inputs)
+
+    results = await aevaluate(
+        target,
+        data=[example(inputs, outputs) for inputs, outputs in MULTI_FIELD_DATA],
+        evaluators=[evaluator.as_async() for evaluator in multi_field_evaluators()],
+        upload_results=False,
+        disable_evaluator_tracing=True,
+        client=client,
+    )
+    rows = [row async for row in results]
+    assert feedback_by_example(rows) == EXPECTED
+
+
+def test_the_example_inputs_langsmith_passes_do_not_replace_the_turn_inputs() -> None:
+    model = ScriptedJudge.of(verdict(reasoning="Fine.", score=True))
+    judge = create_graph_trajectory_llm_as_judge(judge=model)
+    result = judge(inputs={"thread_id": "right"}, outputs=RIGHT)
+    assert (result["score"], result["comment"]) == (True, "Fine.")
+    assert f"<input>\n{weather.HUMAN_ANSWER}\n</input>" in model.calls[0].prompt
+    with pytest.raises(TrajectoryFormatError, match="inputs is a dict with keys \\['thread_id'\\]"):
+        judge(inputs={"thread_id": "x"}, outputs={"results": [{}], "steps": [["agent"]]})

@@ -31,7 +31,7 @@ from lg_eval.nodes.routing import (
     route_on_score,
     weighted_score,
 )
-from lg_eval.nodes.spec import EvalSpec
+from lg_eval.nodes.spec import EvalSpec, ReferenceKeyError
 from lg_eval.nodes.state import EvalFeedback, EvalMessagesState, Evaluations, add_evaluations
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "Evaluations",
     "FromConfig",
     "FromState",
+    "ReferenceKeyError",
     "Review",
     "ReviewDecision",
     "TargetRef",

@@ -77,7 +77,7 @@ def read_in_flight(
     return in_flight(trajectory, checkpoint_id)
 
 
-def _saved(saver: BaseCheckpointSaver, pinned: RunnableConfig, timeout: float) -> Core[None]:
+def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float) -> Core[None]:
     """Wait until the background save of the pinned checkpoint has landed."""
     deadline = time.monotonic() + timeout
     while True:

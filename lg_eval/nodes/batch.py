@@ -47,7 +47,7 @@ class BatchItem(BaseModel):
 
 
 def batch_evaluate(
-    graph: Pregel,
+    graph: Pregel[Any, Any, Any, Any],
     cases: Sequence[EvalCase | Mapping[str, Any]],
     *,
     max_concurrency: int = 4,
@@ -66,7 +66,7 @@ def batch_evaluate(
 
 
 async def abatch_evaluate(
-    graph: Pregel,
+    graph: Pregel[Any, Any, Any, Any],
     cases: Sequence[EvalCase | Mapping[str, Any]],
     *,
     max_concurrency: int = 4,
@@ -86,7 +86,7 @@ async def abatch_evaluate(
 
 
 def _jobs(
-    graph: Pregel,
+    graph: Pregel[Any, Any, Any, Any],
     cases: Sequence[EvalCase | Mapping[str, Any]],
     max_concurrency: int,
     prefix: str,
@@ -126,7 +126,7 @@ def thread_id_for(case: EvalCase, index: int, prefix: str) -> str:
 
 
 def evaluate_case(
-    graph: Pregel, case: EvalCase, config: RunnableConfig, rerun: bool
+    graph: Pregel[Any, Any, Any, Any], case: EvalCase, config: RunnableConfig, rerun: bool
 ) -> Core[BatchItem]:
     """One case: start, resume after a crash, or report what is already there."""
     thread_id = config["configurable"]["thread_id"]
@@ -147,7 +147,9 @@ def evaluate_case(
     return _item(thread_id, snapshot)
 
 
-def _state(graph: Pregel, config: RunnableConfig) -> Effect[StateSnapshot | None]:
+def _state(
+    graph: Pregel[Any, Any, Any, Any], config: RunnableConfig
+) -> Effect[StateSnapshot | None]:
     def known(snapshot: StateSnapshot) -> StateSnapshot | None:
         return snapshot if snapshot.created_at is not None else None
 
@@ -176,9 +178,9 @@ def _item(thread_id: str, snapshot: StateSnapshot | None) -> BatchItem:
 
 
 def _with_thread(config: RunnableConfig | None, thread_id: str) -> RunnableConfig:
-    base = dict(config or {})
-    base["configurable"] = {**(base.get("configurable") or {}), "thread_id": thread_id}
-    return base  # type: ignore[return-value]
+    base: RunnableConfig = config or {}
+    configurable = {**(base.get("configurable") or {}), "thread_id": thread_id}
+    return {**base, "configurable": configurable}
 
 
 __all__ = ["BatchItem", "abatch_evaluate", "batch_evaluate", "evaluate_case", "thread_id_for"]

@@ -68,7 +68,8 @@ def from_config(key: str) -> FromConfig:
 
 
 Source = str | Callable[[Any], Any]
-GraphRef = Pregel | Callable[[], Pregel] | None
+AnyPregel = Pregel[Any, Any, Any, Any]
+GraphRef = AnyPregel | Callable[[], AnyPregel] | None
 
 
 class EvalNode(CoreNode):
@@ -83,7 +84,11 @@ class EvalNode(CoreNode):
             read through the checkpointer (see :mod:`lg_eval.nodes._thread` for
             exactly which turns and steps it holds), or ``callable(state)``.
         reference: passed as ``reference_outputs``: a fixed value, or
-            :func:`from_state` / :func:`from_config` to read it per run.
+            :func:`from_state` / :func:`from_config` to read it per run. A
+            dict holding one expectation per evaluator (``{"trajectory": ...,
+            "tool_calls": ..., "output": ...}``) serves every lg_eval evaluator
+            as it is (each reads its own field); ``EvalSpec(fn,
+            reference_key="output")`` gives a custom evaluator one part.
         inputs: passed as ``inputs``, given like ``reference``.
         key: the state key the feedback is appended to; declare it with
             :data:`~lg_eval.nodes.Evaluations` (default ``"evaluations"``).
@@ -137,7 +142,9 @@ class EvalNode(CoreNode):
         self.fail_fast = fail_fast
         self.checkpoint_timeout = checkpoint_timeout
 
-    def _host(self) -> Pregel:
+    def _host(self) -> AnyPregel:
+        if self.graph is None:  # only called when a graph was given
+            raise InvalidOptionError("EvalNode was built without graph=, so it has no host.")
         return self.graph if isinstance(self.graph, Pregel) else self.graph()
 
     def _evaluate(self, state: Any, config: RunnableConfig) -> Core[dict[str, Any]]:
@@ -221,7 +228,7 @@ def _value(spec: Any, state: Any, config: RunnableConfig) -> Any:
         if spec.key not in configurable:
             raise KeyError(f"config['configurable'] has no {spec.key!r}")
         return copy.deepcopy(configurable[spec.key])
-    return spec
+    return copy.deepcopy(spec)  # a fixed value: no evaluator can change it for later runs
 
 
 __all__ = ["THREAD", "EvalNode", "FromConfig", "FromState", "from_config", "from_state"]

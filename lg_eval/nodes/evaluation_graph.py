@@ -59,6 +59,8 @@ from lg_eval.nodes.spec import (
 )
 from lg_eval.trajectory import ThreadTrajectory
 
+AnyPregel = Pregel[Any, Any, Any, Any]
+
 GRAPHS_KEY = "lg_eval_graphs"
 """``config["configurable"][GRAPHS_KEY]``: run-time ``{name: compiled graph}`` for targets."""
 REVIEW_QUESTION = "Review this evaluation; resume with {'verdict': 'pass' or 'fail', 'note': ...}."
@@ -70,17 +72,17 @@ def create_evaluation_graph(
     threshold: float | None = None,
     review_threshold: float | None = None,
     review_on_disagreement: bool = False,
-    checkpointer: BaseCheckpointSaver | bool | None = None,
-    graphs: Mapping[str, Pregel] | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
+    graphs: Mapping[str, AnyPregel] | None = None,
     fail_fast: bool = False,
     name: str = "evaluation",
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled evaluation graph running ``evaluators`` over one case per run.
 
     Args:
         evaluators: functions following the evaluator convention (sync or
             async), registered names, or :class:`~lg_eval.nodes.EvalSpec`
-            objects (key, weight, pass threshold).
+            objects (key, weight, pass threshold, ``reference_key``).
         threshold: the weighted score must reach it to pass (on top of every
             evaluator's own threshold).
         review_threshold: send the case to a human when the weighted score is
@@ -98,6 +100,12 @@ def create_evaluation_graph(
     Input: an :class:`EvalCase` (``trajectory`` or ``target``, with optional
     ``reference`` and ``inputs``); output: ``{"result": EvaluationResult}``
     as a dict (validate it with ``EvaluationResult.model_validate``).
+
+    Every evaluator gets the case's whole ``reference``: a multi-field dict
+    (``{"trajectory": ..., "tool_calls": ..., "output": ...}``) serves a graph
+    judge, a graph match and a tool-call evaluator side by side, each reading
+    its own field; ``EvalSpec(fn, reference_key="output")`` hands a custom
+    evaluator one part.
 
     Why a ``target`` names its graph instead of holding it: the input is
     written to the evaluation's checkpoints, and a compiled graph (with its
@@ -240,8 +248,8 @@ def _needs_review(state: EvaluationState) -> str:
     return "review" if state.result is not None and state.result.needs_review else END
 
 
-def _graph_named(name: str, known: Mapping[str, Pregel], config: RunnableConfig) -> Pregel:
-    per_run = (config.get("configurable") or {}).get(GRAPHS_KEY) or {}
+def _graph_named(name: str, known: Mapping[str, AnyPregel], config: RunnableConfig) -> AnyPregel:
+    per_run: Mapping[str, AnyPregel] = (config.get("configurable") or {}).get(GRAPHS_KEY) or {}
     graph = per_run.get(name, known.get(name))
     if graph is None:
         names = sorted({*known, *per_run})

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lg_eval.nodes.state import EvalFeedback
 from lg_eval.trajectory import (
@@ -85,6 +85,13 @@ class EvalCase(BaseModel):
     a :class:`~lg_eval.GraphTrajectory`, or an agentevals-style dict) or
     ``target`` (a thread to extract). ``reference`` and ``inputs`` are passed
     to every evaluator as ``reference_outputs`` and ``inputs``.
+
+    ``reference`` may hold one expectation per evaluator, LangSmith-style:
+    ``{"trajectory": GraphTrajectory(...) or its dict, "tool_calls": [...],
+    "output": "..."}``. lg_eval's evaluators each read their own field of it;
+    an :class:`~lg_eval.nodes.EvalSpec` with ``reference_key`` gives a custom
+    evaluator just one part. Trajectory models inside it are stored as plain
+    dicts (see :func:`to_plain`).
     """
 
     trajectory: Any = None
@@ -164,21 +171,56 @@ class EvaluationOutput(BaseModel):
 
 
 def to_plain(value: Any) -> Any:
-    """Trajectory models as dicts, keeping the thread's own values (messages...) as they are."""
+    """Trajectory models as dicts, keeping the thread's own values (messages...) as they are.
+
+    Lists and dicts are converted item by item, so a multi-field reference such
+    as ``{"trajectory": GraphTrajectory(...), "tool_calls": [...]}`` is stored
+    as plain data too (a model left inside it would reload with a serializer
+    warning, or not at all, in another process).
+    """
     if isinstance(value, _TRAJECTORY_MODELS):
         model = type(value)
         names = (*model.model_fields, *model.model_computed_fields)  # Turn.state is computed
         return {name: to_plain(getattr(value, name)) for name in names}
     if isinstance(value, list):
         return [to_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_plain(item) for key, item in value.items()}
     return value
 
 
 def from_plain(value: Any) -> Any:
-    """Undo :func:`to_plain` for a thread trajectory; other shapes pass through unchanged."""
-    if isinstance(value, Mapping) and "thread_id" in value and "turns" in value:
+    """Undo :func:`to_plain` for thread trajectories; other shapes pass through unchanged.
+
+    A thread trajectory's dict is turned back into a
+    :class:`~lg_eval.ThreadTrajectory` when it is the value itself, or one
+    value of a dict (a multi-field reference's ``"thread"``), so evaluators see
+    the model whether a thread was given alone or beside other expectations.
+    Graph trajectories stay dicts: every evaluator reads them as such.
+    """
+    if _is_thread(value):
         return ThreadTrajectory.model_validate(dict(value))
+    if isinstance(value, Mapping):
+        return {key: _revived(item) for key, item in value.items()}
     return value
+
+
+def _is_thread(value: Any) -> bool:
+    return isinstance(value, Mapping) and "thread_id" in value and "turns" in value
+
+
+def _revived(value: Any) -> Any:
+    """A dict value back as a ThreadTrajectory when it is one; else unchanged.
+
+    Unlike the whole value, a dict value merely shaped like a thread (user data
+    with ``thread_id`` and ``turns`` keys) is left as it is rather than refused.
+    """
+    if not _is_thread(value):
+        return value
+    try:
+        return ThreadTrajectory.model_validate(dict(value))
+    except ValidationError:
+        return value
 
 
 __all__ = [

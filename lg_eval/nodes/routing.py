@@ -127,7 +127,7 @@ def route_on_score(
         return failed
 
     destinations = tuple(dict.fromkeys(d for d in (passed, failed, exhausted) if d is not None))
-    route.__annotations__ = {"state": Any, "return": Literal[destinations]}  # type: ignore[valid-type]
+    route.__annotations__ = {"state": Any, "return": Literal[destinations]}
     route.__name__ = route.__qualname__ = f"route_on_score_{passed}_or_{failed}"
     return route
 

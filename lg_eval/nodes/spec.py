@@ -3,7 +3,8 @@
 Evaluators are given as callables following the lg_eval convention (sync or
 async), as registry names (``"tool_order"``, resolved by
 :func:`lg_eval.evaluators.get`), or as :class:`EvalSpec` objects that add a
-feedback key, a weight and a pass threshold. :func:`resolve` turns them into
+feedback key, a weight, a pass threshold and the part of a multi-field
+reference the evaluator is given. :func:`resolve` turns them into
 :class:`Bound` evaluators, each with the callable to use from sync code and
 the one to await from async code (the async twin when lg_eval can derive it,
 so LLM judges do not block an event loop). Other sync functions are called
@@ -14,6 +15,15 @@ as they are, from async graphs too: keep them fast, or pass an async function.
 concurrently when awaited. An evaluator that raises yields an error outcome
 instead of an exception; LangGraph's own control flow (``interrupt()`` and
 friends, :class:`~langgraph.errors.GraphBubbleUp`) always propagates.
+
+References: one case (or one eval node) has one reference, and every
+evaluator is handed all of it. LangSmith-style references holding several
+expectations (``{"trajectory": ..., "tool_calls": ..., "output": ...}``) need
+no unwrapping for lg_eval's evaluators, which each take their own field from a
+dict (:func:`lg_eval.inputs.select_field`). An evaluator that reads the whole
+reference (a custom function) is given one part of it with
+``EvalSpec(fn, reference_key="output")``; a reference without that key is
+that evaluator's error feedback (:class:`ReferenceKeyError`), not a crash.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from lg_eval._effects import Effect
-from lg_eval.errors import InvalidOptionError
+from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.evaluator import as_evaluator
 from lg_eval.evaluators import get_evaluator
 from lg_eval.feedback import ScoreValue
@@ -49,12 +59,20 @@ class EvalSpec:
         weight: weight of its score in weighted aggregates (``>= 0``).
         threshold: a numeric score passes when ``score >= threshold``; a
             boolean score passes when true (or ``1.0 >= threshold``).
+        reference_key: give this evaluator ``reference[reference_key]`` as
+            ``reference_outputs`` instead of the whole reference. For
+            evaluators that read the whole reference (custom functions) when
+            the reference is a dict holding several expectations; lg_eval's
+            own evaluators pick their field from such a dict and need none.
+            A reference that is not a dict, or lacks the key, gives this
+            evaluator an error feedback naming the key and the keys present.
     """
 
     evaluator: Callable[..., Any] | str
     key: str | None = None
     weight: float = 1.0
     threshold: float | None = None
+    reference_key: str | None = None
 
     def __post_init__(self) -> None:
         if not (callable(self.evaluator) or isinstance(self.evaluator, str)):
@@ -66,6 +84,13 @@ class EvalSpec:
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be a number >= 0.")
         if self.weight < 0:
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be >= 0.")
+        if self.reference_key is not None and not (
+            isinstance(self.reference_key, str) and self.reference_key
+        ):
+            raise InvalidOptionError(
+                f"EvalSpec reference_key={self.reference_key!r} must be a non-empty string "
+                "(a key of the reference dict) or None for the whole reference."
+            )
 
 
 EvaluatorLike = Callable[..., Any] | str | EvalSpec
@@ -81,13 +106,19 @@ class Bound:
     name: str
 
 
-def resolve(evaluators: Sequence[EvaluatorLike]) -> list[Bound]:
-    """Resolve every evaluator now, so a bad name fails when the node is built."""
-    if isinstance(evaluators, str | EvalSpec) or callable(evaluators):
-        evaluators = [evaluators]
-    if not evaluators:
+def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
+    """Resolve every evaluator now, so a bad name fails when the node is built.
+
+    One evaluator may be given alone instead of in a list.
+    """
+    items: Sequence[EvaluatorLike] = (
+        [evaluators]
+        if isinstance(evaluators, str | EvalSpec) or callable(evaluators)
+        else evaluators
+    )
+    if not items:
         raise InvalidOptionError("Give at least one evaluator (a function, a name or EvalSpec).")
-    return [_bind(item if isinstance(item, EvalSpec) else EvalSpec(item)) for item in evaluators]
+    return [_bind(item if isinstance(item, EvalSpec) else EvalSpec(item)) for item in items]
 
 
 def _bind(spec: EvalSpec) -> Bound:
@@ -107,10 +138,48 @@ def _bind(spec: EvalSpec) -> Bound:
 
 @dataclass(frozen=True)
 class Call:
-    """One evaluator call: which evaluator and its keyword arguments."""
+    """One evaluator call: which evaluator and its keyword arguments.
+
+    ``kwargs`` hold the case's whole reference; :meth:`arguments` narrows it to
+    the evaluator's ``reference_key`` when its spec has one.
+    """
 
     bound: Bound
     kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments this evaluator is called with.
+
+        Raises:
+            ReferenceKeyError: the spec has a ``reference_key`` the reference
+                lacks (or the reference is not a dict).
+        """
+        key = self.bound.spec.reference_key
+        if key is None:
+            return self.kwargs
+        reference = self.kwargs.get("reference_outputs")
+        return {**self.kwargs, "reference_outputs": reference_part(reference, key)}
+
+
+class ReferenceKeyError(LgEvalError, LookupError):
+    """An :class:`EvalSpec`'s ``reference_key`` is not a key of the reference it was given."""
+
+
+def reference_part(reference: Any, key: str) -> Any:
+    """``reference[key]``, or a :class:`ReferenceKeyError` saying what the reference holds."""
+    if isinstance(reference, Mapping):
+        if key in reference:
+            return reference[key]
+        present = ", ".join(repr(str(k)) for k in reference) or "none"
+        raise ReferenceKeyError(
+            f"EvalSpec(reference_key={key!r}): the reference has no {key!r} key (its keys: "
+            f"{present}). Add {key!r} to the reference, or change reference_key."
+        )
+    shown = "no reference" if reference is None else f"a {type(reference).__name__}"
+    raise ReferenceKeyError(
+        f"EvalSpec(reference_key={key!r}) needs a dict reference holding {key!r}, but the "
+        f"evaluator was given {shown}."
+    )
 
 
 Outcome = tuple[Any, Exception | None]
@@ -123,7 +192,7 @@ def run_calls(calls: Sequence[Call]) -> Effect[list[Outcome]]:
 
 def _call(call: Call) -> Outcome:
     try:
-        result = call.bound.call(**call.kwargs)
+        result = call.bound.call(**call.arguments())
         return (run_blocking(result) if inspect.isawaitable(result) else result), None
     except GraphBubbleUp:
         raise
@@ -133,7 +202,7 @@ def _call(call: Call) -> Outcome:
 
 async def _acall(call: Call) -> Outcome:
     try:
-        result = call.bound.acall(**call.kwargs)
+        result = call.bound.acall(**call.arguments())
         return (await result if inspect.isawaitable(result) else result), None
     except GraphBubbleUp:
         raise
@@ -255,8 +324,10 @@ __all__ = [
     "EvalSpec",
     "EvaluatorLike",
     "Outcome",
+    "ReferenceKeyError",
     "error_feedback",
     "raise_first",
+    "reference_part",
     "resolve",
     "run_blocking",
     "run_calls",
