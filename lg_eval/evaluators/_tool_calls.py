@@ -41,6 +41,7 @@ from lg_eval.evaluators._tool_args import (
     Args,
     ArgsRule,
     ToolArgsMatchOverrides,
+    field_value,
     mode_rule,
     override_rule,
 )
@@ -125,29 +126,35 @@ class ArgsPolicy:
         name = expected["name"]
         return actual["name"] == name and self.test(name, actual["args"], expected.get("args"))
 
-    def compared_paths(self, tool: str, actual: Args, expected: Args | None) -> tuple[str, ...]:
-        """The argument paths whose values this policy compares for a pair of calls.
+    def compared_values(
+        self, tool: str, actual: Args, expected: Args | None
+    ) -> dict[str, tuple[Any, Any]]:
+        """The argument values this policy compares for a pair of calls: name -> (actual, expected).
 
         ``superset``: the expected call's arguments; ``subset``: the actual call's;
-        ``exact``: both; a field list: its paths; ``ignore`` and a wildcard: none.
-        A callable compares no named paths (it is a yes/no test).
+        ``exact``: both calls'; a field list: its dotted paths (but a path neither
+        call has); ``ignore``, a callable (a yes/no test) and a wildcard: none.
+        A value a call lacks is ``None``.
         """
         if is_wildcard(expected):
-            return ()
+            return {}
         rule = self.rule(tool)
-        if rule.kind == "superset":
-            return tuple(expected)
-        if rule.kind == "subset":
-            return tuple(actual)
-        if rule.kind == "exact":
-            return tuple(dict.fromkeys([*expected, *actual]))
-        return rule.paths
+        if rule.kind == "fields":
+            values = {
+                path: (field_value(actual, path), field_value(expected, path))
+                for path in rule.paths
+            }
+            return {path: pair for path, pair in values.items() if pair != (None, None)}
+        names = {"superset": expected, "subset": actual, "exact": {**expected, **actual}}
+        return {name: (actual.get(name), expected.get(name)) for name in names.get(rule.kind, {})}
 
-    def _key(self, call: Call, tools: set[str]) -> Hashable | None:
-        """A hashable equal for fitting calls of an equivalence rule; ``None`` if none is."""
+    def class_key(self, call: Call) -> Hashable | None:
+        """A hashable equal for calls that fit each other, or ``None``.
+
+        ``None`` when the call's rule is no equivalence (``subset``, ``superset``,
+        a callable), or for a wildcard call unless its tool's args are ignored.
+        """
         name = call["name"]
-        if name not in tools:
-            return (name,)
         rule = self.rule(name)
         if rule.key is None:
             return None
@@ -159,6 +166,8 @@ class ArgsPolicy:
 
 NAMES_ONLY = ArgsPolicy("ignore")
 """The policy under which calls of the same tool always fit: tool names only."""
+EXACT = ArgsPolicy("exact")
+"""The policy under which calls fit when their arguments are equal."""
 
 
 # --------------------------------------------------------------------------- pairing
@@ -303,8 +312,8 @@ def _class_ids(
     sides: list[list[int]] = []
     for calls in (actual, expected):
         side = []
-        for call in calls:
-            key = policy._key(call, tools)
+        for call in calls:  # a call of a tool nobody expects fits nothing: any key will do
+            key = policy.class_key(call) if call["name"] in tools else (call["name"],)
             if key is None:
                 return None
             side.append(numbers.setdefault(key, len(numbers)))
@@ -485,6 +494,7 @@ def _out_of_order(order: OrderVerdict, expected: Sequence[Call]) -> str | None:
 
 __all__ = [
     "CALL_MATCH_MODES",
+    "EXACT",
     "NAMES_ONLY",
     "ArgsPolicy",
     "Call",
