@@ -181,15 +181,14 @@ async def test_async_twin():
 
 # --------------------------------------------------------------------------- deprecated names
 
+RENAMED = [  # (deprecated name, its new name, a value)
+    ("mode", "trajectory_match_mode", "superset"),
+    ("args_match_mode", "tool_args_match_mode", "exact"),
+    ("args_match_overrides", "tool_args_match_overrides", {"search": "exact"}),
+]
 
-@pytest.mark.parametrize(
-    ("old", "new", "value"),
-    [
-        ("mode", "trajectory_match_mode", "superset"),
-        ("args_match_mode", "tool_args_match_mode", "exact"),
-        ("args_match_overrides", "tool_args_match_overrides", {"search": "exact"}),
-    ],
-)
+
+@pytest.mark.parametrize(("old", "new", "value"), RENAMED)
 def test_old_option_names_still_work_with_a_deprecation_warning(old, new, value):
     with pytest.warns(DeprecationWarning, match=f"use {new}="):
         old_style = create_tool_sequence_evaluator(EXPECTED, **{old: value})
@@ -199,14 +198,7 @@ def test_old_option_names_still_work_with_a_deprecation_warning(old, new, value)
         assert old_style(outputs=outputs) == new_style(outputs=outputs)
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "value"),
-    [
-        ("mode", "trajectory_match_mode", "superset"),
-        ("args_match_mode", "tool_args_match_mode", "exact"),
-        ("args_match_overrides", "tool_args_match_overrides", {"search": "exact"}),
-    ],
-)
+@pytest.mark.parametrize(("old", "new", "value"), RENAMED)
 def test_an_option_under_both_names_is_an_error(old, new, value):
     with pytest.raises(InvalidOptionError, match=f"both {new}= and its deprecated name {old}="):
         create_tool_sequence_evaluator(EXPECTED, **{old: value, new: value})
