@@ -6,7 +6,9 @@ Options given to :func:`lg_eval.evaluators.get` go to the factory listed here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from lg_eval.evaluators.composite import create_composite_evaluator
 from lg_eval.evaluators.graph_match import (
@@ -35,7 +37,7 @@ from lg_eval.evaluators.text_json import create_json_schema_evaluator, json_vali
 from lg_eval.evaluators.tool_match import create_trajectory_match_evaluator
 from lg_eval.evaluators.tool_sequence import create_tool_sequence_evaluator
 
-BUILTINS = {
+BUILTINS: dict[str, Callable[..., Any]] = {
     # graph trajectories
     "graph_trajectory_strict_match": graph_trajectory_strict_match,
     "graph_trajectory_match": create_graph_trajectory_match_evaluator,

@@ -58,8 +58,8 @@ class GraphViewOptions(TypedDict, total=False):
     resumed: Literal["omit", "repeat"]
 
 
-def _choice(option: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
+def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
         raise InvalidOptionError(
             f"{option}={value!r} is not allowed; use one of {', '.join(allowed)}."
         )

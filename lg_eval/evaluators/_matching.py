@@ -1,4 +1,4 @@
-"""Pair actual tool calls with reference calls: maximum bipartite matching.
+"""Matching algorithms behind tool-call pairing: maximum matching, max-weight assignment.
 
 First-fit greedy pairing (take the first compatible call) is only right when
 compatibility is an equivalence. With partial-argument rules it can use up the
@@ -6,19 +6,19 @@ one call another reference needed and report a miss that is not there. Here
 pairing is a maximum matching (Hopcroft–Karp), so a pairing is found whenever
 one exists.
 
-To stay fast on long runs, calls are grouped by tool name (only same-name calls
-can pair); equivalence rules pair inside hash buckets with no pairwise test, and
-preorder rules pair identical arguments first (never loses a pairing, see
-:mod:`lg_eval.evaluators._tool_args`) before the general algorithm runs.
+To stay fast on long runs, the pairing core (:mod:`lg_eval.evaluators._tool_calls`)
+groups calls by tool name (only same-name calls can pair) and :func:`pair_args`
+pairs one group: equivalence rules pair inside hash buckets with no pairwise
+test, and preorder rules pair identical arguments first (never loses a pairing,
+see :mod:`lg_eval.evaluators._tool_args`) before the general algorithm runs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
 
-from lg_eval.evaluators._tool_args import ArgsRule, freeze
+from lg_eval.evaluators._tool_args import Args, ArgsRule, freeze
 
 _FREE = -1
 
@@ -106,36 +106,12 @@ def _augment(
     return False
 
 
-def pair_calls(
-    actual: Sequence[dict[str, Any]],
-    reference: Sequence[dict[str, Any]],
-    rule_for: Callable[[str], ArgsRule],
-) -> list[tuple[int, int]]:
-    """A largest set of (actual index, reference index) pairs, each call used at most once.
+def pair_args(left: list[Args], right: list[Args], rule: ArgsRule) -> list[tuple[int, int]]:
+    """A maximum pairing of two lists of arguments (positions), using the rule's shortcuts.
 
-    A pair needs the same ``name`` and ``rule_for(name).test(actual_args,
-    reference_args)``. Pairs are returned sorted by reference index.
+    ``left`` holds the actual calls' args and ``right`` the expected calls' args, all of
+    one tool; a pair ``(u, v)`` needs ``rule.test(left[u], right[v])``.
     """
-    groups: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-    for i, call in enumerate(actual):
-        groups[call["name"]][0].append(i)
-    for j, call in enumerate(reference):
-        groups[call["name"]][1].append(j)
-    pairs: list[tuple[int, int]] = []
-    for name, (lefts, rights) in groups.items():
-        if lefts and rights:
-            left_args = [actual[i]["args"] for i in lefts]
-            right_args = [reference[j]["args"] for j in rights]
-            local = _pair_args(left_args, right_args, rule_for(name))
-            pairs.extend((lefts[u], rights[v]) for u, v in local)
-    return sorted(pairs, key=lambda pair: pair[1])
-
-
-Args = dict[str, Any]
-
-
-def _pair_args(left: list[Args], right: list[Args], rule: ArgsRule) -> list[tuple[int, int]]:
-    """A maximum pairing of two lists of arguments (positions), using the rule's shortcuts."""
     if rule.key is not None:
         return _pair_equal(left, right, rule.key)[0]
     pairs: list[tuple[int, int]] = []
@@ -278,5 +254,5 @@ def _greedy_assignment(weights: Sequence[Sequence[float]]) -> list[int]:
 __all__ = [
     "max_weight_assignment",
     "maximum_matching",
-    "pair_calls",
+    "pair_args",
 ]

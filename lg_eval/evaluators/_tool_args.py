@@ -1,7 +1,7 @@
-"""How two tool calls' arguments are compared: match modes and per-tool overrides.
+"""How two tool calls' arguments are compared: the rules behind each match mode and override.
 
-A rule answers "does this actual call's args satisfy that reference call's
-args?", always called as ``test(actual_args, reference_args)``. Rules also say
+A rule answers "does this actual call's args satisfy that expected call's
+args?", always called as ``test(actual_args, expected_args)``. Rules also say
 what the matcher may assume about them, so pairing stays fast:
 
 * ``key``: the rule is an equivalence (exact, ignore, field lists), so calls can
@@ -11,22 +11,25 @@ what the matcher may assume about them, so pairing stays fast:
 * ``container``: the rule is "one side's args contain the other's items", so
   candidates can be found through an index of argument items.
 
-A user's callable gets neither assumption.
+A user's callable gets neither assumption. The policy that picks a rule per
+tool lives in :mod:`lg_eval.evaluators._tool_calls`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from lg_eval.errors import InvalidOptionError
 
+Args = dict[str, Any]
 ToolArgsMatchMode = Literal["exact", "ignore", "subset", "superset"]
-TOOL_ARGS_MATCH_MODES: tuple[str, ...] = ("exact", "ignore", "subset", "superset")
-ArgsTest = Callable[[dict[str, Any], dict[str, Any]], bool]
+TOOL_ARGS_MATCH_MODES: tuple[ToolArgsMatchMode, ...] = ("exact", "ignore", "subset", "superset")
+ArgsTest = Callable[[Args, Args], bool]
 ToolArgsMatchOverride = ToolArgsMatchMode | Sequence[str] | ArgsTest
 ToolArgsMatchOverrides = Mapping[str, ToolArgsMatchOverride]
+RuleKind = Literal["exact", "ignore", "subset", "superset", "fields", "custom"]
 
 
 def freeze(value: Any) -> Hashable:
@@ -37,49 +40,59 @@ def freeze(value: Any) -> Hashable:
         return tuple(freeze(item) for item in value)
     if isinstance(value, set | frozenset):
         return frozenset(freeze(item) for item in value)
-    return value
+    return cast(Hashable, value)
 
 
 @dataclass(frozen=True)
 class ArgsRule:
-    """How calls of one tool compare their arguments."""
+    """How calls of one tool compare their arguments.
+
+    ``kind`` names the rule (a mode, ``fields`` or ``custom``); ``paths`` are the
+    dotted field paths a ``fields`` rule compares.
+    """
 
     test: ArgsTest
     label: str
-    key: Callable[[dict[str, Any]], Hashable] | None = None
+    kind: RuleKind
+    key: Callable[[Args], Hashable] | None = None
     preorder: bool = False
     container: Literal["actual", "reference"] | None = None  # whose args hold the other's
+    paths: tuple[str, ...] = ()
 
 
-def _exact(actual: dict, reference: dict) -> bool:
-    return actual == reference
+def _exact(actual: Args, expected: Args) -> bool:
+    return actual == expected
 
 
-def _ignore(actual: dict, reference: dict) -> bool:
+def _ignore(actual: Args, expected: Args) -> bool:
     return True
 
 
-def _subset(actual: dict, reference: dict) -> bool:
-    """Every argument the actual call passed appears, equal, in the reference call."""
-    return all(key in reference and reference[key] == value for key, value in actual.items())
+def _no_key(args: Args) -> Hashable:
+    return ()
 
 
-def _superset(actual: dict, reference: dict) -> bool:
-    """Every argument of the reference call appears, equal, in the actual call."""
-    return _subset(reference, actual)
+def _subset(actual: Args, expected: Args) -> bool:
+    """Every argument the actual call passed appears, equal, in the expected call."""
+    return all(key in expected and expected[key] == value for key, value in actual.items())
+
+
+def _superset(actual: Args, expected: Args) -> bool:
+    """Every argument of the expected call appears, equal, in the actual call."""
+    return _subset(expected, actual)
 
 
 _MODE_RULES: dict[str, ArgsRule] = {
-    "exact": ArgsRule(_exact, "exact", key=freeze, preorder=True),
-    "ignore": ArgsRule(_ignore, "ignore", key=lambda args: (), preorder=True),
-    "subset": ArgsRule(_subset, "subset", preorder=True, container="reference"),
-    "superset": ArgsRule(_superset, "superset", preorder=True, container="actual"),
+    "exact": ArgsRule(_exact, "exact", "exact", key=freeze, preorder=True),
+    "ignore": ArgsRule(_ignore, "ignore", "ignore", key=_no_key, preorder=True),
+    "subset": ArgsRule(_subset, "subset", "subset", preorder=True, container="reference"),
+    "superset": ArgsRule(_superset, "superset", "superset", preorder=True, container="actual"),
 }
 
 
-def field_value(args: Any, path: str) -> Any:
+def field_value(args: object, path: str) -> Any:
     """The value at a dotted path (``"filters.city"``); ``None`` when any part is missing."""
-    current = args
+    current: Any = args
     for part in path.split("."):
         if not isinstance(current, Mapping):
             return None
@@ -90,68 +103,38 @@ def field_value(args: Any, path: str) -> Any:
 
 
 def _fields_rule(paths: tuple[str, ...]) -> ArgsRule:
-    def test(actual: dict, reference: dict) -> bool:
-        return all(field_value(actual, p) == field_value(reference, p) for p in paths)
+    def test(actual: Args, expected: Args) -> bool:
+        return all(field_value(actual, p) == field_value(expected, p) for p in paths)
 
-    def key(args: dict) -> Hashable:
+    def key(args: Args) -> Hashable:
         return tuple(freeze(field_value(args, p)) for p in paths)
 
-    return ArgsRule(test, f"fields {', '.join(paths)}", key=key, preorder=True)
+    label = f"fields {', '.join(paths)}"
+    return ArgsRule(test, label, "fields", key=key, preorder=True, paths=paths)
 
 
-def _custom_rule(function: ArgsTest) -> ArgsRule:
-    def test(actual: dict, reference: dict) -> bool:
-        return bool(function(actual, reference))
+def _custom_rule(function: Callable[[Args, Args], object]) -> ArgsRule:
+    def test(actual: Args, expected: Args) -> bool:
+        return bool(function(actual, expected))
 
     label = getattr(function, "__name__", "custom")
-    return ArgsRule(test, f"custom {label}")
+    return ArgsRule(test, f"custom {label}", "custom")
 
 
-class ArgsMatching:
-    """The argument rule for each tool: a default mode plus per-tool overrides.
-
-    Validates everything at construction so a factory fails at creation time,
-    not on the first example.
-    """
-
-    def __init__(
-        self,
-        mode: str = "exact",
-        overrides: ToolArgsMatchOverrides | None = None,
-        *,
-        option: str = "tool_args_match_mode",
-    ) -> None:
-        self.default = _mode_rule(mode, option)
-        if overrides is not None and not isinstance(overrides, Mapping):
-            raise InvalidOptionError(
-                "tool_args_match_overrides must be a dict of tool name -> override, "
-                f"not a {type(overrides).__name__}."
-            )
-        self.overrides = {
-            tool: _override_rule(tool, override) for tool, override in (overrides or {}).items()
-        }
-
-    def rule(self, tool: str) -> ArgsRule:
-        """The rule for calls of ``tool``."""
-        return self.overrides.get(tool, self.default)
-
-    def test(self, tool: str, actual: dict[str, Any], reference: dict[str, Any]) -> bool:
-        """Whether the actual args satisfy the reference args for ``tool``."""
-        return self.rule(tool).test(actual, reference)
-
-
-def _mode_rule(mode: Any, option: str) -> ArgsRule:
-    if mode not in _MODE_RULES:
+def mode_rule(mode: object, option: str) -> ArgsRule:
+    """The rule of an argument match mode; ``option`` names the setting in the error."""
+    rule = _MODE_RULES.get(mode) if isinstance(mode, str) else None
+    if rule is None:
         raise InvalidOptionError(
             f"{option}={mode!r} is not allowed; use one of {', '.join(TOOL_ARGS_MATCH_MODES)}."
         )
-    return _MODE_RULES[mode]
+    return rule
 
 
-def _override_rule(tool: str, override: Any) -> ArgsRule:
-    where = f"tool_args_match_overrides[{tool!r}]"
+def override_rule(where: str, override: object) -> ArgsRule:
+    """The rule of one per-tool override: a mode, a list of field paths, or a callable."""
     if isinstance(override, str):
-        return _mode_rule(override, where)
+        return mode_rule(override, where)
     if callable(override):
         return _custom_rule(override)
     if isinstance(override, list | tuple):
@@ -167,11 +150,14 @@ def _override_rule(tool: str, override: Any) -> ArgsRule:
 
 __all__ = [
     "TOOL_ARGS_MATCH_MODES",
-    "ArgsMatching",
+    "Args",
     "ArgsRule",
+    "RuleKind",
     "ToolArgsMatchMode",
     "ToolArgsMatchOverride",
     "ToolArgsMatchOverrides",
     "field_value",
     "freeze",
+    "mode_rule",
+    "override_rule",
 ]

@@ -13,6 +13,7 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lg_eval._effects import Core, Effect
@@ -63,9 +64,7 @@ def create_composite_evaluator(
     def scorer(**call: Any) -> Core[Feedback]:
         results = {}
         for part in parts:
-            results[part.name] = yield Effect(
-                lambda part=part: part.run(**call), lambda part=part: part.arun(**call)
-            )
+            results[part.name] = yield Effect(partial(part.run, **call), partial(part.arun, **call))
         return _combine(parts, results)
 
     scorer.__doc__ = create_composite_evaluator.__doc__
@@ -142,15 +141,18 @@ def _value(result: Any) -> float | None:
 
 
 def _combine(parts: list[_Part], results: dict[str, Any]) -> Feedback:
-    rows = {}
+    rows: dict[str, dict[str, Any]] = {}
+    counted: dict[str, tuple[float, float]] = {}  # name -> (score, weight) of the parts that count
     for part in parts:
         result = results[part.name]
         comment = result.get("comment") if isinstance(result, Mapping) else None
-        rows[part.name] = {"score": _value(result), "weight": part.weight, "comment": comment}
-    counted = {n: r for n, r in rows.items() if r["score"] is not None and r["weight"] > 0}
-    total = sum(r["weight"] for r in counted.values())
-    value = sum(r["score"] * r["weight"] for r in counted.values()) / total if total else None
-    low = [f"{n} {r['score']:.2f}" for n, r in counted.items() if r["score"] < 1.0]
+        score = _value(result)
+        rows[part.name] = {"score": score, "weight": part.weight, "comment": comment}
+        if score is not None and part.weight > 0:
+            counted[part.name] = (score, part.weight)
+    total = sum(weight for _, weight in counted.values())
+    value = sum(score * weight for score, weight in counted.values()) / total if total else None
+    low = [f"{n} {score:.2f}" for n, (score, _) in counted.items() if score < 1.0]
     comment = f"Below 1.0: {', '.join(low)}." if low else None
     skipped = sorted(n for n, r in rows.items() if r["score"] is None)
     if skipped:

@@ -103,9 +103,10 @@ def _judge(mode: str, actual: list[list[str]], reference: list[list[str]], scope
             metadata=_metadata(actual, reference, []),
         )
     last = len(actual) - 1
+    no_steps: list[str] = []
     turns = [
         _compare(mode if mode != "prefix" or n == last else "strict", a, r, n)
-        for n, (a, r) in enumerate(zip_longest(actual, reference, fillvalue=[]))
+        for n, (a, r) in enumerate(zip_longest(actual, reference, fillvalue=no_steps))
         if mode != "prefix" or n <= last
     ]
     failed = [turn for turn in turns if not turn["match"]]

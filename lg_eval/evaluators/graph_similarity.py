@@ -47,8 +47,10 @@ def create_graph_trajectory_similarity_evaluator(
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         require(reference_outputs, "reference_outputs", KEY)
         actual, reference = view.read(outputs, reference_outputs)
+        no_steps: list[str] = []
         turns = [
-            _turn(n, a, r) for n, (a, r) in enumerate(zip_longest(actual, reference, fillvalue=[]))
+            _turn(n, a, r)
+            for n, (a, r) in enumerate(zip_longest(actual, reference, fillvalue=no_steps))
         ]
         distance = sum(turn["distance"] for turn in turns)
         length = sum(turn["length"] for turn in turns)

@@ -35,7 +35,7 @@ def create_reasoning_coherence_evaluator() -> Evaluator:
 
     def scorer(*, outputs: Any, **_: Any) -> Feedback:
         steps = react_steps_from_messages(outputs).steps
-        issues = []
+        issues: list[dict[str, Any]] = []
         for n, step in enumerate(steps):
             if not step.thought.strip():
                 issues.append({"step": n, "issue": "no reasoning"})
@@ -85,7 +85,7 @@ def create_specialized_tool_evaluator(
 
     def scorer(*, outputs: Any, inputs: Any = None, **_: Any) -> Feedback:
         trace = react_steps_from_messages(outputs)
-        checks = []
+        checks: list[dict[str, Any]] = []
         if scope == "args":
             for step in trace.steps:
                 text = json.dumps(step.args, ensure_ascii=False).casefold()

@@ -8,15 +8,15 @@ should see; these evaluators turn "too many steps", "the same call twice" and
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
-from lg_eval.evaluators._tool_args import freeze
+from lg_eval.evaluators._tool_calls import EXACT
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import calls_arg, describe_call, describe_list, require
-from lg_eval.messages import to_openai_messages
+from lg_eval.messages import ToolCall, to_openai_messages
 
 StepCount = Literal["tool_calls", "model_calls"]
 STEP_COUNTS: tuple[str, ...] = ("tool_calls", "model_calls")
@@ -87,8 +87,8 @@ def _noun(count: str) -> str:
     return "tool calls" if count == "tool_calls" else "model calls"
 
 
-def _calls(outputs: Any) -> list[dict[str, Any]]:
-    return [dict(call) for call in calls_arg(outputs, "outputs")]
+def _calls(outputs: Any) -> list[ToolCall]:
+    return calls_arg(outputs, "outputs")
 
 
 def _model_calls(outputs: Any) -> int:
@@ -110,20 +110,23 @@ def create_redundancy_evaluator(*, consecutive_only: bool = False) -> Evaluator:
 
     def scorer(*, outputs: Any, **_: Any) -> Feedback:
         calls = _calls(outputs)
-        first_seen: dict[Any, int] = {}
-        repeats = []
-        for index, call in enumerate(calls):
-            signature = (call["name"], freeze(call["args"]))
-            earlier = first_seen.get(signature)
+        keys = [EXACT.class_key(call) for call in calls]  # equal exactly for identical calls
+        first_seen: dict[Hashable, int] = {}
+        found: list[tuple[int, int]] = []
+        for index, key in enumerate(keys):
+            earlier = first_seen.setdefault(key, index)
             if consecutive_only:
-                before = calls[index - 1] if index else None
-                earlier = index - 1 if before and _same(before, call) else None
-            if earlier is not None:
-                repeats.append({"index": index, "repeats": earlier, "call": describe_call(call)})
-            first_seen.setdefault(signature, index)
-        value = 1.0 - len(repeats) / len(calls) if calls else 1.0
+                earlier = index - 1 if index and keys[index - 1] == key else index
+            if earlier != index:
+                found.append((index, earlier))
+        value = 1.0 - len(found) / len(calls) if calls else 1.0
         notes = [
-            f"call {r['index'] + 1} repeats call {r['repeats'] + 1} ({r['call']})" for r in repeats
+            f"call {index + 1} repeats call {earlier + 1} ({describe_call(calls[index])})"
+            for index, earlier in found
+        ]
+        repeats = [
+            {"index": index, "repeats": earlier, "call": describe_call(calls[index])}
+            for index, earlier in found
         ]
         comment = f"Repeated calls: {describe_list(notes)}." if notes else None
         return Feedback(
@@ -132,10 +135,6 @@ def create_redundancy_evaluator(*, consecutive_only: bool = False) -> Evaluator:
 
     scorer.__doc__ = create_redundancy_evaluator.__doc__
     return make_evaluator("redundancy", scorer, reads="messages")
-
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["name"] == b["name"] and a["args"] == b["args"]
 
 
 # --------------------------------------------------------------------------- budget

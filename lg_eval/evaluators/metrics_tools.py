@@ -10,22 +10,34 @@ the detail.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from rapidfuzz.distance import LCSseq
-
+from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._matching import max_weight_assignment
+from lg_eval.evaluators._tool_args import (
+    Args,
+    ToolArgsMatchMode,
+    ToolArgsMatchOverrides,
+)
+from lg_eval.evaluators._tool_calls import (
+    NAMES_ONLY,
+    ArgsPolicy,
+    Call,
+    fixed_calls,
+    pair_tool_calls,
+    same_tool_groups,
+)
 from lg_eval.feedback import Feedback
-from lg_eval.inputs import calls_arg, describe_list, expected_calls_arg, expected_from
+from lg_eval.inputs import calls_arg, describe_list, expected_from
 
-Expected = Sequence[dict[str, Any] | str] | None
+Expected = Sequence[Call | str] | None
 
 
-def _fixed(expected: Expected, option: str) -> list[dict[str, Any]] | None:
-    return None if expected is None else expected_calls_arg(list(expected), option)
+def _tools(names: set[str]) -> list[Call]:
+    """Distinct tool names as calls, sorted: what selection and its report compare."""
+    return [{"name": name, "args": {}} for name in sorted(names)]
 
 
 # --------------------------------------------------------------------------- selection
@@ -42,29 +54,31 @@ def create_tool_selection_evaluator(
     precision and recall, so unneeded tools lower it too. When no tool is
     expected, the score is 1.0 if none was used, else 0.0.
     """
-    fixed = _fixed(expected_tools, "expected_tools")
+    fixed = fixed_calls(expected_tools, "expected_tools")
     key = "tool_selection_f1" if penalize_extra else "tool_selection_accuracy"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
-        expected = {call["name"] for call in expected_from(fixed, reference_outputs, key)}
-        used = {call["name"] for call in calls_arg(outputs, "outputs")}
-        hit = expected & used
-        precision = len(hit) / len(used) if used else float(not expected)
-        recall = len(hit) / len(expected) if expected else float(not used)
+        expected = _tools({call["name"] for call in expected_from(fixed, reference_outputs, key)})
+        used = _tools({call["name"] for call in calls_arg(outputs, "outputs")})
+        pairing = pair_tool_calls(used, expected, mode="unordered", policy=NAMES_ONLY)
+        hit = len(pairing.pairs)
+        precision = hit / len(used) if used else float(not expected)
+        recall = hit / len(expected) if expected else float(not used)
         if penalize_extra:
             total = precision + recall
             value = 2 * precision * recall / total if total else 0.0
         else:
             value = recall
-        missing, extra = sorted(expected - used), sorted(used - expected)
+        missing = [expected[j]["name"] for j in pairing.missing]
+        extra = [used[i]["name"] for i in pairing.unexpected]
         parts = []
         if missing:
             parts.append(f"Expected tools not used: {describe_list(missing)}.")
         if extra and (penalize_extra or not expected):
             parts.append(f"Tools used but not expected: {describe_list(extra)}.")
         metadata = {
-            "expected_tools": sorted(expected),
-            "used_tools": sorted(used),
+            "expected_tools": [call["name"] for call in expected],
+            "used_tools": [call["name"] for call in used],
             "missing": missing,
             "unexpected": extra,
             "precision": precision,
@@ -87,16 +101,18 @@ def create_tool_order_evaluator(expected_order: Expected = None) -> Evaluator:
     expected tools appear in order (extra calls in between are free). With no
     expected tools the score is 1.0. Key ``tool_order``.
     """
-    fixed = _fixed(expected_order, "expected_order")
+    fixed = fixed_calls(expected_order, "expected_order")
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
-        expected = [c["name"] for c in expected_from(fixed, reference_outputs, "tool_order")]
-        actual = [call["name"] for call in calls_arg(outputs, "outputs")]
-        common = LCSseq.similarity(expected, actual)
+        wanted = expected_from(fixed, reference_outputs, "tool_order")
+        made = calls_arg(outputs, "outputs")
+        pairing = pair_tool_calls(made, wanted, mode="in_order", policy=NAMES_ONLY)
+        expected = [call["name"] for call in wanted]
+        actual = [call["name"] for call in made]
+        common = len(pairing.pairs)
         value = common / len(expected) if expected else 1.0
-        out_of_order = [
-            expected[op.src_pos] for op in LCSseq.editops(expected, actual) if op.tag == "delete"
-        ]
+        placed = {j for _, j in pairing.pairs}
+        out_of_order = [name for j, name in enumerate(expected) if j not in placed]
         comment = None
         if out_of_order:
             comment = (
@@ -119,21 +135,42 @@ def create_tool_order_evaluator(expected_order: Expected = None) -> Evaluator:
 
 
 def create_argument_precision_evaluator(
-    expected_calls: Expected = None, *, word_overlap: bool = True
+    expected_calls: Expected = None,
+    *,
+    word_overlap: bool = True,
+    tool_args_match_mode: ToolArgsMatchMode = "superset",
+    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
 ) -> Evaluator:
     """How closely the arguments of the calls made match the expected calls' arguments.
 
     Each expected call is paired with a distinct actual call of the same tool,
     choosing the pairing with the best total score (not by position, so an
     extra or reordered call does not shift every comparison). A pair scores
-    the mean over the expected arguments: 1.0 when equal, the word overlap
+    the mean over its graded arguments: 1.0 when equal, the word overlap
     (Jaccard of lower-cased words) for two strings when ``word_overlap`` is
-    on, else 0.0; a missing argument scores 0.0 and an expected call without
-    arguments 1.0. An expected call with no actual counterpart scores 0.0.
-    The result is the mean over expected calls (1.0 when none are expected).
-    Key ``argument_precision``.
+    on, else 0.0; a missing argument scores 0.0, and a pair with no graded
+    argument (an expected call without arguments) 1.0. An expected call with no
+    actual counterpart scores 0.0. The result is the mean over expected calls
+    (1.0 when none are expected). Key ``argument_precision``.
+
+    Which arguments are graded follows the trajectory match's argument options:
+    ``tool_args_match_mode="superset"`` (default) grades the expected call's
+    arguments (extra ones are free), ``exact`` both calls' (an extra argument
+    scores 0.0), ``subset`` the actual call's, ``ignore`` none;
+    ``tool_args_match_overrides`` sets a mode or a list of dotted field paths
+    per tool (a callable is a yes/no test, not a grade, so it is refused).
+
+    Raises:
+        InvalidOptionError: an unknown mode, or a malformed or callable override.
     """
-    fixed = _fixed(expected_calls, "expected_calls")
+    policy = ArgsPolicy(tool_args_match_mode, tool_args_match_overrides)
+    for tool, rule in policy.overrides.items():
+        if rule.kind == "custom":
+            raise InvalidOptionError(
+                f"tool_args_match_overrides[{tool!r}] is a callable; argument precision grades "
+                "arguments one by one, so give a mode or a list of field paths."
+            )
+    fixed = fixed_calls(expected_calls, "expected_calls")
     key = "argument_precision"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
@@ -141,7 +178,7 @@ def create_argument_precision_evaluator(
         actual = calls_arg(outputs, "outputs")
         if not expected:
             return Feedback(score=1.0, comment=None, metadata={"calls": []})
-        calls = _paired_scores(expected, actual, word_overlap)
+        calls = _paired_scores(expected, actual, policy, word_overlap)
         value = sum(call["score"] for call in calls) / len(calls)
         weak = [
             f"{call['name']}.{arg} {score:.2f}" if arg else f"{call['name']} not called"
@@ -157,13 +194,8 @@ def create_argument_precision_evaluator(
 
 
 def _paired_scores(
-    expected: list[dict[str, Any]], actual: Sequence[dict[str, Any]], word_overlap: bool
+    expected: Sequence[Call], actual: Sequence[Call], policy: ArgsPolicy, word_overlap: bool
 ) -> list[dict[str, Any]]:
-    by_name: dict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-    for j, call in enumerate(expected):
-        by_name[call["name"]][0].append(j)
-    for i, call in enumerate(actual):
-        by_name[call["name"]][1].append(i)
     results: list[dict[str, Any]] = [
         {
             "expected_index": j,
@@ -174,11 +206,12 @@ def _paired_scores(
         }
         for j, call in enumerate(expected)
     ]
-    for wanted, made in by_name.values():
-        if not wanted or not made:
-            continue
+    for name, (made, wanted) in same_tool_groups(actual, expected).items():
         details = [
-            [_argument_scores(actual[i]["args"], expected[j]["args"], word_overlap) for i in made]
+            [
+                _argument_scores(policy, name, actual[i]["args"], expected[j]["args"], word_overlap)
+                for i in made
+            ]
             for j in wanted
         ]
         weights = [[_mean(d) for d in row] for row in details]
@@ -192,15 +225,15 @@ def _paired_scores(
 
 
 def _argument_scores(
-    actual: dict[str, Any], expected: dict[str, Any] | None, word_overlap: bool
+    policy: ArgsPolicy, tool: str, actual: Args, expected: Args | None, word_overlap: bool
 ) -> dict[str, float]:
     return {
-        key: _argument_score(actual.get(key), value, word_overlap)
-        for key, value in (expected or {}).items()
+        name: _argument_score(got, wanted, word_overlap)
+        for name, (got, wanted) in policy.compared_values(tool, actual, expected).items()
     }
 
 
-def _argument_score(actual: Any, expected: Any, word_overlap: bool) -> float:
+def _argument_score(actual: object, expected: object, word_overlap: bool) -> float:
     if actual is None:
         return 0.0
     if actual == expected:

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
@@ -141,10 +141,10 @@ _METRICS: dict[str, tuple[_Metric | None, bool]] = {  # name -> (metric, yes/no 
     "word_error_rate": (_word_error_rate, False),
     "token_overlap": (_token_overlap, False),
 }
-TEXT_METRICS: tuple[str, ...] = tuple(_METRICS)
 TextMetric = Literal[
     "exact_match", "contains", "levenshtein", "rouge_l", "bleu", "word_error_rate", "token_overlap"
 ]
+TEXT_METRICS: tuple[TextMetric, ...] = get_args(TextMetric)
 
 
 def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -> Evaluator:

@@ -9,6 +9,7 @@ from ``$schema``; Draft 2020-12 by default).
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Mapping
@@ -108,8 +109,9 @@ def _path_order(error: Any) -> list[tuple[bool, Any]]:
 
 def _validator(schema: Any, where: str) -> Any:
     try:  # imported here so the rest of lg_eval works where jsonschema is not installed
-        from jsonschema import exceptions as schema_errors
-        from jsonschema import validators
+        # (by name: jsonschema ships no type information, so it is used untyped)
+        schema_errors = importlib.import_module("jsonschema.exceptions")
+        validators = importlib.import_module("jsonschema.validators")
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise InvalidOptionError(
             "The json_schema evaluator needs the jsonschema package: pip install jsonschema."

@@ -17,24 +17,30 @@ are equivalences) the scores are identical to agentevals'.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
-from lg_eval.evaluators._matching import pair_calls
-from lg_eval.evaluators._tool_args import (
-    ArgsMatching,
-    ArgsRule,
-    ToolArgsMatchMode,
-    ToolArgsMatchOverrides,
+from lg_eval.evaluators._tool_args import ToolArgsMatchMode, ToolArgsMatchOverrides
+from lg_eval.evaluators._tool_calls import (
+    ArgsPolicy,
+    check_mode,
+    count,
+    pair_tool_calls,
+    pairing_feedback,
 )
 from lg_eval.feedback import Feedback
-from lg_eval.inputs import calls_arg, describe_call, describe_list, require
+from lg_eval.inputs import calls_arg, require
 from lg_eval.messages import iter_tool_calls, to_openai_messages
 
 TrajectoryMatchMode = Literal["strict", "unordered", "subset", "superset"]
-TRAJECTORY_MATCH_MODES: tuple[str, ...] = ("strict", "unordered", "subset", "superset")
+"""agentevals' modes: the core's :data:`~lg_eval.evaluators._tool_calls.CALL_MATCH_MODES`
+without ``in_order``."""
+TRAJECTORY_MATCH_MODES: tuple[TrajectoryMatchMode, ...] = (
+    "strict",
+    "unordered",
+    "subset",
+    "superset",
+)
 
 
 def create_trajectory_match_evaluator(
@@ -73,23 +79,20 @@ def create_trajectory_match_evaluator(
     Raises:
         InvalidOptionError: an unknown mode or a malformed override.
     """
-    if trajectory_match_mode not in TRAJECTORY_MATCH_MODES:
-        raise InvalidOptionError(
-            f"trajectory_match_mode={trajectory_match_mode!r} is not allowed; use one of "
-            f"{', '.join(TRAJECTORY_MATCH_MODES)}."
-        )
-    matching = ArgsMatching(tool_args_match_mode, tool_args_match_overrides)
-    key = f"trajectory_{trajectory_match_mode}_match"
+    mode = check_mode(trajectory_match_mode, "trajectory_match_mode", TRAJECTORY_MATCH_MODES)
+    policy = ArgsPolicy(tool_args_match_mode, tool_args_match_overrides)
+    key = f"trajectory_{mode}_match"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         require(reference_outputs, "reference_outputs", key)
-        if trajectory_match_mode == "strict":
+        if mode == "strict":
             actual = to_openai_messages(outputs, argument="outputs")
             reference = to_openai_messages(reference_outputs, argument="reference_outputs")
-            return _strict(actual, reference, matching.rule)
-        actual_calls = [dict(call) for call in calls_arg(outputs, "outputs")]
-        reference_calls = [dict(call) for call in calls_arg(reference_outputs, "reference_outputs")]
-        return judge_pairing(trajectory_match_mode, actual_calls, reference_calls, matching.rule)
+            return _strict(actual, reference, policy)
+        actual_calls = calls_arg(outputs, "outputs")
+        reference_calls = calls_arg(reference_outputs, "reference_outputs")
+        pairing = pair_tool_calls(actual_calls, reference_calls, mode=mode, policy=policy)
+        return pairing_feedback(pairing, actual_calls, reference_calls)
 
     scorer.__doc__ = create_trajectory_match_evaluator.__doc__
     return make_evaluator(key, scorer, reads="messages")
@@ -98,57 +101,10 @@ def create_trajectory_match_evaluator(
 create_async_trajectory_match_evaluator = async_twin(create_trajectory_match_evaluator)
 
 
-def judge_pairing(
-    mode: str,
-    actual: Sequence[dict[str, Any]],
-    reference: Sequence[dict[str, Any]],
-    rule_for: Callable[[str], ArgsRule],
-) -> Feedback:
-    """Score ``unordered`` / ``subset`` / ``superset`` from a maximum pairing of calls."""
-    pairs = pair_calls(actual, reference, rule_for)
-    paired_actual = {i for i, _ in pairs}
-    paired_reference = {j for _, j in pairs}
-    missing = [
-        listed_call(j, reference[j]) for j in range(len(reference)) if j not in paired_reference
-    ]
-    unexpected = [listed_call(i, actual[i]) for i in range(len(actual)) if i not in paired_actual]
-    blocking_missing = missing if mode in ("unordered", "superset") else []
-    blocking_unexpected = unexpected if mode in ("unordered", "subset") else []
-    metadata = {
-        "pairs": [{"actual": i, "reference": j} for i, j in pairs],
-        "missing": missing,
-        "unexpected": unexpected,
-    }
-    comment = calls_comment(blocking_missing, blocking_unexpected)
-    return Feedback(score=comment is None, comment=comment, metadata=metadata)
-
-
-def calls_comment(missing: list[dict[str, Any]], unexpected: list[dict[str, Any]]) -> str | None:
-    """``Missing 1 expected call: f(a=1). Unexpected 2 calls: g(), h().`` or ``None``."""
-    parts = []
-    if missing:
-        calls = describe_list([describe_call(c) for c in missing])
-        parts.append(f"Missing {_count(len(missing), 'expected call')}: {calls}.")
-    if unexpected:
-        calls = describe_list([describe_call(c) for c in unexpected])
-        parts.append(f"Unexpected {_count(len(unexpected), 'call')}: {calls}.")
-    return " ".join(parts) or None
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def listed_call(index: int, call: dict[str, Any]) -> dict[str, Any]:
-    """A call as reported in ``missing`` / ``unexpected``: its index, name and args."""
-    return {"index": index, "name": call["name"], "args": call.get("args")}
-
-
 def _strict(
-    actual: list[dict[str, Any]],
-    reference: list[dict[str, Any]],
-    rule_for: Callable[[str], ArgsRule],
+    actual: list[dict[str, Any]], reference: list[dict[str, Any]], policy: ArgsPolicy
 ) -> Feedback:
+    """Message by message: roles, then each message's calls as an ``unordered`` pairing."""
     if len(actual) != len(reference):
         return Feedback(
             score=False,
@@ -169,10 +125,10 @@ def _strict(
         if len(a) != len(r):
             return Feedback(
                 score=False,
-                comment=f"Message {index}: expected {_count(len(r), 'tool call')}, got {len(a)}.",
+                comment=f"Message {index}: expected {count(len(r), 'tool call')}, got {len(a)}.",
                 metadata={**where, "actual_calls": a, "reference_calls": r},
             )
-        verdict = judge_pairing("unordered", a, r, rule_for)
+        verdict = pairing_feedback(pair_tool_calls(a, r, mode="unordered", policy=policy), a, r)
         if not verdict.score:
             return Feedback(
                 score=False,
@@ -191,9 +147,7 @@ def _calls_by_message(messages: list[dict[str, Any]]) -> dict[int, list[dict[str
 
 __all__ = [
     "TRAJECTORY_MATCH_MODES",
-    "calls_comment",
+    "TrajectoryMatchMode",
     "create_async_trajectory_match_evaluator",
     "create_trajectory_match_evaluator",
-    "judge_pairing",
-    "listed_call",
 ]

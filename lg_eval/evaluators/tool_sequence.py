@@ -2,43 +2,48 @@
 
 For the common case where the reference is "these tools, with at least these
 arguments" rather than a whole message trajectory (LangEx's ``match``, ADK's
-EXACT / IN_ORDER / ANY_ORDER). Expected args are partial by default: the
-arguments given must be present and equal, others are free; an expected call
-without ``args`` accepts any arguments.
+EXACT / IN_ORDER / ANY_ORDER). Same options as the trajectory match, plus the
+``in_order`` mode, with other defaults: expected args are partial
+(``superset``): the arguments given must be present and equal, others are
+free; an expected call without ``args`` accepts any arguments.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+import warnings
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
-from lg_eval.evaluators._tool_args import (
-    ArgsMatching,
-    ArgsRule,
-    ToolArgsMatchMode,
-    ToolArgsMatchOverrides,
+from lg_eval.evaluators._tool_args import ToolArgsMatchMode, ToolArgsMatchOverrides
+from lg_eval.evaluators._tool_calls import (
+    CALL_MATCH_MODES,
+    ArgsPolicy,
+    Call,
+    CallMatchMode,
+    check_mode,
+    fixed_calls,
+    pair_tool_calls,
+    pairing_feedback,
 )
-from lg_eval.evaluators.tool_match import calls_comment, judge_pairing, listed_call
 from lg_eval.feedback import Feedback
-from lg_eval.inputs import (
-    WILDCARD,
-    calls_arg,
-    describe_call,
-    expected_calls_arg,
-    expected_from,
-)
+from lg_eval.inputs import calls_arg, expected_from
 
-SequenceMode = Literal["strict", "in_order", "unordered", "subset", "superset"]
-SEQUENCE_MODES: tuple[str, ...] = ("strict", "in_order", "unordered", "subset", "superset")
+SequenceMode = CallMatchMode
+SEQUENCE_MODES: tuple[CallMatchMode, ...] = CALL_MATCH_MODES
+
+T = TypeVar("T")
 
 
 def create_tool_sequence_evaluator(
-    expected: Sequence[dict[str, Any] | str] | None = None,
+    expected: Sequence[Call | str] | None = None,
     *,
-    mode: SequenceMode = "strict",
-    args_match_mode: ToolArgsMatchMode = "superset",
+    trajectory_match_mode: CallMatchMode | None = None,
+    tool_args_match_mode: ToolArgsMatchMode | None = None,
+    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
+    mode: CallMatchMode | None = None,
+    args_match_mode: ToolArgsMatchMode | None = None,
     args_match_overrides: ToolArgsMatchOverrides | None = None,
 ) -> Evaluator:
     """An evaluator checking the agent's tool calls against a list of expected calls.
@@ -47,7 +52,7 @@ def create_tool_sequence_evaluator(
     names; when ``None``, each example's ``reference_outputs`` supplies it (a
     list of calls, a dict with ``"tool_calls"``, or a message trajectory).
 
-    Modes (``outputs`` is the actual run):
+    ``trajectory_match_mode`` (default ``strict``; ``outputs`` is the actual run):
 
     * ``strict``: exactly the expected calls, in order (ADK EXACT).
     * ``in_order``: the expected calls appear in this order; extra calls are
@@ -58,119 +63,66 @@ def create_tool_sequence_evaluator(
     * ``subset``: every call made is among the expected ones.
 
     Each expected call consumes its own actual call (maximum matching), so a
-    call expected twice must be made twice. ``args_match_mode`` defaults to
-    ``superset`` (partial args); overrides work as in
+    call expected twice must be made twice. ``tool_args_match_mode`` defaults to
+    ``superset`` (partial args); it and ``tool_args_match_overrides`` work as in
     :func:`create_trajectory_match_evaluator`. The bool score is keyed
     ``tool_sequence_<mode>_match``; ``metadata`` lists ``missing`` and
     ``unexpected`` calls (unexpected calls are reported, not failed, in
-    ``in_order`` and ``superset`` modes).
+    ``in_order`` and ``superset`` modes), the ``first_difference`` in ``strict``
+    mode and the expected calls made ``out_of_order`` in ``in_order`` mode.
+
+    ``mode``, ``args_match_mode`` and ``args_match_overrides`` are the deprecated
+    names of the three options.
 
     Raises:
-        InvalidOptionError: an unknown mode or a malformed override.
+        InvalidOptionError: an unknown mode, a malformed override, or an option
+            given under both its name and its deprecated name.
         TrajectoryFormatError: ``expected`` is not a list of calls or names.
     """
-    if mode not in SEQUENCE_MODES:
-        raise InvalidOptionError(
-            f"mode={mode!r} is not allowed; use one of {', '.join(SEQUENCE_MODES)}."
-        )
-    matching = ArgsMatching(args_match_mode, args_match_overrides, option="args_match_mode")
-    fixed = None if expected is None else expected_calls_arg(list(expected), "expected")
-    key = f"tool_sequence_{mode}_match"
+    mode_option, chosen_mode = _option(
+        "trajectory_match_mode", trajectory_match_mode, "mode", mode, "strict"
+    )
+    args_option, args_mode = _option(
+        "tool_args_match_mode", tool_args_match_mode, "args_match_mode", args_match_mode, "superset"
+    )
+    overrides_option, overrides = _option(
+        "tool_args_match_overrides",
+        tool_args_match_overrides,
+        "args_match_overrides",
+        args_match_overrides,
+        None,
+    )
+    match_mode = check_mode(chosen_mode, mode_option)
+    policy = ArgsPolicy(args_mode, overrides, option=args_option, overrides_option=overrides_option)
+    fixed = fixed_calls(expected, "expected")
+    key = f"tool_sequence_{match_mode}_match"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         wanted = expected_from(fixed, reference_outputs, key)
-        actual = [dict(call) for call in calls_arg(outputs, "outputs")]
-        rule_for = _rules(wanted, matching)
-        if mode == "strict":
-            return _strict(actual, wanted, rule_for)
-        if mode == "in_order":
-            return _in_order(actual, wanted, rule_for)
-        return judge_pairing(mode, actual, wanted, rule_for)
+        actual = calls_arg(outputs, "outputs")
+        pairing = pair_tool_calls(actual, wanted, mode=match_mode, policy=policy)
+        return pairing_feedback(pairing, actual, wanted)
 
     scorer.__doc__ = create_tool_sequence_evaluator.__doc__
     return make_evaluator(key, scorer, reads="messages")
 
 
-def _rules(expected: list[dict[str, Any]], matching: ArgsMatching) -> Callable[[str], ArgsRule]:
-    """Rules per tool; a tool with an args-free expected call accepts any args for it."""
-    open_tools = {call["name"] for call in expected if call["args"] is WILDCARD}
-    wrapped: dict[str, ArgsRule] = {}
-    for tool in open_tools:
-        base = matching.rule(tool)
-        wrapped[tool] = ArgsRule(
-            lambda a, r, base=base: r is WILDCARD or base.test(a, r), f"{base.label} or any"
+def _option(name: str, value: T | None, old: str, old_value: T | None, default: T) -> tuple[str, T]:
+    """The option given under ``name`` or its deprecated name ``old`` (with a warning)."""
+    if old_value is None:
+        return name, default if value is None else value
+    if value is not None:
+        raise InvalidOptionError(
+            f"create_tool_sequence_evaluator got both {name}= and its deprecated name {old}=; "
+            f"pass {name}= only."
         )
-    return lambda tool: wrapped.get(tool) or matching.rule(tool)
-
-
-def _fits(
-    actual: dict[str, Any], expected: dict[str, Any], rule_for: Callable[[str], ArgsRule]
-) -> bool:
-    return actual["name"] == expected["name"] and rule_for(expected["name"]).test(
-        actual["args"], expected["args"]
+    warnings.warn(
+        f"create_tool_sequence_evaluator({old}=...) is deprecated; use {name}=... "
+        "(the trajectory match's option name).",
+        DeprecationWarning,
+        stacklevel=3,
     )
-
-
-def _strict(
-    actual: list[dict[str, Any]],
-    expected: list[dict[str, Any]],
-    rule_for: Callable[[str], ArgsRule],
-) -> Feedback:
-    detail = judge_pairing("unordered", actual, expected, rule_for)
-    metadata = dict(detail.metadata or {})
-    position = next(
-        (
-            i
-            for i in range(max(len(actual), len(expected)))
-            if i >= len(actual) or i >= len(expected) or not _fits(actual[i], expected[i], rule_for)
-        ),
-        None,
-    )
-    if position is None:
-        return Feedback(score=True, comment=None, metadata=metadata)
-    metadata["first_difference"] = position
-    if position >= min(len(actual), len(expected)):
-        comment = f"Expected {len(expected)} calls, got {len(actual)}."
-    else:
-        comment = (
-            f"Call {position + 1}: expected {describe_call(expected[position])}, "
-            f"got {describe_call(actual[position])}."
-        )
-    extra = detail.comment
-    return Feedback(
-        score=False, comment=f"{comment} {extra}" if extra else comment, metadata=metadata
-    )
-
-
-def _in_order(
-    actual: list[dict[str, Any]],
-    expected: list[dict[str, Any]],
-    rule_for: Callable[[str], ArgsRule],
-) -> Feedback:
-    """Embed the expected calls as a subsequence; earliest fit is optimal for any rule."""
-    pairs: list[tuple[int, int]] = []
-    j = 0
-    for i, call in enumerate(actual):
-        if j < len(expected) and _fits(call, expected[j], rule_for):
-            pairs.append((i, j))
-            j += 1
-    used = {i for i, _ in pairs}
-    missing = [listed_call(n, expected[n]) for n in range(j, len(expected))]
-    unexpected = [listed_call(i, actual[i]) for i in range(len(actual)) if i not in used]
-    metadata = {
-        "pairs": [{"actual": i, "reference": n} for i, n in pairs],
-        "missing": missing,
-        "unexpected": unexpected,
-    }
-    if not missing:
-        return Feedback(score=True, comment=None, metadata=metadata)
-    comment = (
-        f"Expected call {j + 1} ({describe_call(expected[j])}) was not made "
-        f"after the {j} earlier expected call{'' if j == 1 else 's'}. "
-    )
-    return Feedback(
-        score=False, comment=comment + (calls_comment(missing, []) or ""), metadata=metadata
-    )
+    return old, old_value
 
 
 __all__ = [

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lg_eval.evaluators import create_trajectory_match_evaluator
-from lg_eval.evaluators._matching import pair_calls
-from lg_eval.evaluators._tool_args import ArgsMatching
+from lg_eval.evaluators._tool_calls import ArgsPolicy, max_pairs
 
 CALLS = 1_000
 TOOLS = ["search", "lookup", "fetch", "calc", "summarize"]
@@ -62,13 +61,10 @@ def pairing_only(name: str, mode: Any, reference_args: Callable[[dict], dict]) -
     actual = [{"name": "search", "args": args} for _, args in calls(random.Random(3), ["search"])]
     reference = [{"name": "search", "args": reference_args(c["args"])} for c in actual]
     random.Random(4).shuffle(reference)
-    if callable(mode):
-        rule = ArgsMatching("exact", {"search": mode}).rule
-    else:
-        rule = ArgsMatching(mode).rule
+    policy = ArgsPolicy("exact", {"search": mode}) if callable(mode) else ArgsPolicy(mode)
 
     def run() -> Any:
-        assert len(pair_calls(actual, reference, rule)) == CALLS
+        assert len(max_pairs(actual, reference, policy)) == CALLS
 
     return name, run
 

@@ -7,8 +7,8 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lg_eval.evaluators._matching import max_weight_assignment, maximum_matching, pair_calls
-from lg_eval.evaluators._tool_args import ArgsMatching
+from lg_eval.evaluators._matching import max_weight_assignment, maximum_matching
+from lg_eval.evaluators._tool_calls import ArgsPolicy, max_pairs
 
 
 def brute_force_size(adjacency: list[list[int]]) -> int:
@@ -99,42 +99,41 @@ def calls(*specs):
     return [{"name": name, "args": args} for name, args in specs]
 
 
-def test_pair_calls_pairs_only_same_name_calls():
-    pairs = pair_calls(
-        calls(("f", {}), ("g", {})), calls(("g", {}), ("h", {})), ArgsMatching("ignore").rule
+def test_max_pairs_pairs_only_same_name_calls():
+    pairs = max_pairs(
+        calls(("f", {}), ("g", {})), calls(("g", {}), ("h", {})), ArgsPolicy("ignore")
     )
     assert pairs == [(1, 0)]
 
 
-def test_pair_calls_with_exact_args_pairs_each_duplicate_once():
+def test_max_pairs_with_exact_args_pairs_each_duplicate_once():
     actual = calls(("f", {"a": 1}), ("f", {"a": 1}), ("f", {"a": 2}))
     reference = calls(("f", {"a": 2}), ("f", {"a": 1}))
-    assert pair_calls(actual, reference, ArgsMatching("exact").rule) == [(2, 0), (0, 1)]
+    assert max_pairs(actual, reference, ArgsPolicy("exact")) == [(2, 0), (0, 1)]
 
 
-def test_pair_calls_exact_treats_one_and_one_point_zero_as_equal_like_python():
-    assert pair_calls(
-        calls(("f", {"n": 1})), calls(("f", {"n": 1.0})), ArgsMatching("exact").rule
-    ) == [(0, 0)]
+def test_max_pairs_exact_treats_one_and_one_point_zero_as_equal_like_python():
+    pairs = max_pairs(calls(("f", {"n": 1})), calls(("f", {"n": 1.0})), ArgsPolicy("exact"))
+    assert pairs == [(0, 0)]
 
 
-def test_pair_calls_with_superset_rule_finds_the_pairing_first_fit_misses():
+def test_max_pairs_with_superset_rule_finds_the_pairing_first_fit_misses():
     actual = calls(("f", {"a": 1}), ("f", {"b": 2}))
     reference = calls(("f", {}), ("f", {"a": 1}))
-    assert pair_calls(actual, reference, ArgsMatching("superset").rule) == [(1, 0), (0, 1)]
+    assert max_pairs(actual, reference, ArgsPolicy("superset")) == [(1, 0), (0, 1)]
 
 
-def test_pair_calls_with_subset_rule_uses_the_item_index():
+def test_max_pairs_with_subset_rule_uses_the_item_index():
     actual = calls(("f", {"a": 1}), ("f", {}))
     reference = calls(("f", {"a": 1, "b": 2}), ("f", {"c": 3}))
-    assert len(pair_calls(actual, reference, ArgsMatching("subset").rule)) == 2
+    assert len(max_pairs(actual, reference, ArgsPolicy("subset"))) == 2
 
 
-def test_pair_calls_with_a_custom_rule_tests_every_pair():
+def test_max_pairs_with_a_custom_rule_tests_every_pair():
     def close(actual, reference):
         return abs(actual["x"] - reference["x"]) <= 1
 
     actual = calls(("f", {"x": 1}), ("f", {"x": 3}))
     reference = calls(("f", {"x": 2}), ("f", {"x": 0}))
-    pairs = pair_calls(actual, reference, ArgsMatching("exact", {"f": close}).rule)
+    pairs = max_pairs(actual, reference, ArgsPolicy("exact", {"f": close}))
     assert pairs == [(1, 0), (0, 1)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators._tool_args import ArgsMatching, field_value, freeze
+from lg_eval.evaluators._tool_args import field_value, freeze
+from lg_eval.evaluators._tool_calls import ArgsPolicy
 
 
 @pytest.mark.parametrize(
@@ -30,11 +31,11 @@ from lg_eval.evaluators._tool_args import ArgsMatching, field_value, freeze
     ],
 )
 def test_modes_compare_actual_args_against_reference_args(mode, actual, reference, expected):
-    assert ArgsMatching(mode).test("tool", actual, reference) is expected
+    assert ArgsPolicy(mode).test("tool", actual, reference) is expected
 
 
 def test_field_list_override_compares_only_the_dotted_paths():
-    matching = ArgsMatching("exact", {"search": ["filters.city", "q"]})
+    matching = ArgsPolicy("exact", {"search": ["filters.city", "q"]})
     actual = {"q": "x", "filters": {"city": "SF", "date": "today"}, "page": 2}
     reference = {"q": "x", "filters": {"city": "SF", "date": "tomorrow"}}
     assert matching.test("search", actual, reference)
@@ -44,11 +45,11 @@ def test_field_list_override_compares_only_the_dotted_paths():
 def test_field_paths_treat_missing_and_none_alike():
     assert field_value({"a": {"b": None}}, "a.b") is None
     assert field_value({"a": 3}, "a.b") is None
-    assert ArgsMatching("exact", {"t": ["a.b"]}).test("t", {}, {"a": {"b": None}})
+    assert ArgsPolicy("exact", {"t": ["a.b"]}).test("t", {}, {"a": {"b": None}})
 
 
 def test_override_modes_and_callables_win_over_the_default_mode():
-    matching = ArgsMatching(
+    matching = ArgsPolicy(
         "exact", {"loose": "ignore", "ci": lambda a, r: a["c"].lower() == r["c"].lower()}
     )
     assert matching.test("loose", {"a": 1}, {"a": 2})
@@ -58,7 +59,7 @@ def test_override_modes_and_callables_win_over_the_default_mode():
 
 def test_custom_rules_are_called_with_actual_args_first():
     seen = []
-    ArgsMatching("exact", {"t": lambda a, r: seen.append((a, r)) or True}).test(
+    ArgsPolicy("exact", {"t": lambda a, r: seen.append((a, r)) or True}).test(
         "t", {"x": 1}, {"y": 2}
     )
     assert seen == [({"x": 1}, {"y": 2})]
@@ -66,18 +67,18 @@ def test_custom_rules_are_called_with_actual_args_first():
 
 def test_unknown_mode_is_rejected_naming_the_allowed_modes():
     with pytest.raises(InvalidOptionError, match="exact, ignore, subset, superset"):
-        ArgsMatching("fuzzy")
+        ArgsPolicy("fuzzy")
 
 
 @pytest.mark.parametrize("override", [[], [""], ["a..b"], [1], 3, "loose", {"a": 1}])
 def test_bad_overrides_are_rejected_at_creation(override):
     with pytest.raises(ValueError, match=r"tool_args_match_overrides\['t'\]"):
-        ArgsMatching("exact", {"t": override})
+        ArgsPolicy("exact", {"t": override})
 
 
 def test_overrides_must_be_a_dict():
     with pytest.raises(InvalidOptionError, match="dict of tool name"):
-        ArgsMatching("exact", [("t", "ignore")])  # type: ignore[arg-type]
+        ArgsPolicy("exact", [("t", "ignore")])  # type: ignore[arg-type]
 
 
 def test_freeze_is_equal_exactly_when_python_values_are_equal():

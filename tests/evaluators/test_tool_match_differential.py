@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lg_eval.evaluators import create_trajectory_match_evaluator
-from lg_eval.evaluators._tool_args import ArgsMatching
+from lg_eval.evaluators._tool_calls import ArgsPolicy
 
 MODES = ("strict", "unordered", "subset", "superset")
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -76,7 +76,7 @@ def largest_pairing(actual: list, reference: list, fits: Any) -> int:
 
 def oracle(mode: str, actual_groups: list, reference_groups: list, args_mode: str) -> bool:
     """The documented semantics, by brute force."""
-    rule = ArgsMatching(args_mode).rule
+    rule = ArgsPolicy(args_mode).rule
 
     def fits(a: tuple, r: tuple) -> bool:
         return rule(a[0]).test(a[1], r[1])

@@ -9,6 +9,11 @@ from lg_eval.evaluators import create_tool_sequence_evaluator
 
 from .builders import call, run
 
+
+def names(*tools):
+    return [{"name": t, "args": {}} for t in tools]
+
+
 ACTUAL = [
     {"name": "search", "args": {"q": "bitcoin", "limit": 3}},
     {"name": "log", "args": {}},
@@ -18,7 +23,8 @@ EXPECTED = [{"name": "search", "args": {"q": "bitcoin"}}, "calc"]
 
 
 def check(mode, outputs=ACTUAL, expected=EXPECTED, **options):
-    return create_tool_sequence_evaluator(expected, mode=mode, **options)(outputs=outputs)
+    evaluator = create_tool_sequence_evaluator(expected, trajectory_match_mode=mode, **options)
+    return evaluator(outputs=outputs)
 
 
 @pytest.mark.parametrize(
@@ -56,7 +62,47 @@ def test_in_order_fails_when_order_is_reversed_but_superset_passes():
     result = check("in_order", reversed_calls)
     assert result["score"] is False
     assert result["comment"].startswith("Expected call 2 (calc(...)) was not made after")
+    assert result["comment"] == (
+        "Expected call 2 (calc(...)) was not made after the 1 earlier expected call. "
+        "1 expected call out of order: calc(...)."
+    )
+    assert result["metadata"]["missing"] == []
+    assert result["metadata"]["out_of_order"] == [{"index": 1, "name": "calc", "args": None}]
     assert check("superset", reversed_calls)["score"] is True
+
+
+def test_in_order_names_only_the_missing_call_when_a_later_one_was_made():
+    """Expected a, b, c; the run made a, c: only b is missing (c was made, in order)."""
+    result = check("in_order", names("a", "c"), ["a", "b", "c"])
+    assert result["score"] is False
+    assert result["comment"] == (
+        "Expected call 2 (b(...)) was not made after the 1 earlier expected call. "
+        "Missing 1 expected call: b(...)."
+    )
+    assert [c["name"] for c in result["metadata"]["missing"]] == ["b"]
+    assert result["metadata"]["out_of_order"] == []
+    assert result["metadata"]["pairs"] == [
+        {"actual": 0, "reference": 0},
+        {"actual": 1, "reference": 2},
+    ]
+
+
+def test_in_order_keeps_the_longest_in_order_run_and_reports_the_call_out_of_place():
+    """Expected a, b, c, d; made a, c, d, b: b was made, but placing it breaks c and d."""
+    result = check("in_order", names("a", "c", "d", "b"), ["a", "b", "c", "d"])
+    assert result["score"] is False
+    assert result["comment"] == (
+        "Expected call 2 (b(...)) was made, but not in the expected order. "
+        "1 expected call out of order: b(...)."
+    )
+    assert [c["name"] for c in result["metadata"]["out_of_order"]] == ["b"]
+
+
+def test_in_order_call_never_made_at_the_start():
+    result = check("in_order", names("b"), ["a", "b"])
+    assert result["comment"] == (
+        "Expected call 1 (a(...)) was not made. Missing 1 expected call: a(...)."
+    )
 
 
 def test_subset_passes_when_calls_are_missing():
@@ -66,14 +112,14 @@ def test_subset_passes_when_calls_are_missing():
 
 def test_partial_args_by_default_and_exact_on_request():
     assert check("superset")["score"] is True
-    assert check("superset", args_match_mode="exact")["score"] is False
+    assert check("superset", tool_args_match_mode="exact")["score"] is False
 
 
 def test_a_name_alone_accepts_any_arguments_even_in_exact_mode():
     result = check(
         "superset",
         expected=["calc", {"name": "search", "args": {"q": "bitcoin", "limit": 3}}],
-        args_match_mode="exact",
+        tool_args_match_mode="exact",
     )
     assert result["score"] is True
 
@@ -91,7 +137,7 @@ def test_strict_comment_points_at_the_first_difference():
 
 
 def test_expected_from_reference_outputs_in_several_shapes():
-    evaluator = create_tool_sequence_evaluator(mode="superset")
+    evaluator = create_tool_sequence_evaluator(trajectory_match_mode="superset")
     for reference in (
         EXPECTED,
         {"tool_calls": EXPECTED},
@@ -113,9 +159,11 @@ def test_empty_expectations_and_empty_run():
 
 def test_bad_options_fail_at_creation():
     with pytest.raises(InvalidOptionError, match="strict, in_order, unordered, subset, superset"):
-        create_tool_sequence_evaluator(EXPECTED, mode="any")  # type: ignore[arg-type]
-    with pytest.raises(InvalidOptionError, match="args_match_mode='close'"):
-        create_tool_sequence_evaluator(EXPECTED, args_match_mode="close")  # type: ignore[arg-type]
+        create_tool_sequence_evaluator(EXPECTED, trajectory_match_mode="any")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="tool_args_match_mode='close'"):
+        create_tool_sequence_evaluator(EXPECTED, tool_args_match_mode="close")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"tool_args_match_overrides\['calc'\]"):
+        create_tool_sequence_evaluator(EXPECTED, tool_args_match_overrides={"calc": 3})  # type: ignore[dict-item]
     with pytest.raises(TrajectoryFormatError, match=r"expected\[0\] has no tool name"):
         create_tool_sequence_evaluator([{"args": {}}])
 
@@ -126,7 +174,44 @@ def test_missing_reference_is_an_error():
 
 
 async def test_async_twin():
-    result = await create_tool_sequence_evaluator(EXPECTED, mode="in_order").as_async()(
-        outputs=ACTUAL
-    )
+    evaluator = create_tool_sequence_evaluator(EXPECTED, trajectory_match_mode="in_order")
+    result = await evaluator.as_async()(outputs=ACTUAL)
     assert result["score"] is True
+
+
+# --------------------------------------------------------------------------- deprecated names
+
+RENAMED = [  # (deprecated name, its new name, a value)
+    ("mode", "trajectory_match_mode", "superset"),
+    ("args_match_mode", "tool_args_match_mode", "exact"),
+    ("args_match_overrides", "tool_args_match_overrides", {"search": "exact"}),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "value"), RENAMED)
+def test_old_option_names_still_work_with_a_deprecation_warning(old, new, value):
+    with pytest.warns(DeprecationWarning, match=f"use {new}="):
+        old_style = create_tool_sequence_evaluator(EXPECTED, **{old: value})
+    new_style = create_tool_sequence_evaluator(EXPECTED, **{new: value})
+    assert old_style.key == new_style.key
+    for outputs in (ACTUAL, [ACTUAL[0], ACTUAL[2]], list(reversed(ACTUAL))):
+        assert old_style(outputs=outputs) == new_style(outputs=outputs)
+
+
+@pytest.mark.parametrize(("old", "new", "value"), RENAMED)
+def test_an_option_under_both_names_is_an_error(old, new, value):
+    with pytest.raises(InvalidOptionError, match=f"both {new}= and its deprecated name {old}="):
+        create_tool_sequence_evaluator(EXPECTED, **{old: value, new: value})
+
+
+def test_errors_name_the_option_as_the_caller_spelled_it():
+    with (
+        pytest.warns(DeprecationWarning),
+        pytest.raises(InvalidOptionError, match=r"^args_match_mode='close'"),
+    ):
+        create_tool_sequence_evaluator(EXPECTED, args_match_mode="close")  # type: ignore[arg-type]
+    with (
+        pytest.warns(DeprecationWarning),
+        pytest.raises(InvalidOptionError, match=r"^mode='any'"),
+    ):
+        create_tool_sequence_evaluator(EXPECTED, mode="any")  # type: ignore[arg-type]
