@@ -1,4 +1,4 @@
-"""Every Python block of README.md and docs/*.md runs, and prints what the page shows.
+"""Every Python block of README.md, CHANGELOG.md and docs/*.md runs, and prints what it shows.
 
 Each ```python block is a complete program: it is run on its own (pytest-examples writes it
 to a temporary file and executes it as ``__main__``), its ``print`` calls are captured, and
@@ -20,7 +20,7 @@ import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", ROOT / "docs"]
+PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "docs"]
 
 
 def _id(example: CodeExample) -> str:
