@@ -83,7 +83,7 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
         if exc.problem and "could not determine a constructor for the tag" in exc.problem:
-            tag = exc.problem.rsplit(" ", 1)[-1]
+            tag = exc.problem.rsplit(" ", 1)[-1].strip("'").replace("tag:yaml.org,2002:", "!!")
             problem = (
                 f"the tag {tag} is not allowed: datasets are read with yaml.safe_load, which "
                 "builds only plain data (write the value without the tag)"

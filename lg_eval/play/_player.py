@@ -99,6 +99,10 @@ def playing(
         config={k: v for k, v in cfg.items() if k in _RECORDED_CONFIG_KEYS},
     )
     code_ok = case.allows_code if allow_code is None else allow_code
+    if not code_ok:  # refuse before anything runs, not halfway through the thread
+        for index, turn in enumerate(case.turns):
+            if isinstance(turn, ResumeFnTurn):
+                import_reference(turn.resume_fn, what=f"turns[{index}].resume_fn", allow_code=False)
     snapshot: StateSnapshot = yield _get_state(graph, cfg)
     if snapshot.created_at is not None:
         raise InvalidOptionError(
