@@ -90,6 +90,7 @@ async def aopen_checkpointer(url: str | None = None) -> AsyncIterator[Saver]:
             await conn.close()
             _restrict_siblings(path, created)
         return
+    _require_postgres(parsed)
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import AsyncConnection
     from psycopg.rows import dict_row
@@ -116,15 +117,11 @@ async def aopen_checkpointer(url: str | None = None) -> AsyncIterator[Saver]:
 
 @contextmanager
 def _postgres_sync(parsed: CheckpointerURL) -> Iterator[Saver]:
-    try:
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg import Connection
-        from psycopg.rows import dict_row
-    except ImportError as exc:
-        raise CheckpointerError(
-            f"{parsed.redacted} needs the Postgres extra: pip install 'lg-eval[postgres]' "
-            f"(missing {exc.name})."
-        ) from None
+    _require_postgres(parsed)
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
     problem = None
     conn: Any = None
     try:
@@ -141,6 +138,18 @@ def _postgres_sync(parsed: CheckpointerURL) -> Iterator[Saver]:
         yield saver
     finally:
         conn.close()
+
+
+def _require_postgres(parsed: CheckpointerURL) -> None:
+    """A clear error when the ``postgres`` extra is not installed."""
+    try:
+        import langgraph.checkpoint.postgres  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise CheckpointerError(
+            f"{parsed.redacted} needs the Postgres extra: pip install 'lg-eval[postgres]' "
+            f"(missing {exc.name})."
+        ) from None
 
 
 def _pg_kwargs(parsed: CheckpointerURL) -> dict[str, Any]:
