@@ -345,6 +345,16 @@ def _wanted(options: _Options) -> str:
     return "interrupts or resumes"
 
 
+_Reason = tuple[str, str]
+"""Why a value failed: which item of a turn or thread (``"question 2"``, or ``""``), and how."""
+
+
+def _labelled(label: str, reason: _Reason) -> str:
+    """``Turn 1: ...``, or ``Turn 1, question 2: ...`` when the turn asked several."""
+    where, text = reason
+    return f"{label}, {where}: {text}" if where else f"{label}: {text}"
+
+
 @dataclass(frozen=True)
 class _Comparison:
     options: _Options
@@ -359,7 +369,7 @@ class _Comparison:
         n_actual = len(actual_q if actual_q is not None else actual_a or [])
         n_expected = len(expected_q if expected_q is not None else expected_a or [])
         rows: list[dict[str, Any]] = []
-        reasons: list[str] = []
+        reasons: list[str] = []  # per differing turn, its comment
         for n in range(max(n_actual, n_expected)):
             row: dict[str, Any] = {"turn": n}
             asked_why = answered_why = None
@@ -376,10 +386,12 @@ class _Comparison:
                 row.update(answer=got, expected_answer=want, answer_match=answered_why is None)
             else:
                 row.update(answer=None, expected_answer=None, answer_match=None)
+            why = answered_why or asked_why  # a turn is answered first, then asks
             if n >= min(n_actual, n_expected):  # a turn only one side has
-                row["questions_match"] = row["answer_match"] = False
-            elif answered_why or asked_why:  # a turn is answered first, then asks
-                reasons.append(f"Turn {n + 1}: {answered_why or asked_why}")
+                for flag in ("questions_match", "answer_match"):
+                    row[flag] = None if row[flag] is None else False
+            elif why is not None:
+                reasons.append(_labelled(f"Turn {n + 1}", why))
             rows.append(row)
         metadata = {"by": "turn", "checked": checked, "turns": rows}
         if n_actual != n_expected:
@@ -389,7 +401,7 @@ class _Comparison:
 
     def thread(self, actual: _Side, expected: _Side, checked: dict[str, bool]) -> Feedback:
         metadata: dict[str, Any] = {"by": "thread", "checked": checked}
-        reasons: list[str] = []
+        reasons: list[_Reason] = []
         if self.check_questions:
             asked = [q for turn in self._questions(actual.questions) for q in turn]
             wanted = [q for turn in self._questions(expected.questions) for q in turn]
@@ -402,7 +414,7 @@ class _Comparison:
             why = self._answers_reason(given, wanted)
             metadata.update(answers=given, expected_answers=wanted, answers_match=not why)
             reasons += [why] if why else []
-        comment = f"The thread: {reasons[0]}" if reasons else None
+        comment = _labelled("The thread", reasons[0]) if reasons else None
         return Feedback(score=not reasons, comment=comment, metadata=metadata)
 
     # ------------------------------------------------------------------ shaping
@@ -415,35 +427,38 @@ class _Comparison:
 
     # ------------------------------------------------------------------ reasons
 
-    def _questions_reason(self, asked: list[Any], wanted: list[Any]) -> str | None:
+    def _questions_reason(self, asked: list[Any], wanted: list[Any]) -> _Reason | None:
         if len(asked) != len(wanted):
-            return f"expected {_count(len(wanted), 'question')}, the graph asked {_asked(asked)}."
+            return (
+                "",
+                f"expected {_count(len(wanted), 'question')}, the graph asked {_asked(asked)}.",
+            )
         for n, (got, want) in enumerate(zip(asked, wanted, strict=True)):
             difference = _difference(got, want, self.options.questions, {})
             if difference is not None:
-                which = f"question {n + 1}: " if len(asked) > 1 else ""
-                return f"{which}asked {_show(got)}, expected {_show(want)}{difference}."
+                which = f"question {n + 1}" if len(asked) > 1 else ""
+                return which, f"asked {_show(got)}, expected {_show(want)}{difference}."
         return None
 
-    def _answer_reason(self, got: Any, want: Any) -> str | None:
+    def _answer_reason(self, got: Any, want: Any) -> _Reason | None:
         if got is None and want is None:
             return None
         if got is None:
-            return f"expected the answer {_show(want)}, none was given."
+            return "", f"expected the answer {_show(want)}, none was given."
         if want is None:
-            return f"answered {_show(got)}, expected no answer."
+            return "", f"answered {_show(got)}, expected no answer."
         difference = _difference(got, want, self.options.answers, self.options.rules)
         if difference is None:
             return None
-        return f"answered {_show(got)}, expected {_show(want)}{difference}."
+        return "", f"answered {_show(got)}, expected {_show(want)}{difference}."
 
-    def _answers_reason(self, given: list[Any], wanted: list[Any]) -> str | None:
+    def _answers_reason(self, given: list[Any], wanted: list[Any]) -> _Reason | None:
         if len(given) != len(wanted):
-            return f"expected {_count(len(wanted), 'answer')}, got {len(given) or 'none'}."
+            return "", f"expected {_count(len(wanted), 'answer')}, got {len(given) or 'none'}."
         for n, (got, want) in enumerate(zip(given, wanted, strict=True)):
             why = self._answer_reason(got, want)
             if why is not None:
-                return f"answer {n + 1}: {why}" if len(given) > 1 else why
+                return (f"answer {n + 1}" if len(given) > 1 else "", why[1])
         return None
 
 
