@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from graphs.scenarios import SCENARIOS, thread_config
 from lg_eval import GraphTrajectory, ThreadTrajectory, extract_thread
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators import (
@@ -556,3 +557,26 @@ def test_ignored_questions_never_fail(thread, data):
             record.value = data.draw(payloads)
     evaluator = create_hitl_evaluator(questions="ignore")
     assert evaluator(outputs=other, reference_outputs=thread)["score"] is True
+
+
+def test_the_prebuilt_agents_approval_requests(memory_saver):
+    """HumanInTheLoopMiddleware: one approved, one rejected send_email on one thread."""
+    thread = extract_thread(SCENARIOS["hitl_agent"].played(memory_saver), thread_config("t"))
+    assert hitl(outputs=thread, reference_outputs=thread)["score"] is True
+    approve, reject = {"type": "approve"}, {"type": "reject"}
+    questions = [[{"action_requests": [{"name": "send_email"}]}], []] * 2
+    reference = {
+        "interrupts": questions,
+        "resumes": [None, {"decisions": [approve]}, None, {"decisions": [approve]}],
+    }
+    evaluator = create_hitl_evaluator(questions="subset", answers="subset")
+    result = evaluator(outputs=thread, reference_outputs=reference)
+    assert result["comment"] == (
+        "Turn 4: answered {'decisions': [{'type': 'reject', 'message': 'Do not email the whole "
+        "company.'}]}, expected {'decisions': [{'type': 'approve'}]} (field 'decisions[0].type')."
+    )
+    reference["resumes"][3] = {"decisions": [reject]}
+    assert evaluator(outputs=thread, reference_outputs=reference)["score"] is True
+    described = create_hitl_evaluator(ignore_fields=["action_requests.description"])
+    turn = described(outputs=thread, reference_outputs=thread)["metadata"]["turns"][0]
+    assert "description" not in turn["questions"][0]["action_requests"][0]
