@@ -43,6 +43,11 @@ class GraphTrajectory(BaseModel):
 
     ``inputs[i]``, ``results[i]`` and ``steps[i]`` describe turn ``i``: what
     started it, what it returned, and the node names that ran, in order.
+
+    A reference may also say what the human was asked and answered, for the
+    HITL evaluator: ``interrupts[i]`` the interrupt payloads turn ``i`` should
+    end with (in node-path order), ``resumes[i]`` its resume value (``None``
+    when it is not a resume). Left as ``None``, they are not checked.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -50,6 +55,15 @@ class GraphTrajectory(BaseModel):
     inputs: list[Any] = Field(default_factory=list)
     results: list[Any] = Field(default_factory=list)
     steps: list[list[str]] = Field(default_factory=list)
+    interrupts: list[list[Any]] | None = Field(
+        default=None,
+        description="Per turn, the interrupt payloads pending when it ended (None: not checked).",
+    )
+    resumes: list[Any] | None = Field(
+        default=None,
+        description="Per turn, the resume value, None for turns that are not resumes "
+        "(None for the whole list: not checked).",
+    )
 
 
 class InterruptRecord(BaseModel):

@@ -13,6 +13,7 @@ Families:
 * graph trajectories: :func:`create_graph_trajectory_match_evaluator` (modes in
   :data:`GRAPH_MATCH_MODES`), :data:`graph_trajectory_strict_match`,
   :func:`create_graph_trajectory_similarity_evaluator`;
+* human-in-the-loop: :func:`create_hitl_evaluator` (what was asked, what was answered);
 * tool calls: :func:`create_trajectory_match_evaluator`,
   :func:`create_tool_sequence_evaluator`, and the metrics
   :func:`create_tool_selection_evaluator`, :func:`create_tool_order_evaluator`,
@@ -36,6 +37,7 @@ from lg_eval.evaluators.graph_match import (
     graph_trajectory_strict_match_async,
 )
 from lg_eval.evaluators.graph_similarity import create_graph_trajectory_similarity_evaluator
+from lg_eval.evaluators.hitl import create_hitl_evaluator
 from lg_eval.evaluators.metrics_reasoning import (
     create_reasoning_coherence_evaluator,
     create_source_citation_evaluator,
@@ -92,6 +94,7 @@ __all__ = [
     "create_composite_evaluator",
     "create_graph_trajectory_match_evaluator",
     "create_graph_trajectory_similarity_evaluator",
+    "create_hitl_evaluator",
     "create_json_schema_evaluator",
     "create_keywords_evaluator",
     "create_reasoning_coherence_evaluator",

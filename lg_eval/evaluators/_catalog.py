@@ -16,6 +16,7 @@ from lg_eval.evaluators.graph_match import (
     graph_trajectory_strict_match,
 )
 from lg_eval.evaluators.graph_similarity import create_graph_trajectory_similarity_evaluator
+from lg_eval.evaluators.hitl import create_hitl_evaluator
 from lg_eval.evaluators.metrics_reasoning import (
     create_reasoning_coherence_evaluator,
     create_source_citation_evaluator,
@@ -42,6 +43,7 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     "graph_trajectory_strict_match": graph_trajectory_strict_match,
     "graph_trajectory_match": create_graph_trajectory_match_evaluator,
     "graph_trajectory_similarity": create_graph_trajectory_similarity_evaluator,
+    "hitl_match": create_hitl_evaluator,
     # tool calls
     "trajectory_match": create_trajectory_match_evaluator,
     "tool_sequence": create_tool_sequence_evaluator,
