@@ -11,6 +11,7 @@ from lg_eval.evaluators.registry import _REGISTRY
 from lg_eval.feedback import Feedback
 
 BUILTINS = {
+    "hitl_match",
     "argument_precision",
     "bleu",
     "call_budget",
