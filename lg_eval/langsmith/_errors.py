@@ -17,6 +17,10 @@ class MissingAPIKeyError(LangSmithIntegrationError):
     """A LangSmith experiment or dataset call needs ``LANGSMITH_API_KEY`` and none is set."""
 
 
+class MissingTargetError(LangSmithIntegrationError, ValueError):
+    """An experiment has no graph to run (none given, or the dataset's came from remote data)."""
+
+
 class LangSmithDatasetError(LangSmithIntegrationError, ValueError):
     """A LangSmith dataset's examples cannot be read as lg_eval cases (or the reverse)."""
 
@@ -25,5 +29,6 @@ __all__ = [
     "LangSmithDatasetError",
     "LangSmithIntegrationError",
     "MissingAPIKeyError",
+    "MissingTargetError",
     "OfflineError",
 ]

@@ -55,10 +55,10 @@ def _refuse(what: str) -> NoReturn:
 class _NoNetworkSession(requests.Session):
     """A ``requests.Session`` that refuses every request before opening a socket."""
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> NoReturn:  # type: ignore[override]
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> NoReturn:
         _refuse(f"{method!s} {url!s}")
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> NoReturn:  # type: ignore[override]
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> NoReturn:
         _refuse(f"{request.method} {request.url}")
 
 
@@ -98,13 +98,13 @@ class OfflineClient(Client):
 
     def request_with_retries(
         self, method: str, pathname: str, *args: Any, **kwargs: Any
-    ) -> NoReturn:  # type: ignore[override]
+    ) -> NoReturn:
         _refuse(f"{method} {pathname}")
 
-    def _get_langsmith_api(self) -> NoReturn:  # type: ignore[override]
+    def _get_langsmith_api(self) -> NoReturn:
         _refuse("LangSmith v2 API")
 
-    def _get_langsmith_api_sync(self) -> NoReturn:  # type: ignore[override]
+    def _get_langsmith_api_sync(self) -> NoReturn:
         _refuse("LangSmith v2 API")
 
     def __repr__(self) -> str:
