@@ -46,6 +46,7 @@ def assert_trajectory(actual: Any, expected: Any, *, mode: TrajectoryMode = "str
     (every expected node ran). The number of turns must be equal in every mode.
     ``expected`` may be a list of per-turn node lists.
     """
+    __tracebackhide__ = True
     if mode not in MODES:
         raise InvalidOptionError(f"mode={mode!r} is not allowed; use one of {', '.join(MODES)}.")
     got = graph_arg(select_field(actual, "trajectory", "actual")[0], "actual").turns
@@ -103,6 +104,7 @@ def assert_tool_calls(
     present with equal values) or ``ignore``. An expected call without ``args``
     matches any arguments.
     """
+    __tracebackhide__ = True
     value = select_field(actual, "messages", "actual")[0]
     got = [dict(c) for c in calls_arg(value, "actual")]
     want = expected_calls_arg(select_field(expected, "messages", "expected")[0], "expected")
@@ -164,6 +166,7 @@ def assert_hitl(actual: Any, expected: Sequence[Sequence[Any]]) -> None:
     (``"tools"``, ``"researcher:deep_dive:verify"``), or ``{"path", "value"}`` dicts
     to check the payload too; ``[]`` for a turn that did not pause.
     """
+    __tracebackhide__ = True
     thread = _thread(actual)
     rows: list[str] = []
     bad: list[int] = []

@@ -41,7 +41,7 @@ class Player:
     target: Any = None
     checkpointer: Checkpointer = "memory://"
     allow_code: bool = True
-    played: list[Played] = field(default_factory=list)
+    played: list[Played] = field(default_factory=list, repr=False)
 
     def __call__(self, case: Any, *, target: Any = None, reviewer: Any = None) -> Played:
         """Play ``case`` (a :class:`~lg_eval.datasets.Case`, its dict, or a list of turns)."""
