@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langsmith import Client, aevaluate, evaluate, tracing_context
-from langsmith.schemas import Example, LangSmithInfo
+from langsmith import Client, aevaluate, evaluate
+from langsmith.schemas import Example
 
 from graphs.scenarios import SCENARIOS
 from lg_eval import (
@@ -18,6 +18,7 @@ from lg_eval import (
     extract_langgraph_trajectory_from_thread,
     graph_trajectory_strict_match,
 )
+from lg_eval.langsmith import offline, offline_client
 
 WEATHER_REFERENCE = {
     "results": [],
@@ -26,15 +27,17 @@ WEATHER_REFERENCE = {
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def no_langsmith(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    with offline():  # nothing inside traces, whatever the environment says
+        yield
 
 
 @pytest.fixture
 def client() -> Client:
-    """A client that never calls the network: server info given, nothing uploaded."""
-    return Client(api_url="http://127.0.0.1:9", api_key="offline", info=LangSmithInfo())
+    """A client that cannot reach the network (lg_eval.langsmith.offline_client)."""
+    return offline_client()
 
 
 def example(inputs: dict[str, Any], outputs: dict[str, Any]) -> Example:
@@ -44,8 +47,7 @@ def example(inputs: dict[str, Any], outputs: dict[str, Any]) -> Example:
 def run_weather_thread(inputs: dict[str, Any]) -> dict[str, Any]:
     """The target: play the weather HITL script on a fresh thread, return its trajectory."""
     graph = SCENARIOS["weather"].build(checkpointer=InMemorySaver())
-    with tracing_context(enabled=False):  # the graph's own runs stay out of LangSmith
-        SCENARIOS["weather"].run(graph, inputs["thread_id"])
+    SCENARIOS["weather"].run(graph, inputs["thread_id"])
     extracted = extract_langgraph_trajectory_from_thread(
         graph, {"configurable": {"thread_id": inputs["thread_id"]}}
     )
