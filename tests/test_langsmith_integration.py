@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_openai_messages
 from langgraph.checkpoint.memory import InMemorySaver
-from langsmith import Client, aevaluate, evaluate, tracing_context
-from langsmith.schemas import Example, LangSmithInfo
+from langsmith import Client, aevaluate, evaluate
+from langsmith.schemas import Example
 
 from graphs import weather
 from graphs.scenarios import SCENARIOS
@@ -25,6 +25,7 @@ from lg_eval import (
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.evaluators import exact_match
 from lg_eval.judges import create_graph_trajectory_llm_as_judge
+from lg_eval.langsmith import offline, offline_client
 from tests.judges.fake_judge import ScriptedJudge, verdict
 
 WEATHER_REFERENCE = {
@@ -34,8 +35,9 @@ WEATHER_REFERENCE = {
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No tracing, no API key, and any attempt to open a connection fails the test."""
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No tracing, no API key, lg_eval's offline() around the test, and any attempt to open
+    a connection fails it."""
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
     attempts: list[Any] = []
@@ -46,14 +48,15 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect)
-    yield
+    with offline():  # nothing inside traces, whatever the environment says
+        yield
     assert attempts == [], "a test made a network request"
 
 
 @pytest.fixture
 def client() -> Client:
-    """A client that never calls the network: server info given, nothing uploaded."""
-    return Client(api_url="http://127.0.0.1:9", api_key="offline", info=LangSmithInfo())
+    """A client that cannot reach the network (lg_eval.langsmith.offline_client)."""
+    return offline_client()
 
 
 def example(inputs: dict[str, Any], outputs: dict[str, Any]) -> Example:
@@ -63,8 +66,7 @@ def example(inputs: dict[str, Any], outputs: dict[str, Any]) -> Example:
 def run_weather_thread(inputs: dict[str, Any]) -> dict[str, Any]:
     """The target: play the weather HITL script on a fresh thread, return its trajectory."""
     graph = SCENARIOS["weather"].build(checkpointer=InMemorySaver())
-    with tracing_context(enabled=False):  # the graph's own runs stay out of LangSmith
-        SCENARIOS["weather"].run(graph, inputs["thread_id"])
+    SCENARIOS["weather"].run(graph, inputs["thread_id"])
     extracted = extract_langgraph_trajectory_from_thread(
         graph, {"configurable": {"thread_id": inputs["thread_id"]}}
     )
@@ -167,8 +169,7 @@ OTHER_ROUTE = "The reference answers without asking anyone."
 def weather_target(inputs: dict[str, Any]) -> dict[str, Any]:
     """Play the weather HITL thread; return its trajectory, thread, messages and answer."""
     graph = SCENARIOS["weather"].build(checkpointer=InMemorySaver())
-    with tracing_context(enabled=False):
-        SCENARIOS["weather"].run(graph, inputs["thread_id"])
+    SCENARIOS["weather"].run(graph, inputs["thread_id"])
     thread = extract_thread(graph, {"configurable": {"thread_id": inputs["thread_id"]}})
     messages = convert_to_openai_messages(thread.turns[-1].state["messages"])
     return {

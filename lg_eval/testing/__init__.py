@@ -1,0 +1,49 @@
+"""pytest helpers: assertions with turn-by-turn diffs, a case-playing fixture, LangSmith feedback.
+
+* :func:`assert_trajectory`, :func:`assert_tool_calls`, :func:`assert_hitl` raise
+  ``AssertionError`` with a readable diff.
+* The pytest plugin (:mod:`lg_eval.testing.plugin`, entry point ``lg_eval``) gives
+  the ``lg_eval_play`` fixture: play a case's turns on a fresh thread of your graph.
+* :func:`log_feedback` logs lg_eval feedback with ``langsmith.testing.log_feedback``
+  inside a ``@pytest.mark.langsmith`` test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lg_eval.testing._asserts import (
+    MODES,
+    TrajectoryMode,
+    assert_hitl,
+    assert_tool_calls,
+    assert_trajectory,
+)
+from lg_eval.testing._play import Played, Player
+
+
+def log_feedback(feedback: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> None:
+    """Log an lg_eval evaluator's feedback (one dict or a list) to the running LangSmith test.
+
+    Call it inside a ``@pytest.mark.langsmith`` test; with
+    ``LANGSMITH_TEST_TRACKING=false`` LangSmith skips it.
+    """
+    from langsmith import testing
+
+    items = [feedback] if isinstance(feedback, Mapping) else list(feedback)
+    for item in items:
+        extra = {"comment": item["comment"]} if item.get("comment") else {}
+        testing.log_feedback(key=item["key"], score=item.get("score"), **extra)
+
+
+__all__ = [
+    "MODES",
+    "Played",
+    "Player",
+    "TrajectoryMode",
+    "assert_hitl",
+    "assert_tool_calls",
+    "assert_trajectory",
+    "log_feedback",
+]
