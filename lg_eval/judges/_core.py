@@ -30,6 +30,7 @@ from lg_eval.judges._schema import (
     MalformedOutput,
     OutputSpec,
     describe_reply,
+    score_problem,
     tool_arguments,
 )
 from lg_eval.judges._text import Rendered
@@ -202,6 +203,23 @@ class Judge:
         )
 
     def conclude(
+        self,
+        outcomes: Sequence[Outcome],
+        finish: Callable[[Judgment], Feedback],
+        extra: Mapping[str, Any],
+    ) -> Feedback:
+        """The feedback of the samples; a score outside the judge's range is never given."""
+        feedback = self._conclude(outcomes, finish, extra)
+        problem = score_problem(feedback.score, self.spec.score_range)
+        if problem is None:
+            return feedback
+        error = {
+            "type": "invalid_score",
+            "message": f"the judge concluded with the score {feedback.score!r}, {problem}",
+        }
+        return failed(error, {k: v for k, v in (feedback.metadata or {}).items() if k != "error"})
+
+    def _conclude(
         self,
         outcomes: Sequence[Outcome],
         finish: Callable[[Judgment], Feedback],

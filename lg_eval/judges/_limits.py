@@ -1,19 +1,26 @@
 """Limits on judge calls: how many may be in flight at once, and how long each may take.
 
-The async side waits for a slot of a shared :class:`JudgeConcurrency` (one
-semaphore per event loop) and for the call under ``asyncio.wait_for``; the sync
-side needs no slot (one call at a time per thread) and runs a call that has a
-timeout in a worker thread it abandons when the time is up.
+Concurrency: a :class:`JudgeConcurrency` is one ``threading.BoundedSemaphore``
+for the whole process, so its cap holds across event loops (every sync node
+running an async judge on a loop of its own) and threads (a sync judge called
+from 16 threads). A sync call blocks its thread on the semaphore; an async call
+first tries to take a slot without waiting (the uncontended path costs one
+non-blocking acquire) and otherwise polls for one without blocking its event
+loop, so a waiting call can be cancelled without leaking a slot.
+
+Timeouts: a call with a timeout runs in a *daemon* thread (:func:`run_in_daemon`)
+that is abandoned when the time is up. ``concurrent.futures`` workers are joined
+when the interpreter exits, so a model call that never returns would keep the
+process alive after its caller gave up; a daemon thread does not.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextlib
 import contextvars
 import os
 import threading
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -23,20 +30,22 @@ T = TypeVar("T")
 
 CONCURRENCY_ENV = "LG_EVAL_JUDGE_CONCURRENCY"
 DEFAULT_LIMIT = 8
+POLL_MIN = 0.001
+POLL_MAX = 0.02
 
 
 class JudgeConcurrency:
     """A cap on judge calls in flight at once, shared by every judge that uses it.
 
-    Async judge calls wait for a free slot (an ``asyncio.Semaphore`` per event
-    loop); sync calls run one at a time per thread and need none. ``limit=None``
+    The cap holds for the whole process: across threads, and across event
+    loops (one ``threading.BoundedSemaphore``, not one ``asyncio.Semaphore``
+    per loop). Sync and async judge calls both take a slot. ``limit=None``
     reads ``LG_EVAL_JUDGE_CONCURRENCY`` when first used, else 8.
     """
 
     def __init__(self, limit: int | None = None) -> None:
         self._limit = None if limit is None else _checked_limit(limit, "limit")
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
-        self._semaphores = weakref.WeakKeyDictionary()
+        self._semaphore: threading.BoundedSemaphore | None = None
         self._lock = threading.Lock()
 
     @property
@@ -48,19 +57,33 @@ class JudgeConcurrency:
 
     @limit.setter
     def limit(self, value: int) -> None:
-        """Change the limit; calls already waiting keep the old one."""
+        """Change the limit; calls already in flight or waiting keep the old one."""
+        checked = _checked_limit(value, "limit")
         with self._lock:
-            self._limit = _checked_limit(value, "limit")
-            self._semaphores = weakref.WeakKeyDictionary()
+            self._limit = checked
+            self._semaphore = None
 
-    def semaphore(self) -> asyncio.Semaphore:
-        """The running loop's semaphore."""
-        loop = asyncio.get_running_loop()
+    def slots(self) -> threading.BoundedSemaphore:
+        """The semaphore of the current limit (a call releases the one it acquired)."""
         with self._lock:
-            semaphore = self._semaphores.get(loop)
-            if semaphore is None:
-                semaphore = self._semaphores[loop] = asyncio.Semaphore(self.limit)
-            return semaphore
+            if self._semaphore is None:
+                self._semaphore = threading.BoundedSemaphore(self.limit)
+            return self._semaphore
+
+    def acquire(self) -> threading.BoundedSemaphore:
+        """Wait (blocking this thread) for a slot; release the returned semaphore."""
+        semaphore = self.slots()
+        semaphore.acquire()
+        return semaphore
+
+    async def aacquire(self) -> threading.BoundedSemaphore:
+        """Wait for a slot without blocking the event loop; release the returned semaphore."""
+        semaphore = self.slots()
+        pause = POLL_MIN
+        while not semaphore.acquire(blocking=False):
+            await asyncio.sleep(pause)  # cancellable: nothing is held while waiting
+            pause = min(pause * 2, POLL_MAX)
+        return semaphore
 
     def __repr__(self) -> str:
         return f"JudgeConcurrency(limit={self._limit})"
@@ -80,44 +103,131 @@ DEFAULT_CONCURRENCY = JudgeConcurrency()
 
 
 def set_judge_concurrency(limit: int) -> None:
-    """Set the process-wide limit on async judge calls in flight (default 8)."""
+    """Set the process-wide limit on judge calls in flight (default 8)."""
     DEFAULT_CONCURRENCY.limit = limit
 
 
-# --- timeouts --------------------------------------------------------------------------------
+# --- daemon threads --------------------------------------------------------------------------
 
 
-def blocking(call: Callable[[], T], timeout: float | None) -> T:
-    """``call()``, abandoned with ``TimeoutError`` after ``timeout`` seconds."""
-    if timeout is None:
-        return call()
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    future = pool.submit(contextvars.copy_context().run, call)
+class _Box:
+    """The outcome of a call made in another thread."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+def _start(call: Callable[[], Any], name: str, on_done: Callable[[_Box], None] | None) -> _Box:
+    box = _Box()
+    context = contextvars.copy_context()  # tracing and LangGraph config follow the call
+
+    def target() -> None:
+        try:
+            box.value = context.run(call)
+        except BaseException as exc:  # handed to the waiting thread
+            box.error = exc
+        finally:
+            box.done.set()
+            if on_done is not None:
+                on_done(box)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return box
+
+
+def run_in_daemon(
+    call: Callable[[], T],
+    timeout: float | None,
+    *,
+    name: str = "lg-eval-call",
+    on_timeout: Callable[[], BaseException] | None = None,
+) -> T:
+    """``call()`` in a daemon thread, waited for at most ``timeout`` seconds.
+
+    The result or exception is handed back; after ``timeout`` the thread is
+    abandoned (it cannot be stopped, but being a daemon it never keeps the
+    process alive) and ``on_timeout()`` is raised (default ``TimeoutError``).
+    """
+    box = _start(call, name, None)
+    if not box.done.wait(timeout):
+        if on_timeout is not None:
+            raise on_timeout()
+        raise TimeoutError(f"the call did not finish within {timeout} seconds")
+    if box.error is not None:
+        raise box.error
+    return box.value  # type: ignore[no-any-return]
+
+
+async def athread(call: Callable[[], T], *, name: str = "lg-eval-call") -> T:
+    """Await ``call()`` run in a daemon thread (unlike ``asyncio.to_thread``, whose
+    default-executor worker would be joined at exit, and by ``asyncio.run``, if it hangs).
+
+    Cancelling the await abandons the thread.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(box: _Box) -> None:
+        if not future.done():
+            if box.error is not None:
+                future.set_exception(box.error)
+            else:
+                future.set_result(box.value)
+
+    def hand_over(box: _Box) -> None:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, box)
+
+    _start(call, name, hand_over)
+    return await future  # type: ignore[no-any-return]
+
+
+# --- judge calls -----------------------------------------------------------------------------
+
+
+def _timed_out(timeout: float | None) -> TimeoutError:
+    return TimeoutError(f"the judge model did not answer within {timeout} seconds")
+
+
+def blocking(limit: JudgeConcurrency, call: Callable[[], T], timeout: float | None) -> T:
+    """``call()`` inside a concurrency slot, abandoned with ``TimeoutError`` after ``timeout``.
+
+    The slot is given back when the call returns or is abandoned, so calls that
+    hang cannot use the cap up for good.
+    """
+    semaphore = limit.acquire()
     try:
-        return future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
-        future.cancel()
-        raise TimeoutError(f"the judge model did not answer within {timeout} seconds") from None
+        if timeout is None:
+            return call()
+        return run_in_daemon(
+            call, timeout, name="lg-eval-judge", on_timeout=lambda: _timed_out(timeout)
+        )
     finally:
-        pool.shutdown(wait=False)
+        semaphore.release()
 
 
 async def limited(
     limit: JudgeConcurrency, call: Callable[[], Awaitable[T]], timeout: float | None
 ) -> T:
     """Await ``call()`` inside a concurrency slot, bounded by ``timeout`` seconds."""
-    async with limit.semaphore():
-        try:
-            return await asyncio.wait_for(call(), timeout)
-        except TimeoutError:
-            raise TimeoutError(f"the judge model did not answer within {timeout} seconds") from None
+    semaphore = await limit.aacquire()
+    try:
+        return await asyncio.wait_for(call(), timeout)
+    except TimeoutError:
+        raise _timed_out(timeout) from None
+    finally:
+        semaphore.release()
 
 
 __all__ = [
     "CONCURRENCY_ENV",
     "DEFAULT_CONCURRENCY",
     "JudgeConcurrency",
+    "athread",
     "blocking",
     "limited",
+    "run_in_daemon",
     "set_judge_concurrency",
 ]

@@ -2,14 +2,13 @@
 
 A judge client turns a prompt and an :class:`OutputSpec` into one
 :class:`~lg_eval._effects.Effect` returning an ``AIMessage``: a blocking call
-for the sync driver, an awaited call inside a concurrency slot for the async
-one (see :mod:`lg_eval.judges._limits`). Deciding what to do with the answer,
-and whether to retry, is left to the judge core.
+for the sync driver, an awaited call for the async one, both inside a slot of
+the process-wide concurrency cap (see :mod:`lg_eval.judges._limits`). Deciding
+what to do with the answer, and whether to retry, is left to the judge core.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import os
@@ -25,7 +24,7 @@ from langchain_core.messages.utils import convert_to_openai_messages
 from lg_eval._effects import Effect
 from lg_eval.errors import InvalidOptionError, JudgeError
 from lg_eval.judges import prompts
-from lg_eval.judges._limits import JudgeConcurrency, blocking, limited
+from lg_eval.judges._limits import JudgeConcurrency, athread, blocking, limited
 from lg_eval.judges._schema import OutputSpec
 
 DEFAULT_MODEL = "openai:o3-mini"
@@ -67,7 +66,7 @@ class ChatModelClient:
     ) -> Effect[AIMessage]:
         runnable, messages = self._prepare(list(messages), spec)
         return Effect(
-            lambda: blocking(lambda: runnable.invoke(messages), timeout),
+            lambda: blocking(limit, lambda: runnable.invoke(messages), timeout),
             lambda: limited(limit, lambda: runnable.ainvoke(messages), timeout),
         )
 
@@ -132,10 +131,10 @@ class OpenAIClient:
         else:
 
             def run() -> AIMessage:
-                return _from_openai(blocking(lambda: create(**params), timeout))
+                return _from_openai(blocking(limit, lambda: create(**params), timeout))
 
             async def arun() -> AIMessage:
-                call = lambda: asyncio.to_thread(create, **params)  # noqa: E731
+                call = lambda: athread(lambda: create(**params))  # noqa: E731
                 return _from_openai(await limited(limit, call, timeout))
 
         return Effect(run, arun)

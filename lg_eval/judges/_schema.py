@@ -49,6 +49,8 @@ class OutputSpec:
     scales: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     description: str = prompts.JUDGMENT_TOOL_DESCRIPTION
     custom: bool = False
+    score_range: tuple[float, float] | None = (0.0, 1.0)
+    """Where a numeric final score must lie (None: anywhere, as long as it is finite)."""
 
     def tool(self) -> dict[str, Any]:
         """The tool in OpenAI function format (accepted by every ``bind_tools``)."""
@@ -73,7 +75,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
         (isinstance(v, int) and not isinstance(v, bool))
         or (isinstance(v, float) and v.is_integer())
     ),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+    "number": lambda v: is_finite_number(v),
     "null": lambda v: v is None,
 }
 
@@ -142,10 +144,19 @@ def score_spec(
     *, continuous: bool = False, choices: Sequence[float] | None = None, use_reasoning: bool = True
 ) -> OutputSpec:
     """A boolean score, a 0..1 float (``continuous``), or one of ``choices``."""
+    if choices is not None and continuous:
+        raise InvalidOptionError(
+            "continuous=True and choices= contradict each other: continuous asks for any "
+            "number in 0..1, choices for one of the numbers given. Pass one of them."
+        )
     if choices is not None:
-        if not choices or not all(_is_number(c) for c in choices):
+        if (
+            isinstance(choices, str | bytes)
+            or not choices
+            or not all(is_finite_number(c) for c in choices)
+        ):
             raise InvalidOptionError(
-                "choices must be a non-empty list of numbers, e.g. [0, 0.5, 1]."
+                "choices must be a non-empty list of finite numbers, e.g. [0, 0.5, 1]."
             )
         score: dict[str, Any] = {"type": "number", "enum": list(choices)}
         score["description"] = prompts.CHOICE_SCORE_DESCRIPTION
@@ -167,11 +178,34 @@ def score_spec(
         value = value if isinstance(value, bool) else float(value)
         return Judgment({"score": value}, args.get("reasoning"), dict(args))
 
-    return OutputSpec(JUDGMENT_TOOL, schema, read, {"score": scale})
+    return OutputSpec(JUDGMENT_TOOL, schema, read, {"score": scale}, score_range=scale)
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    """A number (not a bool) that is finite as a float (a 400-digit int is not)."""
+    if not _is_number(value):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def score_problem(score: Any, score_range: tuple[float, float] | None) -> str | None:
+    """Why ``score`` cannot leave a judge (None: it is a bool, None, or a number in range)."""
+    if score is None or isinstance(score, bool):
+        return None
+    if not _is_number(score):
+        return f"which is a {type(score).__name__}, not a number"
+    if not is_finite_number(score):
+        return "which is not a finite number"
+    if score_range is not None and not score_range[0] <= score <= score_range[1]:
+        return f"outside the judge's range {score_range[0]:g}..{score_range[1]:g}"
+    return None
 
 
 # --- a caller's own schema ------------------------------------------------------------------
@@ -213,6 +247,8 @@ def custom_spec(output_schema: type[BaseModel] | Mapping[str, Any]) -> OutputSpe
     def read(args: dict[str, Any]) -> Judgment:
         fields = validate(args)
         score = fields.get("score")
+        if _is_number(score) and not is_finite_number(score):
+            raise MalformedOutput(f"score must be a finite number, got {score}.")
         scores = {"score": score} if isinstance(score, bool | int | float) else {}
         reasoning = next(
             (fields[k] for k in ("reasoning", "comment", "explanation") if k in fields), None
@@ -220,7 +256,21 @@ def custom_spec(output_schema: type[BaseModel] | Mapping[str, Any]) -> OutputSpe
         return Judgment(scores, None if reasoning is None else str(reasoning), fields)
 
     name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or JUDGMENT_TOOL))[:64]
-    return OutputSpec(name, schema, read, {"score": scale}, custom=True)
+    return OutputSpec(
+        name, schema, read, {"score": scale}, custom=True, score_range=declared_range(score_schema)
+    )
+
+
+def declared_range(score_schema: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The range a custom schema declares for ``score``: its bounds, or its enum's span."""
+    low: Any = score_schema.get("minimum")
+    high: Any = score_schema.get("maximum")
+    if _is_number(low) and _is_number(high):
+        return float(low), float(high)
+    options = [v for v in score_schema.get("enum") or () if _is_number(v)]
+    if options:
+        return float(min(options)), float(max(options))
+    return None
 
 
 def _pydantic_problems(exc: ValidationError) -> str:
@@ -286,11 +336,14 @@ __all__ = [
     "OutputSpec",
     "check",
     "custom_spec",
+    "declared_range",
     "describe_reply",
+    "is_finite_number",
     "json_object_in",
     "object_schema",
     "reasoning_property",
     "require",
+    "score_problem",
     "score_spec",
     "tool_arguments",
 ]

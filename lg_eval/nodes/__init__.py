@@ -31,7 +31,7 @@ from lg_eval.nodes.routing import (
     route_on_score,
     weighted_score,
 )
-from lg_eval.nodes.spec import EvalSpec, ReferenceKeyError
+from lg_eval.nodes.spec import EvalSpec, EvaluatorTimeoutError, InvalidScoreError, ReferenceKeyError
 from lg_eval.nodes.state import EvalFeedback, EvalMessagesState, Evaluations, add_evaluations
 
 __all__ = [
@@ -45,8 +45,10 @@ __all__ = [
     "EvalSpec",
     "EvaluationResult",
     "Evaluations",
+    "EvaluatorTimeoutError",
     "FromConfig",
     "FromState",
+    "InvalidScoreError",
     "ReferenceKeyError",
     "Review",
     "ReviewDecision",

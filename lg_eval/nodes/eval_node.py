@@ -29,9 +29,11 @@ from lg_eval.errors import InvalidOptionError, LgEvalError, MissingCheckpointerE
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes._thread import current_checkpoint, read_in_flight
 from lg_eval.nodes.spec import (
+    DEFAULT_TIMEOUT,
     Call,
     EvaluatorLike,
     Outcome,
+    check_timeout,
     raise_first,
     resolve,
     run_calls,
@@ -104,9 +106,22 @@ class EvalNode(CoreNode):
             tags when LangGraph does not report it.
         checkpoint_timeout: seconds to wait for the running superstep's
             checkpoint to be saved before reading the thread.
+        timeout: seconds all evaluators together may take (default 600; None:
+            no limit). An evaluator still running then is abandoned and its
+            feedback is an :class:`~lg_eval.nodes.EvaluatorTimeoutError`.
+        evaluator_timeout: seconds each evaluator may take, unless its
+            :class:`EvalSpec` sets ``timeout`` (default None: only ``timeout``).
 
     Every feedback dict is tagged with ``node``, ``step``, ``checkpoint_id``
     (the checkpoint whose state was evaluated) and ``turn``.
+
+    Unless ``fail_fast``, no evaluator behaviour stops the host graph: an
+    evaluator that raises (even an exception that cannot be printed), times
+    out, returns something unusable (a NaN or infinite score, a string, a
+    score outside its declared range) gives an error feedback with
+    ``passed=None``, and metadata is stored as plain data (what could not be
+    kept is named in ``metadata["dropped"]``). The node writes nothing but its
+    ``key``.
     """
 
     def __init__(
@@ -121,6 +136,8 @@ class EvalNode(CoreNode):
         fail_fast: bool = False,
         name: str = "evaluate",
         checkpoint_timeout: float = 10.0,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        evaluator_timeout: float | None = None,
     ) -> None:
         super().__init__(self._evaluate, name=name)
         if not (callable(source) or (isinstance(source, str) and source)):
@@ -141,6 +158,8 @@ class EvalNode(CoreNode):
         self.graph = graph
         self.fail_fast = fail_fast
         self.checkpoint_timeout = checkpoint_timeout
+        self.timeout = check_timeout(timeout, "timeout")
+        self.evaluator_timeout = check_timeout(evaluator_timeout, "evaluator_timeout")
 
     def _host(self) -> AnyPregel:
         if self.graph is None:  # only called when a graph was given
@@ -169,7 +188,8 @@ class EvalNode(CoreNode):
                 raise
             outcomes: list[Outcome] = [(None, exc)] * len(self.bound)
         else:
-            outcomes = yield run_calls([Call(b, kwargs) for b in self.bound])
+            calls = [Call(b, kwargs, b.timeout(self.evaluator_timeout)) for b in self.bound]
+            outcomes = yield run_calls(calls, self.timeout)
         if self.fail_fast:
             raise_first(outcomes)
         metadata = config.get("metadata") or {}

@@ -50,8 +50,10 @@ from lg_eval.nodes.evaluation_state import (
 )
 from lg_eval.nodes.routing import weighted_score
 from lg_eval.nodes.spec import (
+    DEFAULT_TIMEOUT,
     Call,
     EvaluatorLike,
+    check_timeout,
     raise_first,
     resolve,
     run_calls,
@@ -76,6 +78,7 @@ def create_evaluation_graph(
     graphs: Mapping[str, AnyPregel] | None = None,
     fail_fast: bool = False,
     name: str = "evaluation",
+    evaluator_timeout: float | None = DEFAULT_TIMEOUT,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled evaluation graph running ``evaluators`` over one case per run.
 
@@ -96,6 +99,15 @@ def create_evaluation_graph(
         fail_fast: let an evaluator's exception fail the run (resumable with
             ``invoke(None, config)``) instead of recording it as an error feedback.
         name: the compiled graph's name.
+        evaluator_timeout: seconds each evaluator may take unless its
+            :class:`~lg_eval.nodes.EvalSpec` sets ``timeout`` (default 600;
+            None: no limit). One still running then is abandoned and its
+            result is an :class:`~lg_eval.nodes.EvaluatorTimeoutError`
+            feedback (an error: the case fails and goes to review).
+
+    Scores are checked before they count: a NaN, infinite, non-numeric or
+    out-of-range score is an error feedback (``passed=None``), so it never
+    passes a case, never enters the weighted score and never suppresses review.
 
     Input: an :class:`EvalCase` (``trajectory`` or ``target``, with optional
     ``reference`` and ``inputs``); output: ``{"result": EvaluationResult}``
@@ -117,6 +129,7 @@ def create_evaluation_graph(
     """
     bound = resolve(evaluators)
     known = dict(graphs or {})
+    check_timeout(evaluator_timeout, "evaluator_timeout")
 
     def extract(state: EvaluationState, config: RunnableConfig) -> Core[dict[str, Any]]:
         state = EvaluationState.model_validate(state)
@@ -159,6 +172,7 @@ def create_evaluation_graph(
                 "reference_outputs": from_plain(task["reference"]),
                 "inputs": task["inputs"],
             },
+            item.timeout(evaluator_timeout),
         )
         outcomes = yield run_calls([call])
         if fail_fast:

@@ -24,16 +24,32 @@ dict (:func:`lg_eval.inputs.select_field`). An evaluator that reads the whole
 reference (a custom function) is given one part of it with
 ``EvalSpec(fn, reference_key="output")``; a reference without that key is
 that evaluator's error feedback (:class:`ReferenceKeyError`), not a crash.
+
+What an evaluator returns is made safe before it reaches graph state
+(:func:`to_feedback`): a score must be a bool, None or a finite number (inside
+the evaluator's declared range, see :class:`Bound`), anything else becomes an
+error feedback with ``passed=None``; metadata is reduced to plain data (dicts,
+lists, strings, finite numbers, bools, None), naming what had to be dropped in
+``metadata["dropped"]``. With a timeout, an evaluator runs in a daemon thread
+(sync) or under ``asyncio.timeout`` (async) and one that does not finish in
+time becomes an :class:`EvaluatorTimeoutError` feedback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
+import dataclasses
+import datetime
+import enum
 import inspect
-import threading
+import math
+import numbers
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import PurePath
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
@@ -41,10 +57,16 @@ from pydantic import BaseModel
 
 from lg_eval._effects import Effect
 from lg_eval.errors import InvalidOptionError, LgEvalError
-from lg_eval.evaluator import as_evaluator
+from lg_eval.evaluator import Evaluator, as_evaluator
 from lg_eval.evaluators import get_evaluator
 from lg_eval.feedback import ScoreValue
-from lg_eval.nodes.state import EvalFeedback
+from lg_eval.judges._limits import athread, run_in_daemon
+from lg_eval.judges._ranges import ScoreRange, declared_ranges
+from lg_eval.nodes.state import EvalFeedback, score_problem
+
+UNIT_RANGE: ScoreRange = (0.0, 1.0)
+DEFAULT_TIMEOUT = 600.0
+"""Seconds an eval node's evaluators (or one evaluation-graph evaluator) may take by default."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,13 @@ class EvalSpec:
             own evaluators pick their field from such a dict and need none.
             A reference that is not a dict, or lacks the key, gives this
             evaluator an error feedback naming the key and the keys present.
+        timeout: seconds this evaluator may take (None: the node's
+            ``evaluator_timeout``); past it, its feedback is an
+            :class:`EvaluatorTimeoutError` and the graph goes on.
+        score_range: ``(low, high)``: a numeric score outside it is an error
+            feedback. Default: lg_eval's evaluators declare their own (0..1,
+            or a judge's ``choices``/scale); other functions' finite scores
+            pass as they are.
     """
 
     evaluator: Callable[..., Any] | str
@@ -73,6 +102,8 @@ class EvalSpec:
     weight: float = 1.0
     threshold: float | None = None
     reference_key: str | None = None
+    timeout: float | None = None
+    score_range: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if not (callable(self.evaluator) or isinstance(self.evaluator, str)):
@@ -80,10 +111,25 @@ class EvalSpec:
                 f"EvalSpec needs an evaluator function or a registered name, got "
                 f"{self.evaluator!r}."
             )
-        if isinstance(self.weight, bool) or not isinstance(self.weight, int | float):
+        if not _finite(self.weight):
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be a number >= 0.")
         if self.weight < 0:
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be >= 0.")
+        if self.threshold is not None and not _finite(self.threshold):
+            raise InvalidOptionError(
+                f"EvalSpec threshold={self.threshold!r} must be a finite number or None."
+            )
+        check_timeout(self.timeout, "EvalSpec timeout")
+        if self.score_range is not None and not (
+            isinstance(self.score_range, tuple)
+            and len(self.score_range) == 2
+            and all(_finite(v) for v in self.score_range)
+            and self.score_range[0] <= self.score_range[1]
+        ):
+            raise InvalidOptionError(
+                f"EvalSpec score_range={self.score_range!r} must be a (low, high) tuple of "
+                "finite numbers with low <= high."
+            )
         if self.reference_key is not None and not (
             isinstance(self.reference_key, str) and self.reference_key
         ):
@@ -93,17 +139,53 @@ class EvalSpec:
             )
 
 
+def _finite(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def check_timeout(value: Any, name: str) -> float | None:
+    """``value`` if it is None or a positive finite number of seconds, else an error."""
+    if value is None:
+        return None
+    if _finite(value) and value > 0:
+        return float(value)
+    raise InvalidOptionError(f"{name}={value!r} must be a number of seconds > 0, or None.")
+
+
 EvaluatorLike = Callable[..., Any] | str | EvalSpec
 
 
 @dataclass(frozen=True)
 class Bound:
-    """An :class:`EvalSpec` resolved to what to call from sync and from async code."""
+    """An :class:`EvalSpec` resolved to what to call from sync and from async code.
+
+    ``ranges`` are the score ranges the evaluator declares per feedback key,
+    and ``default_range`` the range of any other key (None: any finite number).
+    """
 
     spec: EvalSpec
     call: Callable[..., Any]
     acall: Callable[..., Any]
     name: str
+    ranges: Mapping[str, ScoreRange | None] = field(default_factory=dict)
+    default_range: ScoreRange | None = None
+
+    def timeout(self, default: float | None) -> float | None:
+        """This evaluator's timeout: its spec's own, else ``default``."""
+        return self.spec.timeout if self.spec.timeout is not None else default
+
+    def score_range(self, key: str | None) -> ScoreRange | None:
+        """Where a numeric score of feedback ``key`` must lie (None: anywhere finite)."""
+        if self.spec.score_range is not None:
+            return self.spec.score_range
+        if key is not None and key in self.ranges:
+            return self.ranges[key]
+        return self.default_range
 
 
 def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
@@ -125,12 +207,28 @@ def _bind(spec: EvalSpec) -> Bound:
     target = spec.evaluator
     if isinstance(target, str):
         built = get_evaluator(target)
-        return Bound(spec, built, built.aevaluate, target)
+        return Bound(spec, built, built.aevaluate, target, *_declared(built))
     evaluator = as_evaluator(target)
     if evaluator is not None:  # one scorer: called from sync code, awaited from async code
-        return Bound(spec, evaluator, evaluator.aevaluate, evaluator.key)
+        return Bound(spec, evaluator, evaluator.aevaluate, evaluator.key, *_declared(evaluator))
     name = getattr(target, "__name__", None)
     return Bound(spec, target, target, str(name or type(target).__name__))
+
+
+def _declared(
+    evaluator: Evaluator[Any],
+) -> tuple[Mapping[str, ScoreRange | None], ScoreRange | None]:
+    """The ranges an evaluator declares: a judge's own, 0..1 for lg_eval's other evaluators.
+
+    An :class:`~lg_eval.Evaluator` around a user's scorer (``make_evaluator``,
+    or a function registered with ``register_evaluator``) declares none.
+    """
+    ranges = declared_ranges(evaluator)
+    scorer = evaluator.scorer
+    module = str(getattr(scorer, "__module__", "") or "")
+    wrapped = str(getattr(scorer, "__qualname__", "")).startswith("_wrapped.")
+    own = module.startswith("lg_eval.") and not wrapped
+    return dict(ranges or {}), UNIT_RANGE if own else None
 
 
 # --------------------------------------------------------------------------- calling
@@ -146,6 +244,7 @@ class Call:
 
     bound: Bound
     kwargs: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
 
     def arguments(self) -> dict[str, Any]:
         """The keyword arguments this evaluator is called with.
@@ -163,6 +262,14 @@ class Call:
 
 class ReferenceKeyError(LgEvalError, LookupError):
     """An :class:`EvalSpec`'s ``reference_key`` is not a key of the reference it was given."""
+
+
+class EvaluatorTimeoutError(LgEvalError, TimeoutError):
+    """An evaluator did not finish within its timeout (or the node's)."""
+
+
+class InvalidScoreError(LgEvalError, ValueError):
+    """An evaluator's score is not a bool, None or a finite number inside its range."""
 
 
 def reference_part(reference: Any, key: str) -> Any:
@@ -185,33 +292,100 @@ def reference_part(reference: Any, key: str) -> Any:
 Outcome = tuple[Any, Exception | None]
 
 
-def run_calls(calls: Sequence[Call]) -> Effect[list[Outcome]]:
-    """Call every evaluator; each outcome is ``(result, None)`` or ``(None, error)``."""
-    return Effect(lambda: [_call(c) for c in calls], lambda: _acall_all(calls))
+def run_calls(calls: Sequence[Call], timeout: float | None = None) -> Effect[list[Outcome]]:
+    """Call every evaluator; each outcome is ``(result, None)`` or ``(None, error)``.
+
+    Each call is bounded by its own ``Call.timeout`` and all of them together by
+    ``timeout`` seconds (sync: one after another, so a slow evaluator leaves
+    less time to the next; async: concurrently, each bounded by the smaller).
+    """
+    return Effect(lambda: _call_all(calls, timeout), lambda: _acall_all(calls, timeout))
 
 
-def _call(call: Call) -> Outcome:
+def _limit(call: Call, budget: float | None, left: float | None) -> tuple[float | None, str]:
+    """The seconds this call may take, and whose limit that is (for the error)."""
+    own = call.timeout
+    if own is None and left is None:
+        return None, ""
+    if left is None or (own is not None and own <= left):
+        return own, f"its timeout of {own:g}s"
+    return left, f"the node's timeout of {budget:g}s"
+
+
+def _timed_out(call: Call, whose: str) -> EvaluatorTimeoutError:
+    return EvaluatorTimeoutError(
+        f"evaluator {call.bound.name!r} did not finish within {whose}; it was abandoned"
+    )
+
+
+def _call_all(calls: Sequence[Call], budget: float | None) -> list[Outcome]:
+    deadline = None if budget is None else time.monotonic() + budget
+    outcomes: list[Outcome] = []
+    for call in calls:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            error = EvaluatorTimeoutError(
+                f"evaluator {call.bound.name!r} was not run: the node's timeout of "
+                f"{budget:g}s was used up by the evaluators before it"
+            )
+            outcomes.append((None, error))
+            continue
+        outcomes.append(_call(call, *_limit(call, budget, left)))
+    return outcomes
+
+
+def _invoke(call: Call) -> Any:
+    result = call.bound.call(**call.arguments())
+    return run_blocking(result) if inspect.isawaitable(result) else result
+
+
+def _call(call: Call, limit: float | None = None, whose: str = "") -> Outcome:
     try:
-        result = call.bound.call(**call.arguments())
-        return (run_blocking(result) if inspect.isawaitable(result) else result), None
+        if limit is None:
+            return _invoke(call), None
+        value = run_in_daemon(
+            lambda: _invoke(call),
+            limit,
+            name="lg-eval-evaluator",
+            on_timeout=lambda: _timed_out(call, whose),
+        )
+        return value, None
     except GraphBubbleUp:
         raise
     except Exception as exc:
         return None, exc
 
 
-async def _acall(call: Call) -> Outcome:
+async def _ainvoke(call: Call, off_loop: bool) -> Any:
+    function = call.bound.acall
+    if off_loop and not _is_async(function):  # a sync function: in a thread, so it can time out
+        result = await athread(lambda: function(**call.arguments()), name="lg-eval-evaluator")
+    else:
+        result = function(**call.arguments())
+    return await result if inspect.isawaitable(result) else result
+
+
+def _is_async(function: Any) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004 - an async __call__
+    )
+
+
+async def _acall(call: Call, limit: float | None = None, whose: str = "") -> Outcome:
+    scope = asyncio.timeout(limit)
     try:
-        result = call.bound.acall(**call.arguments())
-        return (await result if inspect.isawaitable(result) else result), None
+        async with scope:
+            return await _ainvoke(call, off_loop=limit is not None), None
     except GraphBubbleUp:
         raise
     except Exception as exc:
+        if limit is not None and scope.expired():
+            return None, _timed_out(call, whose)
         return None, exc
 
 
-async def _acall_all(calls: Sequence[Call]) -> list[Outcome]:
-    return list(await asyncio.gather(*(_acall(c) for c in calls)))
+async def _acall_all(calls: Sequence[Call], budget: float | None) -> list[Outcome]:
+    return list(await asyncio.gather(*(_acall(c, *_limit(c, budget, budget)) for c in calls)))
 
 
 def run_blocking(awaitable: Awaitable[Any]) -> Any:
@@ -224,21 +398,8 @@ def run_blocking(awaitable: Awaitable[Any]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wait())
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(wait())
-        except BaseException as exc:  # re-raised in the calling thread
-            box["error"] = exc
-
-    context = contextvars.copy_context()  # keeps tracing (run tree) context in the worker
-    worker = threading.Thread(target=context.run, args=(target,), name="lg-eval-evaluator")
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    # a loop runs in this thread: run on a fresh one in a daemon worker (tracing context kept)
+    return run_in_daemon(lambda: asyncio.run(wait()), None, name="lg-eval-evaluator")
 
 
 def raise_first(outcomes: Sequence[Outcome]) -> None:
@@ -252,8 +413,11 @@ def raise_first(outcomes: Sequence[Outcome]) -> None:
 
 
 def verdict(score: ScoreValue, threshold: float | None) -> bool | None:
-    """Whether ``score`` passes: booleans pass when true, numbers need a threshold."""
-    if score is None:
+    """Whether ``score`` passes: booleans pass when true, numbers need a threshold.
+
+    A score that is not a bool or a finite number never passes (None: no verdict).
+    """
+    if score is None or score_problem(score) is not None:
         return None
     if isinstance(score, bool) and threshold is None:
         return score
@@ -263,7 +427,11 @@ def verdict(score: ScoreValue, threshold: float | None) -> bool | None:
 
 
 def to_feedback(bound: Bound, outcome: Outcome) -> list[EvalFeedback]:
-    """The feedback records for one outcome (an evaluator may return several results)."""
+    """The feedback records for one outcome (an evaluator may return several results).
+
+    Never raises: whatever the evaluator returned or raised becomes plain,
+    serializable feedback (an error feedback when it is unusable).
+    """
     result, error = outcome
     if error is None:
         try:
@@ -275,13 +443,30 @@ def to_feedback(bound: Bound, outcome: Outcome) -> list[EvalFeedback]:
 
 def error_feedback(bound: Bound, error: BaseException) -> EvalFeedback:
     """The feedback standing in for an evaluator that raised (or could not run)."""
-    text = f"{type(error).__name__}: {error}"
+    text = describe_error(error)
     return EvalFeedback(
         key=bound.spec.key or bound.name,
         comment=f"Evaluator {bound.name!r} failed: {text}",
         weight=bound.spec.weight,
         error=text,
     )
+
+
+def describe_error(error: BaseException) -> str:
+    """``'ErrorType: message'``, even for an exception whose ``__str__`` raises."""
+    return f"{type(error).__name__}: {safe_text(error)}"
+
+
+def safe_text(value: Any, limit: int = 2000) -> str:
+    """``str(value)`` (else its ``repr``, else a placeholder), at most ``limit`` characters."""
+    for render in (str, repr):
+        try:
+            text = render(value)
+        except Exception:
+            continue
+        if isinstance(text, str):
+            return text if len(text) <= limit else text[:limit] + "…"
+    return f"<{type(value).__name__} that cannot be shown>"
 
 
 def _records(bound: Bound, result: Any) -> list[EvalFeedback]:
@@ -299,38 +484,213 @@ def _records(bound: Bound, result: Any) -> list[EvalFeedback]:
 def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     if isinstance(item, BaseModel):
         item = item.model_dump()
-    if isinstance(item, bool | int | float) or item is None:
+    if isinstance(item, bool | numbers.Number) or item is None:
         item = {"score": item}
     if not isinstance(item, Mapping):
         raise TypeError(
             f"evaluator {bound.name!r} returned a {type(item).__name__}; expected a feedback "
             "dict {'key', 'score', 'comment', 'metadata'} or a bare score"
         )
-    key = (bound.spec.key if single else None) or item.get("key") or bound.spec.key or bound.name
-    score = item.get("score")
+    own_key = item.get("key")
+    key = (bound.spec.key if single else None) or own_key or bound.spec.key or bound.name
+    dropped: list[str] = []
+    metadata = _plain_metadata(item.get("metadata"), dropped)
+    raw = item.get("score")
+    score, problem = checked_score(raw, bound.score_range(own_key or bound.name))
+    if problem is not None:
+        text = f"{InvalidScoreError.__name__}: {problem}"
+        metadata = {**(metadata or {}), "rejected_score": safe_text(raw, 200)}
+        if dropped:
+            metadata["dropped"] = dropped
+        return EvalFeedback(
+            key=key,
+            comment=f"Evaluator {bound.name!r} gave an unusable score: {problem}.",
+            metadata=metadata,
+            weight=bound.spec.weight,
+            error=text,
+        )
+    if dropped:
+        metadata = {**(metadata or {}), "dropped": dropped}
     return EvalFeedback(
         key=key,
         score=score,
         comment=item.get("comment"),
-        metadata=item.get("metadata"),
+        metadata=metadata,
         weight=bound.spec.weight,
         passed=verdict(score, bound.spec.threshold),
     )
 
 
+def checked_score(score: Any, score_range: ScoreRange | None) -> tuple[ScoreValue, str | None]:
+    """``(score as plain data, None)``, or ``(None, why it cannot be stored)``.
+
+    Bools and None pass; numbers (any ``numbers.Real``) must be finite and,
+    when the evaluator declares a range, inside it.
+    """
+    if score is None or isinstance(score, bool):
+        return score, None
+    problem = score_problem(score)
+    if problem is not None:
+        return None, problem
+    value: int | float = int(score) if isinstance(score, numbers.Integral) else float(score)
+    if score_range is not None and not score_range[0] <= value <= score_range[1]:
+        low, high = score_range
+        return None, f"the score {value!r} is outside the evaluator's range {low:g}..{high:g}"
+    return value, None
+
+
+# --- plain data ------------------------------------------------------------------------------
+
+MAX_DEPTH = 32
+MAX_DROPPED = 20
+_INT_RANGE = (-(2**63), 2**64 - 1)  # what msgpack (LangGraph's serializer) can write
+
+
+def _plain_metadata(metadata: Any, dropped: list[str]) -> dict[str, Any] | None:
+    if metadata is None:
+        return None
+    value = plain(metadata, "metadata", dropped)
+    if isinstance(value, dict):
+        return value
+    if value is not _DROP:
+        _note(dropped, "metadata", f"a {type(metadata).__name__}, not a dict")
+    return None
+
+
+class _Dropped:
+    def __repr__(self) -> str:
+        return "<dropped>"
+
+
+_DROP: Any = _Dropped()
+
+
+def plain(value: Any, path: str, dropped: list[str]) -> Any:
+    """``value`` as plain data (dicts with string keys, lists, str, finite numbers, bools,
+    None); what cannot be kept is left out and noted in ``dropped`` as ``'path: why'``.
+
+    Pydantic models and dataclasses become dicts, enums their value, dates ISO
+    text, UUIDs and paths text. Returns ``_DROP`` when ``value`` itself is dropped.
+    """
+    return _plain(value, path, dropped, set(), 0)
+
+
+def _note(dropped: list[str], path: str, why: str) -> None:
+    if len(dropped) < MAX_DROPPED:
+        dropped.append(f"{path}: {why}")
+    elif len(dropped) == MAX_DROPPED:
+        dropped.append("… (more dropped values not listed)")
+
+
+def _plain(value: Any, path: str, dropped: list[str], active: set[int], depth: int) -> Any:
+    try:
+        return _convert(value, path, dropped, active, depth)
+    except Exception as exc:  # a container whose iteration or conversion raises
+        _note(dropped, path, f"could not be read ({describe_error(exc)[:200]})")
+        return _DROP
+
+
+def _convert(value: Any, path: str, dropped: list[str], active: set[int], depth: int) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return _plain(value.value, path, dropped, active, depth)
+    if isinstance(value, int):
+        if _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+            return int(value)
+        _note(dropped, path, "an integer too large to store")
+        return _DROP
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        _note(dropped, path, f"the non-finite number {value!r}")
+        return _DROP
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID | PurePath):
+        return str(value)
+    if isinstance(value, Decimal | numbers.Real):
+        return _plain(float(value), path, dropped, active, depth)
+    if depth >= MAX_DEPTH:
+        _note(dropped, path, f"nested more than {MAX_DEPTH} levels deep")
+        return _DROP
+    if isinstance(value, BaseModel):
+        return _plain(value.model_dump(mode="json"), path, dropped, active, depth + 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return _plain(fields, path, dropped, active, depth + 1)
+    if isinstance(value, Mapping | list | tuple | set | frozenset):
+        if id(value) in active:
+            _note(dropped, path, "a reference to a containing value (a cycle)")
+            return _DROP
+        active.add(id(value))
+        try:
+            return _container(value, path, dropped, active, depth)
+        finally:
+            active.discard(id(value))
+    _note(dropped, path, f"a {type(value).__name__}, which is not plain data")
+    return _DROP
+
+
+def _container(value: Any, path: str, dropped: list[str], active: set[int], depth: int) -> Any:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for raw_key, item in list(value.items()):
+            name = _key(raw_key)
+            where = f"{path}.{name if name is not None else safe_text(raw_key, 50)}"
+            if name is None:
+                _note(dropped, where, f"a key of type {type(raw_key).__name__}")
+                continue
+            converted = _plain(item, where, dropped, active, depth + 1)
+            if converted is not _DROP:
+                out[name] = converted
+        return out
+    items = []
+    for index, item in enumerate(list(value)):
+        converted = _plain(item, f"{path}[{index}]", dropped, active, depth + 1)
+        if converted is not _DROP:
+            items.append(converted)
+    return items
+
+
+def _key(key: Any) -> str | None:
+    if isinstance(key, str):
+        return str(key)
+    if (
+        key is None
+        or isinstance(key, bool | int)
+        or (isinstance(key, float) and math.isfinite(key))
+    ):
+        return str(key)
+    if isinstance(key, enum.Enum):
+        return _key(key.value)
+    return None
+
+
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "UNIT_RANGE",
     "Bound",
     "Call",
     "EvalSpec",
     "EvaluatorLike",
+    "EvaluatorTimeoutError",
+    "InvalidScoreError",
     "Outcome",
     "ReferenceKeyError",
+    "check_timeout",
+    "checked_score",
+    "describe_error",
     "error_feedback",
+    "plain",
     "raise_first",
     "reference_part",
     "resolve",
     "run_blocking",
     "run_calls",
+    "safe_text",
     "to_feedback",
     "verdict",
 ]

@@ -11,15 +11,21 @@ Every evaluation appends plain feedback dicts (the dict form of
 show up in ``graph.get_state(config).values`` and in the node's trace output,
 and survive any checkpointer's serializer. Read them back with
 ``EvalFeedback.model_validate(d)``.
+
+A record's score is a bool, None or a finite number: a record given anything
+else (NaN, infinity, a string) is kept with ``score=None``, ``passed=None`` and
+``error`` saying why, so it can never pass or be averaged in.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from langgraph.graph import MessagesState
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from lg_eval.feedback import Feedback
 
@@ -59,6 +65,37 @@ class EvalFeedback(Feedback):
         description="LangGraph's superstep number (trace metadata `langgraph_step`), the same "
         "number as the `step` of the extracted superstep the node ran in.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usable_score(cls, data: Any) -> Any:
+        """A score that is not a bool, None or a finite number becomes an error."""
+        if not isinstance(data, Mapping) or "score" not in data:
+            return data
+        problem = score_problem(data["score"])
+        if problem is None:
+            return data
+        error = data.get("error") or f"InvalidScoreError: {problem}"
+        return {**data, "score": None, "passed": None, "error": error}
+
+
+def score_problem(score: Any) -> str | None:
+    """Why ``score`` is not a storable score (None: a bool, None or a finite number)."""
+    if score is None or isinstance(score, bool):
+        return None
+    if not isinstance(score, numbers.Real):
+        return f"the score is a {type(score).__name__}, not a bool or a number"
+    try:
+        finite = math.isfinite(score)
+    except (OverflowError, TypeError, ValueError):
+        finite = False
+    if finite:
+        return None
+    try:
+        shown = repr(score)
+    except ValueError:  # an int with more digits than Python will print
+        shown = "(a huge integer)"
+    return f"the score {shown[:100]} is not a finite number"
 
 
 def add_evaluations(left: Sequence[Any] | None, right: Any) -> list[dict[str, Any]]:
@@ -101,4 +138,5 @@ __all__ = [
     "EvalMessagesState",
     "Evaluations",
     "add_evaluations",
+    "score_problem",
 ]
