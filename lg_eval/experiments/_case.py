@@ -18,12 +18,10 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.pregel import Pregel
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect, sleep
-from lg_eval.experiments._upstream import Case, PlayedCase, aplay_case, play_case
+from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redact_strings
 from lg_eval.experiments.results import CaseResult, CaseStatus, PlayedTurnRecord, ScoreRow
@@ -56,8 +54,8 @@ class CaseContext:
     """What every case of a run shares."""
 
     run_id: str
-    graph: Pregel[Any, Any, Any, Any]
-    saver: BaseCheckpointSaver[Any]
+    graph: Graph
+    saver: Saver
     thresholds: Mapping[str, float]
     retries: int
     redactor: Redactor | None
@@ -111,20 +109,15 @@ def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResul
             functools.partial(ctx.saver.delete_thread, thread_id),
             functools.partial(ctx.saver.adelete_thread, thread_id),
         )
-    played: PlayedCase = yield Effect(
-        functools.partial(play_case, graph, case, thread_id=thread_id),
-        functools.partial(aplay_case, graph, case, thread_id=thread_id),
-    )
+    played = yield from playing(graph, case, thread_id=thread_id)
     turns = turn_records(played)
     thread = yield from extraction(graph, cast(RunnableConfig, played.config))
     base = _base(ctx, plan, thread_id, turns)
     base.trajectory = thread.to_graph_trajectory().steps
-    last = turns[-1] if turns else None
-    if last is not None and last.error is not None:
-        if last.error.partition(":")[0] in INFRASTRUCTURE:
-            raise InfrastructureError(last.error)
-        base.status = "error"
-        base.error = f"turns[{last.index}] raised {last.error}; the script did not continue."
+    if played.error is not None:
+        if played.error.partition(":")[0] in INFRASTRUCTURE:
+            raise InfrastructureError(played.error)
+        base.error = f"turns[{turns[-1].index}] raised {played.error}; the script did not continue."
         return base
     messages = final_messages(thread)
     outputs = case_outputs(thread, messages)

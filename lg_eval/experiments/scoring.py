@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 from collections.abc import Mapping
@@ -32,7 +31,7 @@ from lg_eval.evaluators import (
     get_evaluator,
     graph_trajectory_strict_match,
 )
-from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected
+from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected, import_reference
 from lg_eval.experiments.results import ScoreRow
 from lg_eval.feedback import Feedback, ScoreValue
 from lg_eval.inputs import text_arg
@@ -80,13 +79,7 @@ class EvaluatorResolver:
     def _build(self, ref: EvaluatorRef) -> Evaluator[Any]:
         if ":" not in ref.name:
             return get_evaluator(ref.name, **ref.options)
-        if not self._allows_code:
-            raise InvalidOptionError(
-                f"Evaluator {ref.name!r} is a code reference, and this dataset was not loaded "
-                "from a local file, so its code is not imported. Register the evaluator and "
-                "name it, or load the dataset with load_dataset(path)."
-            )
-        target = _import(ref.name)
+        target = import_reference(ref.name, what="evaluator", allow_code=self._allows_code)
         ready = as_evaluator(target)
         if ready is not None and not ref.options:
             return ready
@@ -103,17 +96,6 @@ class EvaluatorResolver:
         if not callable(target):
             raise InvalidOptionError(f"{ref.name!r} is not an evaluator or a factory of one.")
         return make_evaluator(ref.name.rpartition(":")[2], target)
-
-
-def _import(reference: str) -> Any:
-    module, _, attr = reference.partition(":")
-    try:
-        target: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise InvalidOptionError(f"Cannot import evaluator {reference!r}: {exc}.") from exc
-    return target
 
 
 def _takes_outputs(target: Any) -> bool:
