@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from lg_eval.evaluators import register_evaluator
+from lg_eval.evaluators.registry import _REGISTRY
 from lg_eval.experiments import JudgeCache, arun_experiment, run_experiment
 from lg_eval.judges import create_trajectory_llm_as_judge
 from tests.experiments.conftest import USER, dataset
@@ -15,13 +15,11 @@ from tests.judges.fake_judge import ScriptedJudge, verdict
 
 
 @pytest.fixture
-def judge_model() -> ScriptedJudge:
+def judge_model(monkeypatch: pytest.MonkeyPatch) -> ScriptedJudge:
+    """A scripted judge model, registered (for this test only) as ``scripted_trajectory_judge``."""
     model = ScriptedJudge.of(verdict(reasoning="Fine.", score=True), repeat_last=True)
-    register_evaluator(
-        "scripted_trajectory_judge",
-        lambda: create_trajectory_llm_as_judge(judge=model),
-        replace=True,
-    )
+    factory = lambda: create_trajectory_llm_as_judge(judge=model)  # noqa: E731
+    monkeypatch.setitem(_REGISTRY, "scripted_trajectory_judge", factory)
     return model
 
 
