@@ -1,17 +1,19 @@
 """A background writer: finished cases go to the store in batches, off the runner's path.
 
 The runner hands each finished case to :meth:`BatchWriter.put` and moves on; one
-thread takes whatever has accumulated (up to ``batch`` cases) and writes it in
-one transaction, so many quick cases cost a few commits and a slow commit never
-holds up the cases being played. :meth:`close` writes what is left and re-raises
-a write error, if there was one.
+thread wakes at most every ``interval`` seconds, takes whatever has accumulated
+(up to ``batch`` cases) and writes it in one transaction, so many quick cases
+cost a few commits and a slow commit never holds up the cases being played. A
+killed run loses at most the last ``interval`` of finished cases (they are run
+again on resume, never half-stored). :meth:`close` writes what is left and
+re-raises a write error, if there was one.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+import time
 
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore
@@ -26,12 +28,12 @@ class BatchWriter:
         self,
         store: ResultStore,
         *,
-        batch: int = 64,
-        on_written: Callable[[int], None] | None = None,
+        batch: int = 256,
+        interval: float = 0.1,
     ) -> None:
         self._store = store
         self._batch = batch
-        self._on_written = on_written
+        self._interval = interval
         self._queue: queue.SimpleQueue[tuple[int, CaseResult] | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="lg_eval-store", daemon=True)
@@ -53,6 +55,8 @@ class BatchWriter:
         stopping = False
         while not stopping:
             items = [self._queue.get()]
+            if items[0] is not _STOP:
+                time.sleep(self._interval)  # let a batch accumulate
             while len(items) < self._batch:
                 try:
                     items.append(self._queue.get_nowait())
@@ -66,9 +70,6 @@ class BatchWriter:
                 self._store.write(pending)
             except BaseException as exc:  # surfaced by put() / close()
                 self._error = exc
-            else:
-                if self._on_written is not None:
-                    self._on_written(len(pending))
 
 
 __all__ = ["BatchWriter"]

@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import importlib.metadata
 import platform
+import queue
 import secrets
 import subprocess
 import threading
@@ -230,9 +231,11 @@ async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
             tally.add(result.status)
 
         if blocking:
+            threads = _CaseThreads(asyncio.get_running_loop())
+            stack.callback(threads.close)
 
             def execute(plan: CasePlan) -> Awaitable[CaseResult]:
-                return _in_thread(lambda: drive(run_case(context, plan)))
+                return threads.submit(lambda: drive(run_case(context, plan)))
         else:
 
             def execute(plan: CasePlan) -> Awaitable[CaseResult]:
@@ -282,32 +285,72 @@ async def _run_all(
             group.create_task(worker())
 
 
-def _in_thread(work: Callable[[], CaseResult]) -> asyncio.Future[CaseResult]:
-    """``work()`` on a daemon thread of its own (with this context), as a future; a result
-    arriving after the future was cancelled (a timeout) is dropped."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[CaseResult] = loop.create_future()
-    context = contextvars.copy_context()
+class _CaseThreads:
+    """Daemon threads running blocking cases, one per case in flight (``concurrency``).
 
-    def settle(result: CaseResult | None, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)  # type: ignore[arg-type]
+    :meth:`submit` returns a future settled on the event loop. A case abandoned after its
+    timeout keeps its thread until it returns; that thread then exits (its late result is
+    dropped) and a new thread takes its place, so a stuck case never holds a slot.
+    """
 
-    def target() -> None:
-        result, error = None, None
-        try:
-            result = context.run(work)
-        except BaseException as exc:
-            error = exc
-        with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
-            loop.call_soon_threadsafe(settle, result, error)
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads = 0
 
-    threading.Thread(target=target, name="lg_eval-case", daemon=True).start()
-    return future
+    def submit(self, work: Callable[[], CaseResult]) -> asyncio.Future[CaseResult]:
+        future: asyncio.Future[CaseResult] = self._loop.create_future()
+        with self._lock:
+            start = self._idle == 0
+            if start:
+                self._threads += 1
+            else:
+                self._idle -= 1
+        self._jobs.put(_Job(work, future, contextvars.copy_context()))
+        if start:
+            threading.Thread(target=self._serve, name="lg_eval-case", daemon=True).start()
+        return future
+
+    def close(self) -> None:
+        """Let every idle thread exit (busy, abandoned ones exit when their case returns)."""
+        with self._lock:
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            result, error = None, None
+            try:
+                result = job.context.run(job.work)
+            except BaseException as exc:
+                error = exc
+            if job.future.cancelled():
+                return  # abandoned after a timeout: a new thread took its place meanwhile
+            with self._lock:  # idle before the loop hears of the result and submits more
+                self._idle += 1
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
+                self._loop.call_soon_threadsafe(_settle, job.future, result, error)
+
+
+@dataclass(frozen=True)
+class _Job:
+    work: Callable[[], CaseResult]
+    future: asyncio.Future[CaseResult]
+    context: contextvars.Context
+
+
+def _settle(
+    future: asyncio.Future[CaseResult], result: CaseResult | None, error: BaseException | None
+) -> None:
+    if future.done():  # cancelled by a timeout: the late result is dropped
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)  # type: ignore[arg-type]
 
 
 @dataclass
