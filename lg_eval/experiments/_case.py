@@ -71,7 +71,7 @@ class CasePlan:
     case: Case
     repetition: int
     evaluators: list[CaseEvaluator]
-    reference: dict[str, Any]
+    reference: dict[str, Any] | None
 
 
 def thread_id_for(run_id: str, case_id: str, repetition: int, attempt: int) -> str:

@@ -152,10 +152,11 @@ def builtin_checks(expected: Expected, listed: list[CaseEvaluator]) -> list[Case
 # --------------------------------------------------------------------------- what is read
 
 
-def reference_of(expected: Expected) -> dict[str, Any]:
-    """The expectations as ``reference_outputs``: only the parts the case states."""
+def reference_of(expected: Expected) -> dict[str, Any] | None:
+    """The expectations as ``reference_outputs``: only the parts the case states (None when it
+    states none, so an evaluator needing a reference says so plainly)."""
     data: dict[str, Any] = expected.model_dump(mode="json", exclude_none=True, by_alias=True)
-    return data
+    return data or None
 
 
 def final_messages(thread: ThreadTrajectory) -> list[Any] | None:
