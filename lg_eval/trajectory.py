@@ -55,12 +55,15 @@ class GraphTrajectory(BaseModel):
     inputs: list[Any] = Field(default_factory=list)
     results: list[Any] = Field(default_factory=list)
     steps: list[list[str]] = Field(default_factory=list)
+    # Left out of dumps when unset, so model_dump() stays agentevals' {inputs, results, steps}.
     interrupts: list[list[Any]] | None = Field(
         default=None,
+        exclude_if=lambda value: value is None,
         description="Per turn, the interrupt payloads pending when it ended (None: not checked).",
     )
     resumes: list[Any] | None = Field(
         default=None,
+        exclude_if=lambda value: value is None,
         description="Per turn, the resume value, None for turns that are not resumes "
         "(None for the whole list: not checked).",
     )

@@ -181,12 +181,24 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, _TRAJECTORY_MODELS):
         model = type(value)
         names = (*model.model_fields, *model.model_computed_fields)  # Turn.state is computed
-        return {name: to_plain(getattr(value, name)) for name in names}
+        fields = {name: getattr(value, name) for name in names}
+        return {
+            name: to_plain(item)
+            for name, item in fields.items()
+            if not _left_out(model, name, item)
+        }
     if isinstance(value, list):
         return [to_plain(item) for item in value]
     if isinstance(value, dict):
         return {key: to_plain(item) for key, item in value.items()}
     return value
+
+
+def _left_out(model: type[BaseModel], name: str, value: Any) -> bool:
+    """Whether the model's own dump leaves this field out (``Field(exclude_if=...)``)."""
+    info = model.model_fields.get(name)
+    rule = info.exclude_if if info is not None else None
+    return bool(rule is not None and rule(value))
 
 
 def from_plain(value: Any) -> Any:

@@ -134,6 +134,7 @@ def test_plugin_fixture_and_langsmith_marker_with_tracking_disabled(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import os
+    from importlib.metadata import entry_points
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
@@ -141,7 +142,9 @@ def test_plugin_fixture_and_langsmith_marker_with_tracking_disabled(
     monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "false")
     pytester.makeini("[pytest]\nlg_eval_target = graphs.weather:build\n")
     pytester.makepyfile(test_user=PLUGIN_TEST)
-    result = pytester.runpytest_subprocess("-p", "lg_eval.testing.plugin")
+    # Installed, the plugin loads through its pytest11 entry point; from a bare checkout, by name.
+    installed = any(e.name == "lg_eval" for e in entry_points(group="pytest11"))
+    result = pytester.runpytest_subprocess(*([] if installed else ["-p", "lg_eval.testing.plugin"]))
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
