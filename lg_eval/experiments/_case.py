@@ -21,7 +21,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect, sleep
-from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Saver, playing
+from lg_eval.experiments._targets import CaseTargets
+from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redact_strings
 from lg_eval.experiments.results import CaseResult, CaseStatus, PlayedTurnRecord, ScoreRow
@@ -54,7 +55,7 @@ class CaseContext:
     """What every case of a run shares."""
 
     run_id: str
-    graph: Graph
+    targets: CaseTargets
     saver: Saver
     thresholds: Mapping[str, float]
     retries: int
@@ -103,7 +104,7 @@ def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
 
 
 def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResult]:
-    graph, case = ctx.graph, plan.case
+    graph, case = ctx.targets.for_case(plan.case), plan.case
     if ctx.fresh_threads:
         yield Effect(
             functools.partial(ctx.saver.delete_thread, thread_id),

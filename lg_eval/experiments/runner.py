@@ -35,6 +35,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from lg_eval._effects import adrive, drive
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._case import CaseContext, CasePlan, run_case, timed_out
+from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
     DEFAULT_CHECKPOINTER,
     Dataset,
@@ -43,7 +44,6 @@ from lg_eval.experiments._upstream import (
     load_dataset,
     open_checkpointer,
     redact_url,
-    resolve_target,
 )
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
@@ -181,12 +181,6 @@ async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
     dataset = options.dataset
     if not isinstance(dataset, Dataset):
         dataset = load_dataset(dataset)
-    target = options.target if options.target is not None else dataset.graph
-    if target is None:
-        raise InvalidOptionError(
-            f"No target to run: pass target= (a compiled graph, a builder, a factory or "
-            f"'module:attr'), or name the graph in dataset {dataset.name!r} (graph: module:attr)."
-        )
     run_id = options.run_id or _new_run_id(dataset.name)
     async with AsyncExitStack() as stack:
         store = options.store
@@ -198,13 +192,14 @@ async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
                 saver = stack.enter_context(open_checkpointer(saver))
             else:
                 saver = await stack.enter_async_context(aopen_checkpointer(saver))
-        allow_code = options.target is not None or dataset.allows_code
-        graph = resolve_target(target, saver, allow_code=allow_code)
+        targets = CaseTargets(options.target, dataset, saver)
         cache = _judge_cache(options.judge_cache)
         if cache is not None and not isinstance(options.judge_cache, JudgeCache):
             stack.callback(cache.close)
         resolver = EvaluatorResolver(dataset)
-        info, resumed = store.begin_run(_run_info(options, dataset, run_id, target, store))
+        info, resumed = store.begin_run(
+            _run_info(options, dataset, run_id, targets.describe(), store)
+        )
         stored = store.finished(run_id)
         plans = [
             CasePlan(
@@ -216,7 +211,7 @@ async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
         ]
         context = CaseContext(
             run_id=run_id,
-            graph=graph,
+            targets=targets,
             saver=saver,
             thresholds=dict(options.thresholds or {}),
             retries=options.retries,
@@ -405,7 +400,7 @@ def _new_run_id(dataset: str) -> str:
 
 
 def _run_info(
-    options: _Options, dataset: Dataset, run_id: str, target: Any, store: ResultStore
+    options: _Options, dataset: Dataset, run_id: str, target: str, store: ResultStore
 ) -> RunInfo:
     saver = options.checkpointer
     if isinstance(saver, BaseCheckpointSaver):
@@ -428,7 +423,7 @@ def _run_info(
         run_id=run_id,
         dataset=dataset.name,
         dataset_hash=dataset_hash(dataset),
-        target=_describe_target(target),
+        target=target,
         checkpointer=checkpointer,
         config=config,
         git_commit=_git_commit(dataset.source),
@@ -437,17 +432,6 @@ def _run_info(
         cases=len(dataset.cases) * options.repetitions,
     )
     return RunInfo.model_validate(scrub_secrets(info.model_dump(mode="json")))
-
-
-def _describe_target(target: Any) -> str:
-    if isinstance(target, str):
-        return target
-    module = getattr(target, "__module__", None)
-    name = getattr(target, "__qualname__", None)
-    if module and name:
-        return f"{module}:{name}"
-    graph_name = getattr(target, "name", None)
-    return f"{type(target).__name__}({graph_name!r})" if graph_name else type(target).__name__
 
 
 def _git_commit(source: Path | None) -> str | None:
