@@ -43,14 +43,43 @@ class JudgeError(LgEvalError):
     """An LLM judge could not produce a usable verdict."""
 
 
+class DatasetError(LgEvalError, ValueError):
+    """A dataset file or model is invalid; the message names the file, line, case and field."""
+
+
+class CheckpointerError(LgEvalError):
+    """A checkpointer named by URL could not be opened (messages show the URL redacted)."""
+
+
+class CheckpointerURLError(CheckpointerError, InvalidOptionError):
+    """A checkpointer URL is malformed or uses a scheme lg_eval does not know."""
+
+
+class ScriptMismatchError(LgEvalError):
+    """A played case's graph did not ask what its script expected (or asked when it did not).
+
+    ``turn`` is the index of the scripted turn (``turns[turn]``) where the mismatch
+    showed, ``played`` the :class:`lg_eval.play.PlayedCase` recorded up to that point.
+    """
+
+    def __init__(self, message: str, *, turn: int | None = None, played: object = None) -> None:
+        super().__init__(message)
+        self.turn = turn
+        self.played = played
+
+
 __all__ = [
     "CheckpointNotFoundError",
+    "CheckpointerError",
+    "CheckpointerURLError",
+    "DatasetError",
     "ExtractionError",
     "InvalidConfigError",
     "InvalidOptionError",
     "JudgeError",
     "LgEvalError",
     "MissingCheckpointerError",
+    "ScriptMismatchError",
     "ThreadNotFoundError",
     "TrajectoryFormatError",
 ]

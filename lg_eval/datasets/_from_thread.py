@@ -1,0 +1,84 @@
+"""Grow a golden set from real threads: an extracted thread becomes a case.
+
+The case replays what the thread was sent (inputs, resumes, continues, state
+edits, in order) and expects the trajectory the thread actually took, so a
+production conversation someone judged good can guard against regressions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lg_eval.datasets._models import Case, Expected
+from lg_eval.datasets._turns import (
+    ContinueTurn,
+    InputTurn,
+    ResumeByNodeTurn,
+    ResumeTurn,
+    StateUpdate,
+    UpdateTurn,
+)
+from lg_eval.errors import DatasetError
+from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory, Turn
+
+
+def case_from_thread(
+    thread: ThreadTrajectory,
+    *,
+    case_id: str,
+    tags: list[str] | None = None,
+    description: str | None = None,
+) -> Case:
+    """A :class:`Case` that replays ``thread`` and expects its trajectory.
+
+    Each state edit becomes an ``update`` turn (with ``as_node`` when the
+    trajectory records it) before the turn it preceded; a resume that answered
+    one interrupt becomes ``resume``, one that answered several becomes
+    ``resume_by_node`` (keyed by the paths lg_eval's trajectories use).
+    """
+    turns: list[Any] = []
+    for turn in thread.turns:
+        for edit in turn.edits:
+            values = edit.values if isinstance(edit.values, dict) else {}
+            turns.append(UpdateTurn(update=StateUpdate(values=values, as_node=edit.as_node)))
+        turns.append(_script_turn(thread, case_id, turn))
+    steps = thread.to_graph_trajectory().steps
+    return Case(
+        id=case_id,
+        description=description,
+        tags=list(tags or []),
+        turns=turns,
+        expected=Expected(trajectory=GraphTrajectory(steps=steps)),
+        metadata={"from_thread": thread.thread_id},
+    )
+
+
+def _script_turn(thread: ThreadTrajectory, case_id: str, turn: Turn) -> Any:
+    if turn.kind == "input":
+        return InputTurn(input=turn.input)
+    if turn.kind == "continue":
+        return ContinueTurn.model_validate({"continue": True})
+    answers = turn.resume or {}
+    by_node = turn.resume_by_node or {}
+    if not answers:
+        raise DatasetError(
+            f"thread {thread.thread_id!r}, turn {turn.index}: a resume turn without recorded "
+            f"answers cannot become a turn of case {case_id!r}."
+        )
+    if len(answers) == 1:
+        return ResumeTurn(resume=next(iter(answers.values())))
+    if len(by_node) < len(answers):
+        values_at_path: dict[str, list[Any]] = {path: [] for path in by_node}
+        for run in turn.iter_tasks():
+            if run.answered in answers and run.path in values_at_path:
+                values_at_path[run.path].append(answers[run.answered])
+        if any(any(v != values[0] for v in values) for values in values_at_path.values()):
+            raise DatasetError(
+                f"thread {thread.thread_id!r}, turn {turn.index}: several interrupts of one node "
+                f"got different answers, which resume_by_node cannot say; write case {case_id!r}'s "
+                "turn as a resume_fn instead."
+            )
+    return ResumeByNodeTurn(resume_by_node=dict(by_node))
+
+
+__all__ = ["case_from_thread"]

@@ -1,0 +1,291 @@
+"""Read and write dataset files (YAML or JSONL) with errors that point at the mistake.
+
+YAML goes through PyYAML's *safe* loader only: a ``!!python/...`` tag is an
+error naming the file and line, and nothing in the file ever executes. JSONL
+holds one case per line, after an optional header line
+``{"dataset": {"name": ..., "graph": ..., "evaluators": [...]}}``.
+
+Every problem is a :class:`~lg_eval.errors.DatasetError` whose message reads
+``<file>:<line>: case '<id>', <field path>: <what is wrong>`` (the line when it
+is known), so a person can jump straight to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from lg_eval.datasets._models import Case, Dataset
+from lg_eval.errors import DatasetError
+
+YAML_SUFFIXES = (".yaml", ".yml")
+JSONL_SUFFIXES = (".jsonl",)
+_PROVENANCE = ("source", "allows_code")
+_MAX_ERRORS = 10
+
+Lines = Any
+"""A YAML node tree (to find the line of a field), or ``None`` when lines are unknown."""
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load a dataset file: ``.yaml`` / ``.yml`` / ``.json`` (one document) or ``.jsonl``.
+
+    The dataset is marked ``allows_code=True`` (it comes from a local file, which
+    is as trusted as the code next to it) and ``source=path``. A dataset without
+    a ``name`` is named after the file.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DatasetError(
+            f"{path}: cannot read the dataset file ({exc.strerror or exc})."
+        ) from None
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return _load_jsonl(path, text)
+    if suffix in YAML_SUFFIXES or suffix == ".json":
+        data, nodes = _parse_yaml(path, text)
+        return _dataset_from_document(path, data, nodes)
+    raise DatasetError(
+        f"{path}: unknown dataset format {suffix or '(no suffix)'!r}; use .yaml, .yml, .json or "
+        ".jsonl."
+    )
+
+
+def dataset_from_dict(
+    data: Mapping[str, Any], *, source: Path | None = None, allows_code: bool = False
+) -> Dataset:
+    """Build a dataset from plain data (say, pulled from a remote store).
+
+    ``allows_code`` is ``False`` unless the caller says otherwise, and the data
+    itself cannot set it: a ``source`` or ``allows_code`` key is refused.
+    """
+    where = str(source) if source else "<data>"
+    return _validate_dataset(where, dict(data), None, source=source, allows_code=allows_code)
+
+
+def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
+    """Safe-load ``text``, keeping the node tree so errors can name lines."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        if exc.problem and "could not determine a constructor for the tag" in exc.problem:
+            tag = exc.problem.rsplit(" ", 1)[-1].strip("'").replace("tag:yaml.org,2002:", "!!")
+            problem = (
+                f"the tag {tag} is not allowed: datasets are read with yaml.safe_load, which "
+                "builds only plain data (write the value without the tag)"
+            )
+        raise DatasetError(f"{path}{line}: invalid YAML: {problem}.") from None
+    except yaml.YAMLError as exc:
+        raise DatasetError(f"{path}: invalid YAML: {exc}.") from None
+    finally:
+        loader.dispose()
+    return data, node
+
+
+def _dataset_from_document(path: Path, data: Any, nodes: Lines) -> Dataset:
+    if not isinstance(data, dict):
+        raise DatasetError(
+            f"{path}: a dataset file is a mapping with name, cases and optionally graph and "
+            f"evaluators (got {type(data).__name__})."
+        )
+    data = dict(data)
+    data.setdefault("name", path.stem)
+    return _validate_dataset(str(path), data, nodes, source=path, allows_code=True)
+
+
+def _validate_dataset(
+    where: str, data: dict[str, Any], nodes: Lines, *, source: Path | None, allows_code: bool
+) -> Dataset:
+    for key in _PROVENANCE:
+        if key in data:
+            raise DatasetError(
+                f"{where}{_line(nodes, (key,))}: {key!r} cannot be written in a dataset: lg_eval "
+                "sets it from where the dataset was loaded."
+            )
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        _check_unique_ids(where, cases, nodes)
+    try:
+        return Dataset.model_validate({**data, "source": source, "allows_code": allows_code})
+    except ValidationError as exc:
+        raise DatasetError(_describe(where, exc.errors(), data, nodes)) from None
+
+
+def _check_unique_ids(where: str, cases: list[Any], nodes: Lines) -> None:
+    first: dict[str, int] = {}
+    for index, case in enumerate(cases):
+        case_id = case.get("id") if isinstance(case, dict) else None
+        if not isinstance(case_id, str):
+            continue
+        if case_id in first:
+            earlier = _line(nodes, ("cases", first[case_id]))
+            seen = f"line {earlier[1:]}" if earlier else f"cases[{first[case_id]}]"
+            raise DatasetError(
+                f"{where}{_line(nodes, ('cases', index, 'id'))}: case {case_id!r}: duplicate case "
+                f"id (first used at {seen}); case ids must be unique."
+            )
+        first[case_id] = index
+
+
+def _load_jsonl(path: Path, text: str) -> Dataset:
+    header: dict[str, Any] = {}
+    cases: list[Case] = []
+    first_line: dict[str, int] = {}
+    header_line = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{number}: not valid JSON: {exc.msg}.") from None
+        if not isinstance(row, dict):
+            raise DatasetError(
+                f"{path}:{number}: each line is a JSON object, a case (got {type(row).__name__})."
+            )
+        if "dataset" in row and not cases and not header_line:
+            if set(row) != {"dataset"} or not isinstance(row["dataset"], dict):
+                raise DatasetError(
+                    f'{path}:{number}: the header line is {{"dataset": {{"name": ..., "graph": '
+                    '..., "evaluators": [...]}} and nothing else.'
+                )
+            header, header_line = dict(row["dataset"]), number
+            if "cases" in header:
+                raise DatasetError(
+                    f"{path}:{number}: dataset.cases: cases go one per line after the header."
+                )
+            continue
+        where = f"{path}:{number}"
+        case_id = row.get("id")
+        if isinstance(case_id, str) and case_id in first_line:
+            raise DatasetError(
+                f"{where}: case {case_id!r}: duplicate case id (first used at line "
+                f"{first_line[case_id]}); case ids must be unique."
+            )
+        try:
+            cases.append(Case.model_validate(row))
+        except ValidationError as exc:
+            message = _describe(where, exc.errors(), {"cases": [row]}, None, "cases", 0)
+            raise DatasetError(message) from None
+        if isinstance(case_id, str):
+            first_line[case_id] = number
+    where = f"{path}:{header_line}" if header_line else str(path)
+    header.setdefault("name", path.stem)
+    return _validate_dataset(where, {**header, "cases": cases}, None, source=path, allows_code=True)
+
+
+def _describe(
+    where: str,
+    errors: Sequence[ErrorDetails],
+    data: Any,
+    nodes: Lines,
+    *prefix: str | int,
+) -> str:
+    """One line per validation error: ``where[:line]: case 'id', field.path: message``."""
+    lines = []
+    for error in errors[:_MAX_ERRORS]:
+        loc = (*prefix, *error["loc"])
+        lines.append(f"{where}{_line(nodes, loc)}: {_subject(loc, data)}{error['msg']}")
+    if len(errors) > _MAX_ERRORS:
+        lines.append(f"... and {len(errors) - _MAX_ERRORS} more errors")
+    return "\n".join(lines)
+
+
+def _subject(loc: Sequence[str | int], data: Any) -> str:
+    """``case 'sunny-sf', turns[1]: `` for a location inside a case, else the field path."""
+    loc = [part for part in loc if not (isinstance(part, str) and part.startswith("kind="))]
+    head = ""
+    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
+        cases = data.get("cases") if isinstance(data, dict) else None
+        case = cases[loc[1]] if isinstance(cases, list) and loc[1] < len(cases) else None
+        case_id = case.get("id") if isinstance(case, dict) else getattr(case, "id", None)
+        head = f"case {case_id!r}" if isinstance(case_id, str) else f"cases[{loc[1]}]"
+        loc = loc[2:]
+    field = field_path(loc)
+    if head and field:
+        return f"{head}, {field}: "
+    return f"{head or field}: " if head or field else ""
+
+
+def field_path(loc: Iterable[str | int]) -> str:
+    """``("turns", 1, "update", "values")`` as ``turns[1].update.values``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line(nodes: Lines, loc: Sequence[str | int]) -> str:
+    """``:<line>`` of the deepest YAML node on ``loc`` that exists, or ``""``."""
+    node = nodes
+    if node is None:
+        return ""
+    found = node
+    for part in loc:
+        if isinstance(part, str) and part.startswith("kind="):
+            continue
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            child = node.value[part] if part < len(node.value) else None
+        if child is None:
+            break
+        node = found = child
+    return f":{found.start_mark.line + 1}"
+
+
+def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
+    """Write ``dataset`` as YAML (``.yaml`` / ``.yml``) or JSONL (``.jsonl``); returns the path.
+
+    Defaults are left out, so a loaded file dumps back to what a person would
+    write, and loading the dump gives an equal dataset.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    document = _plain(dataset)
+    if suffix in YAML_SUFFIXES:
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    elif suffix in JSONL_SUFFIXES:
+        cases = document.pop("cases", [])
+        rows = [{"dataset": document}, *cases]
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    else:
+        raise DatasetError(
+            f"{path}: cannot dump to {suffix or '(no suffix)'!r}; use .yaml or .jsonl."
+        )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _plain(dataset: Dataset) -> dict[str, Any]:
+    dumped: dict[str, Any] = dataset.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    return dumped
+
+
+def dataset_hash(dataset: Dataset) -> str:
+    """sha256 (hex) of the dataset's canonical JSON: equal datasets hash equal.
+
+    Canonical means every field (defaults included), keys sorted, no
+    whitespace; where the dataset was loaded from does not count.
+    """
+    document = dataset.model_dump(mode="json", by_alias=True)
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+__all__ = ["dataset_from_dict", "dataset_hash", "dump_dataset", "field_path", "load_dataset"]

@@ -1,0 +1,239 @@
+"""Dataset, case, expectation and evaluator-reference models.
+
+A :class:`Dataset` is a named list of :class:`Case` objects, each a script of
+turns played on one fresh thread plus what the run should look like
+(:class:`Expected`). The models are the contract between the files people
+write and everything that plays or scores them; loading and dumping live in
+:mod:`lg_eval.datasets._io`.
+
+Provenance travels with the data: ``Dataset.allows_code`` says whether the
+code references inside (``graph``, ``resume_fn``, evaluator ``module:attr``
+names) may be imported. Only a dataset read from a local file gets ``True``
+from the loader; the default is ``False`` so that data built from anything
+remote can never run code by accident.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from lg_eval.datasets._turns import ResumeFnTurn, ScriptTurn
+from lg_eval.trajectory import GraphTrajectory
+
+CODE_REFERENCE = r"^[\w.]+:[\w.]+$"
+
+
+class ToolCallExpectation(BaseModel):
+    """A tool call the run should make; ``args`` may list only some of the arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    args: dict[str, Any] | None = None
+
+
+class OutputMatch(BaseModel):
+    """What the final answer must contain (every string) or equal."""
+
+    model_config = ConfigDict(extra="forbid")
+    contains: list[str] | None = None
+    equals: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> OutputMatch:
+        if (self.contains is None) == (self.equals is None):
+            raise PydanticCustomError(
+                "output_match", "write exactly one of contains: [...] or equals: '...'"
+            )
+        return self
+
+
+def _output_tag(value: Any) -> str:
+    return "kind=text" if isinstance(value, str) else "kind=match"
+
+
+OutputExpectation = Annotated[
+    Annotated[str, Tag("kind=text")] | Annotated[OutputMatch, Tag("kind=match")],
+    Discriminator(_output_tag),
+]
+"""A string (the exact answer) or an :class:`OutputMatch`."""
+
+
+class Expected(BaseModel):
+    """What a case's thread should look like; every part is optional."""
+
+    model_config = ConfigDict(extra="forbid")
+    trajectory: GraphTrajectory | None = Field(
+        default=None, description="The flat trajectory; usually only ``steps`` per turn."
+    )
+    tool_calls: list[ToolCallExpectation] | None = None
+    output: OutputExpectation | None = None
+    max_steps: int | None = Field(
+        default=None, ge=0, description="Cap on the node steps of the whole thread."
+    )
+
+
+class EvaluatorRef(BaseModel):
+    """An evaluator by registry name (or ``module:attr``), with options for its factory.
+
+    Written as a plain string or as ``{name, options}``; dumps back to the
+    string form when there are no options.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data
+
+    @model_serializer(mode="wrap")
+    def _to_string(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return self.name if not self.options else handler(self)
+
+    @property
+    def is_code_reference(self) -> bool:
+        """Whether ``name`` is a ``module:attr`` import rather than a registry name."""
+        return ":" in self.name
+
+
+class Case(BaseModel):
+    """One scripted conversation on a fresh thread, and what it should produce."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    graph: str | None = Field(
+        default=None,
+        pattern=CODE_REFERENCE,
+        description="Target for this case, 'module:attr'; overrides the dataset's graph.",
+    )
+    turns: list[ScriptTurn] = Field(min_length=1)
+    expected: Expected = Field(default_factory=Expected)
+    evaluators: list[EvaluatorRef] | None = Field(
+        default=None, description="Replaces the dataset's default evaluators for this case."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    _allows_code: bool = PrivateAttr(default=True)
+
+    @property
+    def allows_code(self) -> bool:
+        """Whether this case's ``resume_fn`` references may be imported.
+
+        ``True`` for a case built in Python; ``False`` once it belongs to a dataset
+        whose ``allows_code`` is ``False`` (data that did not come from a local file).
+        """
+        return self._allows_code
+
+    def code_references(self) -> list[tuple[str, str]]:
+        """``(field path, reference)`` of every ``module:attr`` the case would import."""
+        refs = [("graph", self.graph)] if self.graph else []
+        refs += [
+            (f"turns[{i}].resume_fn", t.resume_fn)
+            for i, t in enumerate(self.turns)
+            if isinstance(t, ResumeFnTurn)
+        ]
+        refs += [
+            (f"evaluators[{i}]", e.name)
+            for i, e in enumerate(self.evaluators or [])
+            if e.is_code_reference
+        ]
+        return refs
+
+
+class Dataset(BaseModel):
+    """A named set of cases, with a default target graph and default evaluators."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    description: str | None = None
+    graph: str | None = Field(
+        default=None,
+        pattern=CODE_REFERENCE,
+        description="Default target, 'module:attr' (a compiled graph, builder or factory).",
+    )
+    evaluators: list[EvaluatorRef] = Field(default_factory=list)
+    cases: list[Case] = Field(default_factory=list)
+    source: Path | None = Field(
+        default=None, exclude=True, description="The file it was loaded from, if any."
+    )
+    allows_code: bool = Field(
+        default=False,
+        exclude=True,
+        description="True only for a dataset read from a local file: its code references "
+        "may be imported. Never dumped, never read from a file.",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Dataset:
+        seen: dict[str, int] = {}
+        for index, case in enumerate(self.cases):
+            if case.id in seen:
+                raise PydanticCustomError(
+                    "duplicate_case_id",
+                    "duplicate case id {id!r} (cases[{first}] and cases[{again}])",
+                    {"id": case.id, "first": seen[case.id], "again": index},
+                )
+            seen[case.id] = index
+            if not self.allows_code:
+                case._allows_code = False
+        return self
+
+    def case(self, case_id: str) -> Case:
+        """The case with id ``case_id`` (``KeyError`` listing the ids when there is none)."""
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(f"no case {case_id!r} in dataset {self.name!r}; ids: {self.case_ids()}")
+
+    def case_ids(self) -> list[str]:
+        """The case ids, in order."""
+        return [case.id for case in self.cases]
+
+    def evaluators_for(self, case: Case) -> list[EvaluatorRef]:
+        """The evaluators that score ``case``: its own list, else the dataset's defaults."""
+        return list(case.evaluators) if case.evaluators is not None else list(self.evaluators)
+
+    def target_for(self, case: Case) -> str | None:
+        """The target reference ``case`` is played on: its own ``graph``, else the dataset's."""
+        return case.graph or self.graph
+
+    def code_references(self) -> list[tuple[str, str]]:
+        """``(where, reference)`` of every ``module:attr`` this dataset would import."""
+        refs = [("graph", self.graph)] if self.graph else []
+        refs += [
+            (f"evaluators[{i}]", e.name)
+            for i, e in enumerate(self.evaluators)
+            if e.is_code_reference
+        ]
+        for case in self.cases:
+            refs += [(f"case {case.id!r}, {where}", ref) for where, ref in case.code_references()]
+        return refs
+
+
+__all__ = [
+    "Case",
+    "Dataset",
+    "EvaluatorRef",
+    "Expected",
+    "OutputExpectation",
+    "OutputMatch",
+    "ToolCallExpectation",
+]

@@ -1,0 +1,216 @@
+"""Open the checkpointer a URL names (see :mod:`lg_eval.urls`), sync or async.
+
+SQLite files and the directories leading to them that lg_eval creates are
+owner-only (0600 / 0700, the ``-wal`` and ``-shm`` siblings too): checkpoints
+hold whole conversations. Postgres errors are re-raised as
+:class:`~lg_eval.errors.CheckpointerError` with the URL redacted and without the
+driver's original exception attached, because psycopg echoes the DSN,
+password included.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from lg_eval.errors import CheckpointerError
+from lg_eval.play._types import Saver
+from lg_eval.urls import CheckpointerURL, parse_checkpointer_url, scrub
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+SQLITE_SIBLINGS = ("-wal", "-shm", "-journal")
+PG_CONNECT_TIMEOUT = 10
+"""Seconds to wait for a Postgres server before giving up (unless the URL says otherwise)."""
+
+
+@contextmanager
+def open_checkpointer(url: str | None = None) -> Iterator[Saver]:
+    """A ready checkpointer for ``url`` (tables set up), closed on exit.
+
+    ``None`` is the embedded SQLite file ``.lg_eval/checkpoints.sqlite`` under
+    the current directory; ``memory://`` an ``InMemorySaver``.
+    """
+    parsed = parse_checkpointer_url(url)
+    if parsed.kind == "memory":
+        yield InMemorySaver()
+        return
+    if parsed.kind == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        path, created = _prepare_sqlite(parsed)
+        try:
+            conn = sqlite3.connect(str(path), check_same_thread=False)
+            saver = SqliteSaver(conn)
+            saver.setup()
+        except sqlite3.Error as exc:
+            raise _sqlite_error(parsed, exc) from exc
+        try:
+            _restrict_siblings(path, created)
+            yield saver
+        finally:
+            conn.close()
+            _restrict_siblings(path, created)
+        return
+    with _postgres_sync(parsed) as pg_saver:
+        yield pg_saver
+
+
+@asynccontextmanager
+async def aopen_checkpointer(url: str | None = None) -> AsyncIterator[Saver]:
+    """Async twin of :func:`open_checkpointer` (``AsyncSqliteSaver`` / ``AsyncPostgresSaver``)."""
+    parsed = parse_checkpointer_url(url)
+    if parsed.kind == "memory":
+        yield InMemorySaver()
+        return
+    if parsed.kind == "sqlite":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        path, created = _prepare_sqlite(parsed)
+        try:
+            conn = await aiosqlite.connect(str(path))
+        except sqlite3.Error as exc:
+            raise _sqlite_error(parsed, exc) from exc
+        try:
+            saver = AsyncSqliteSaver(conn)
+            try:
+                await saver.setup()
+            except sqlite3.Error as exc:
+                raise _sqlite_error(parsed, exc) from exc
+            _restrict_siblings(path, created)
+            yield saver
+        finally:
+            await conn.close()
+            _restrict_siblings(path, created)
+        return
+    _require_postgres(parsed)
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection
+    from psycopg.rows import dict_row
+
+    problem = None
+    aconn: Any = None
+    try:
+        aconn = await AsyncConnection.connect(
+            parsed.dsn or "", row_factory=dict_row, **_pg_kwargs(parsed)
+        )
+        asaver = AsyncPostgresSaver(aconn)
+        await asaver.setup()
+    except Exception as exc:  # psycopg's messages echo the DSN: never chain them
+        problem = _pg_problem(parsed, exc)
+    if problem is not None:
+        if aconn is not None:
+            await aconn.close()
+        raise problem
+    try:
+        yield asaver
+    finally:
+        await aconn.close()
+
+
+@contextmanager
+def _postgres_sync(parsed: CheckpointerURL) -> Iterator[Saver]:
+    _require_postgres(parsed)
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    problem = None
+    conn: Any = None
+    try:
+        conn = Connection.connect(parsed.dsn or "", row_factory=dict_row, **_pg_kwargs(parsed))
+        saver = PostgresSaver(conn)
+        saver.setup()
+    except Exception as exc:  # psycopg's messages echo the DSN: never chain them
+        problem = _pg_problem(parsed, exc)
+    if problem is not None:
+        if conn is not None:
+            conn.close()
+        raise problem
+    try:
+        yield saver
+    finally:
+        conn.close()
+
+
+def _require_postgres(parsed: CheckpointerURL) -> None:
+    """A clear error when the ``postgres`` extra is not installed."""
+    try:
+        import langgraph.checkpoint.postgres  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise CheckpointerError(
+            f"{parsed.redacted} needs the Postgres extra: pip install 'lg-eval[postgres]' "
+            f"(missing {exc.name})."
+        ) from None
+
+
+def _pg_kwargs(parsed: CheckpointerURL) -> dict[str, Any]:
+    """What LangGraph's savers expect of a connection, plus a connect timeout."""
+    kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
+    if "connect_timeout=" not in (parsed.dsn or ""):
+        kwargs["connect_timeout"] = PG_CONNECT_TIMEOUT
+    return kwargs
+
+
+def _pg_problem(parsed: CheckpointerURL, exc: BaseException) -> CheckpointerError:
+    detail = " ".join(scrub(str(exc), parsed.url).split())
+    return CheckpointerError(
+        f"cannot open the Postgres checkpointer {parsed.redacted}: {type(exc).__name__}: "
+        f"{detail}. Check that the server is running and the URL's user, host, port and "
+        "database are right."
+    )
+
+
+def _sqlite_error(parsed: CheckpointerURL, exc: sqlite3.Error) -> CheckpointerError:
+    return CheckpointerError(
+        f"cannot open the SQLite checkpointer {parsed.redacted} ({parsed.path}): {exc}."
+    )
+
+
+def _prepare_sqlite(parsed: CheckpointerURL) -> tuple[Path, bool]:
+    """The absolute file path, its missing parent directories made 0700 and the file 0600.
+
+    Returns whether lg_eval created the file (an existing file keeps its mode).
+    """
+    assert parsed.path is not None
+    path = parsed.path if parsed.path.is_absolute() else Path.cwd() / parsed.path
+    missing = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
+    try:
+        for directory in reversed(missing):
+            directory.mkdir(mode=DIR_MODE)
+            os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
+        if path.exists():
+            return path, False
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+        os.close(fd)
+        os.chmod(path, FILE_MODE)
+    except OSError as exc:
+        raise CheckpointerError(
+            f"cannot create the SQLite checkpointer file {path} for {parsed.redacted}: "
+            f"{exc.strerror or exc}."
+        ) from exc
+    return path, True
+
+
+def _restrict_siblings(path: Path, created: bool) -> None:
+    """Make the journal files SQLite keeps next to a file lg_eval created owner-only too."""
+    if not created:
+        return
+    for suffix in SQLITE_SIBLINGS:
+        sibling = path.with_name(path.name + suffix)
+        try:
+            if sibling.exists():
+                os.chmod(sibling, FILE_MODE)
+        except OSError:  # it may vanish between the check and the chmod
+            continue
+
+
+__all__ = ["aopen_checkpointer", "open_checkpointer"]

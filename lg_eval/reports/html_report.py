@@ -1,0 +1,113 @@
+"""HTML rendering: one self-contained page (jinja2 templates, inline CSS, JS and SVG).
+
+The page works from a file, offline, and asks for nothing over the network: no external
+asset, no URL, and a Content-Security-Policy that forbids everything but the page's own
+inline ``<style>`` and ``<script>``, pinned by their SHA-256 hashes computed here from the
+exact blocks inserted. Content is escaped by jinja2's autoescaping in every template
+(text, attributes and SVG labels alike) after :func:`~lg_eval.reports._text.visible`;
+the data the filter script reads is JSON with ``<``, ``>``, ``&``, U+2028 and U+2029
+written as ``\\uXXXX`` so it cannot close its ``<script>`` element or open a comment.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from lg_eval.reports import charts
+from lg_eval.reports._text import money, number, percent, seconds, signed, visible
+from lg_eval.reports.model import STATUSES, Report
+
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def script_json(data: Any) -> Markup:
+    """``data`` as JSON safe to place verbatim inside a ``<script>`` element."""
+    text = json.dumps(data, ensure_ascii=False)
+    return Markup("".join(_JSON_ESCAPES.get(char, char) for char in text))
+
+
+def csp_hash(block: str) -> str:
+    """The CSP source expression (``'sha256-…'``) allowing exactly this inline block."""
+    digest = hashlib.sha256(block.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def content_security_policy(style: str, script: str) -> str:
+    """No network, no plugins, no base or form targets: only these inline blocks run."""
+    return (
+        f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+@cache
+def environment() -> Environment:
+    """The jinja2 environment: autoescaping on for every template, undefined names fail."""
+    env = Environment(
+        loader=PackageLoader("lg_eval.reports", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        v=visible,
+        percent=percent,
+        seconds=seconds,
+        number=number,
+        money=money,
+        signed=signed,
+    )
+    return env
+
+
+def _asset(name: str) -> str:
+    return (files("lg_eval.reports") / "templates" / name).read_text(encoding="utf-8")
+
+
+def render_html(report: Report) -> str:
+    """The report as a standalone HTML page."""
+    style, script = _asset("report.css"), _asset("report.js")
+    data = {
+        "rows": [
+            {"status": case.status, "tags": [visible(tag) for tag in case.tags]}
+            for case in report.cases
+        ]
+    }
+    chart_list = [
+        charts.pass_rate_bars(report.evaluators),
+        charts.histogram_chart("Score distribution", report.score_histogram),
+        charts.histogram_chart("Latency distribution", report.latency_histogram, unit="s"),
+    ]
+    if report.trend:
+        chart_list.append(charts.trend_chart(report.trend))
+    return (
+        environment()
+        .get_template("report.html.j2")
+        .render(
+            report=report,
+            statuses=STATUSES,
+            charts=chart_list,
+            style=Markup(style),
+            script=Markup(script),
+            data=script_json(data),
+            csp=content_security_policy(style, script),
+        )
+    )
+
+
+__all__ = ["content_security_policy", "csp_hash", "environment", "render_html", "script_json"]

@@ -1,0 +1,225 @@
+"""Markdown rendering: a run summary to paste in a pull request or a CI job summary.
+
+Content never becomes Markdown or HTML: :func:`md` shows control characters visibly,
+turns ``&``, ``<``, ``>`` into entities (raw HTML and autolinks are neutralised), escapes
+the characters that make emphasis, code spans, links and table cells (``\\ ` * _ [ ] | ~``)
+and replaces newlines with ``<br>``, so a value can never start a line (no heading,
+list or quote from content) nor split a table row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from lg_eval.reports._text import money, number, percent, seconds, signed, visible
+from lg_eval.reports.model import CaseReport, Report, Step
+
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md(text: object) -> str:
+    """``text`` as inert inline Markdown (safe in a table cell)."""
+    shown = visible(str(text))
+    shown = "".join(_ENTITIES.get(char, char) for char in shown)
+    shown = _SPECIAL.sub(r"\\\1", shown)
+    return shown.replace("\n", "<br>")
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A GFM table; cells are already escaped with :func:`md` by the caller."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def render_markdown(report: Report) -> str:
+    """The report as GitHub-flavoured Markdown."""
+    info, summary = report.info, report.summary
+    out = [f"# lg_eval report: {md(info.dataset)}", ""]
+    out += table(
+        ["run", "dataset", "status", "pass rate", "passed", "failed", "error", "timeout"],
+        [
+            [
+                md(info.run_id),
+                md(info.dataset),
+                md(info.status),
+                percent(summary.pass_rate),
+                *(str(summary.counts.of(s)) for s in ("passed", "failed", "error", "timeout")),
+            ]
+        ],
+    )
+    out += table(
+        [
+            "results",
+            f"pass@{summary.k}",
+            f"pass^{summary.k}",
+            "latency p50",
+            "latency p95",
+            "tokens",
+            "cost",
+        ],
+        [
+            [
+                str(summary.results),
+                percent(summary.pass_at_k),
+                percent(summary.pass_hat_k),
+                seconds(summary.latency_p50_s),
+                seconds(summary.latency_p95_s),
+                str(summary.tokens),
+                money(summary.cost),
+            ]
+        ],
+    )
+    if report.evaluators:
+        out += ["## Evaluators", ""]
+        out += table(
+            ["key", "pass rate", "passed", "failed", "no verdict", "errors", "mean", "min", "max"],
+            [
+                [
+                    md(e.key),
+                    percent(e.pass_rate),
+                    str(e.passed),
+                    str(e.failed),
+                    str(e.no_verdict),
+                    str(e.errors),
+                    number(e.mean),
+                    number(e.min),
+                    number(e.max),
+                ]
+                for e in report.evaluators
+            ],
+        )
+    if report.tags:
+        out += ["## Tags", ""]
+        out += table(
+            ["tag", "results", "passed", "pass rate"],
+            [
+                [md(t.tag), str(t.counts.total), str(t.counts.passed), percent(t.pass_rate)]
+                for t in report.tags
+            ],
+        )
+    out += ["## Cases", ""]
+    out += table(
+        ["case", "status", "tags", "scores", "latency"],
+        [
+            [
+                md(case.label),
+                case.status,
+                md(", ".join(case.tags)),
+                md(", ".join(f"{k}={number(v)}" for k, v in case.score_map.items())),
+                seconds(case.latency_s),
+            ]
+            for case in report.cases
+        ],
+    )
+    if report.failures:
+        out += ["## Failed cases", ""]
+        for case in report.failures:
+            out += _failed(case)
+    if report.trend:
+        out += ["## Trend", ""]
+        out += table(
+            ["run", "started", "pass rate", "results"],
+            [
+                [
+                    md(p.run_id) + (" (this run)" if p.current else ""),
+                    p.started_at.isoformat(timespec="seconds"),
+                    percent(p.pass_rate),
+                    str(p.results),
+                ]
+                for p in report.trend
+            ],
+        )
+    if report.comparison:
+        out += _comparison(report)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _failed(case: CaseReport) -> list[str]:
+    out = [f"### {md(case.label)}: {case.status}", ""]
+    if case.error:
+        out += [f"**Error:** {md(case.error)}", ""]
+    if case.failing_checks:
+        out += table(
+            ["feedback", "score", "comment"],
+            [
+                [md(f.key), number(f.score), md(f.error or f.comment or "")]
+                for f in case.failing_checks
+            ],
+        )
+    if case.diff:
+        out += table(
+            ["turn", "expected", "actual", "difference"],
+            [
+                [
+                    str(d.turn + 1),
+                    _steps(d.expected),
+                    _steps(d.actual),
+                    md(d.reason) if d.reason else "same",
+                ]
+                for d in case.diff
+            ],
+        )
+    if case.turns:
+        out += table(
+            ["played", "kind", "sent", "asked"],
+            [
+                [
+                    str(t.index + 1),
+                    md(t.kind),
+                    md(t.sent if t.sent is not None else ""),
+                    md("; ".join(a.value for a in t.asked))
+                    + (f" {md(t.error)}" if t.error else ""),
+                ]
+                for t in case.turns
+            ],
+        )
+    if case.judge_notes:
+        out += table(
+            ["judge", "score", "reasoning"],
+            [[md(j.key), number(j.score), md(j.comment or "")] for j in case.judge_notes],
+        )
+    return out
+
+
+def _steps(steps: list[Step]) -> str:
+    """Steps joined by arrows; the differing ones in bold."""
+    return " → ".join(f"**{md(s.name)}**" if s.differs else md(s.name) for s in steps) or "–"
+
+
+def _comparison(report: Report) -> list[str]:
+    comparison = report.comparison
+    assert comparison is not None
+    out = [f"## Comparison: {md(comparison.run_b)} against {md(comparison.run_a)}", ""]
+    out += [f"Pass rate {percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}."]
+    out += [""]
+    changed = [
+        *comparison.regressions,
+        *comparison.improvements,
+        *comparison.added,
+        *comparison.removed,
+    ]
+    if changed:
+        out += table(
+            ["case", "change", "status", "score deltas"],
+            [
+                [
+                    md(c.case_id if c.repetition == 0 else f"{c.case_id}#{c.repetition}"),
+                    c.change,
+                    f"{c.status_a or '–'} → {c.status_b or '–'}",
+                    md(", ".join(f"{k} {signed(v)}" for k, v in c.score_deltas.items())),
+                ]
+                for c in changed
+            ],
+        )
+    if comparison.evaluator_deltas:
+        out += table(
+            ["key", "mean delta"],
+            [[md(k), signed(v)] for k, v in comparison.evaluator_deltas.items()],
+        )
+    return out
+
+
+__all__ = ["md", "render_markdown", "table"]

@@ -1,0 +1,274 @@
+"""The report model: everything a rendering shows, computed once from a run.
+
+A report is data first (pydantic_evals' ``EvaluationReport`` idea): :func:`build_report`
+turns an :class:`~lg_eval.experiments.ExperimentRun` into a :class:`Report` holding every
+aggregate, per-case detail, trajectory difference, chart bin and trend point; the
+terminal, Markdown, HTML, JUnit and JSON renderers only lay it out. No renderer counts,
+averages or compares anything itself, so the five formats cannot disagree.
+
+Text from the run (case ids, tags, comments, sent values) is kept verbatim here;
+escaping belongs to each renderer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
+from lg_eval.feedback import ScoreValue
+
+STATUSES: tuple[CaseStatus, ...] = ("passed", "failed", "error", "timeout")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StatusCounts(_Model):
+    """How many case repetitions ended in each status."""
+
+    passed: int = 0
+    failed: int = 0
+    error: int = 0
+    timeout: int = 0
+
+    @property
+    def total(self) -> int:
+        """All counted repetitions."""
+        return self.passed + self.failed + self.error + self.timeout
+
+    def of(self, status: CaseStatus) -> int:
+        """The count for ``status``."""
+        count: int = getattr(self, status)
+        return count
+
+
+class Summary(_Model):
+    """The run's headline numbers."""
+
+    results: int = Field(description="Case × repetition results in the run.")
+    cases: int = Field(description="Distinct case ids.")
+    k: int = Field(description="Repetitions per case (the most any case has).")
+    counts: StatusCounts
+    pass_rate: float | None = Field(description="Passed results over all results.")
+    pass_at_k: float | None = Field(description="Cases with at least one passed repetition.")
+    pass_hat_k: float | None = Field(description="Cases whose every repetition passed (pass^k).")
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    latency_mean_s: float | None = None
+    latency_max_s: float | None = None
+    tokens: int = 0
+    cost: float | None = Field(default=None, description="None when no result reports a cost.")
+    model_calls: int = 0
+    retries: int = Field(default=0, description="Attempts beyond the first, over all results.")
+
+
+class EvaluatorSummary(_Model):
+    """One feedback key across the run: verdicts and score statistics."""
+
+    key: str
+    evaluator: str
+    rows: int
+    passed: int = 0
+    failed: int = 0
+    no_verdict: int = Field(default=0, description="Rows without a verdict and without error.")
+    errors: int = 0
+    pass_rate: float | None = Field(default=None, description="passed / (passed + failed).")
+    mean: float | None = Field(default=None, description="Over numeric scores; true counts 1.")
+    min: float | None = None
+    max: float | None = None
+
+
+class TagSummary(_Model):
+    """The results carrying one tag."""
+
+    tag: str
+    counts: StatusCounts
+    pass_rate: float | None
+
+
+class Histogram(_Model):
+    """Equal-width bins over ``[lo, hi]``; a value equal to ``hi`` falls in the last bin."""
+
+    label: str
+    lo: float
+    hi: float
+    counts: list[int]
+
+    @property
+    def edges(self) -> list[float]:
+        """The ``len(counts) + 1`` bin edges."""
+        width = (self.hi - self.lo) / len(self.counts)
+        return [self.lo + width * i for i in range(len(self.counts) + 1)]
+
+
+class TrendPoint(_Model):
+    """One stored run of the same dataset, for the trend line."""
+
+    run_id: str
+    started_at: datetime
+    pass_rate: float | None
+    results: int
+    current: bool = False
+
+
+class Step(_Model):
+    """One node of a trajectory turn; ``differs`` marks it as outside the common sequence."""
+
+    name: str
+    differs: bool = False
+
+
+class TurnDiff(_Model):
+    """Expected against actual steps of one turn."""
+
+    turn: int
+    expected: list[Step]
+    actual: list[Step]
+    match: bool
+    first_difference: int | None = Field(
+        default=None, description="The first position where the two sequences differ."
+    )
+    missing: list[str] = Field(default_factory=list, description="Expected, did not run.")
+    unexpected: list[str] = Field(default_factory=list, description="Ran, not expected.")
+    reason: str | None = None
+
+
+class ScoreLine(_Model):
+    """One evaluator's feedback on a case, as shown."""
+
+    key: str
+    evaluator: str
+    score: ScoreValue = None
+    passed: bool | None = None
+    comment: str | None = None
+    error: str | None = None
+    judge: bool = Field(default=False, description="Feedback of an LLM judge (its reasoning).")
+
+
+class AskedInterrupt(_Model):
+    """An interrupt pending after a played turn."""
+
+    id: str | None = None
+    path: str | None = None
+    value: str
+
+
+class PlayedTurn(_Model):
+    """A scripted human turn as it was played: what was sent, what the graph asked."""
+
+    index: int
+    kind: str
+    sent: str | None
+    asked: list[AskedInterrupt] = Field(default_factory=list)
+    error: str | None = None
+
+
+class CaseReport(_Model):
+    """One case × repetition with everything a reader needs to see why it ended so."""
+
+    index: int = Field(description="Position in the report (stable anchors, no content).")
+    case_id: str
+    repetition: int
+    status: CaseStatus
+    tags: list[str]
+    scores: list[ScoreLine]
+    latency_s: float
+    tokens: int
+    cost: float | None
+    attempts: int
+    thread_id: str | None
+    error: str | None
+    diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
+    turns: list[PlayedTurn]
+
+    @property
+    def score_map(self) -> dict[str, ScoreValue]:
+        """``{key: score}`` of this repetition."""
+        return {line.key: line.score for line in self.scores}
+
+    @property
+    def failing(self) -> list[ScoreLine]:
+        """The feedback that failed or raised."""
+        return [line for line in self.scores if line.passed is False or line.error]
+
+    @property
+    def failing_checks(self) -> list[ScoreLine]:
+        """The failing feedback other than judge reasoning (shown with :attr:`judge_notes`)."""
+        notes = self.judge_notes
+        return [line for line in self.failing if line not in notes]
+
+    @property
+    def judge_notes(self) -> list[ScoreLine]:
+        """The LLM judges' feedback that carries reasoning."""
+        return [line for line in self.scores if line.judge and line.comment]
+
+    @property
+    def label(self) -> str:
+        """``case_id`` or ``case_id#rep`` when the run repeats cases."""
+        return self.case_id if self.repetition == 0 else f"{self.case_id}#{self.repetition}"
+
+
+class ComparisonReport(_Model):
+    """Run B against run A, grouped for reading."""
+
+    run_a: str
+    run_b: str
+    tolerance: float
+    pass_rate_a: float | None
+    pass_rate_b: float | None
+    regressions: list[CaseChange]
+    improvements: list[CaseChange]
+    added: list[CaseChange]
+    removed: list[CaseChange]
+    unchanged: int
+    evaluator_deltas: dict[str, float]
+    latency_p50_delta_s: float | None
+    cost_delta: float | None
+
+
+class Report(_Model):
+    """One run, aggregated: the single source of every rendering."""
+
+    info: RunInfo
+    summary: Summary
+    evaluators: list[EvaluatorSummary]
+    tags: list[TagSummary]
+    cases: list[CaseReport]
+    score_histogram: Histogram
+    latency_histogram: Histogram
+    trend: list[TrendPoint] = Field(
+        default_factory=list, description="Runs of the same dataset, oldest first (with history)."
+    )
+    comparison: ComparisonReport | None = None
+
+    @property
+    def failures(self) -> list[CaseReport]:
+        """Cases that did not pass (failed, error, timeout)."""
+        return [case for case in self.cases if case.status != "passed"]
+
+    @property
+    def all_tags(self) -> list[str]:
+        """Every tag, in the order :attr:`tags` lists them."""
+        return [summary.tag for summary in self.tags]
+
+
+__all__ = [
+    "STATUSES",
+    "AskedInterrupt",
+    "CaseReport",
+    "ComparisonReport",
+    "EvaluatorSummary",
+    "Histogram",
+    "PlayedTurn",
+    "Report",
+    "ScoreLine",
+    "StatusCounts",
+    "Step",
+    "Summary",
+    "TagSummary",
+    "TrendPoint",
+    "TurnDiff",
+]

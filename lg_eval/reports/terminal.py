@@ -1,0 +1,205 @@
+"""Terminal rendering (rich): a summary table, per-evaluator and per-tag tables, the failed
+cases with their trajectory difference, and the trend and comparison when present.
+
+Content is only ever handed to rich as :class:`rich.text.Text` built from
+:func:`~lg_eval.reports._text.visible`: rich never parses it as markup (``[link=…]``
+stays text) and no control character or ANSI/OSC escape from a run reaches the
+terminal (``\\x1b`` shows as ``␛``).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from lg_eval.reports._text import money, number, percent, seconds, signed, visible
+from lg_eval.reports.model import CaseReport, Report, Step
+
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
+
+
+def text(content: object, style: str = "") -> Text:
+    """Content as inert rich text: no markup, no control characters."""
+    return Text(visible(str(content)), style=style)
+
+
+def render_terminal(report: Report, console: Console | None = None) -> None:
+    """Print the report to ``console`` (a new :class:`rich.console.Console` by default)."""
+    console = console or Console()
+    for renderable in renderables(report):
+        console.print(renderable)
+
+
+def renderables(report: Report) -> list[RenderableType]:
+    """The report's rich renderables, in print order."""
+    parts: list[RenderableType] = [_summary(report)]
+    if report.evaluators:
+        parts.append(_evaluators(report))
+    if report.tags:
+        parts.append(_tags(report))
+    for case in report.failures:
+        parts.append(_failed(case))
+    if report.trend:
+        line = Text("trend: ", style="bold")
+        for n, point in enumerate(report.trend):
+            if n:
+                line.append(" → ")
+            line.append(percent(point.pass_rate), style="bold" if point.current else "")
+        parts.append(line)
+    if report.comparison:
+        parts.append(_comparison(report))
+    return parts
+
+
+def _summary(report: Report) -> Table:
+    info, summary = report.info, report.summary
+    table = Table(title=text(f"lg_eval report: {info.dataset}"), show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    status_line = Text()
+    for status in ("passed", "failed", "error", "timeout"):
+        if status_line:
+            status_line.append("  ")
+        status_line.append(f"{summary.counts.of(status)} {status}", style=STATUS_STYLE[status])
+    rows: list[tuple[str, Text]] = [
+        ("run", text(info.run_id)),
+        ("dataset", text(f"{info.dataset} ({info.dataset_hash[:12]})")),
+        ("target", text(info.target)),
+        ("status", text(info.status)),
+        ("pass rate", text(f"{percent(summary.pass_rate)} of {summary.results} results")),
+        ("results", status_line),
+        (
+            f"pass@{summary.k} / pass^{summary.k}",
+            text(f"{percent(summary.pass_at_k)} / {percent(summary.pass_hat_k)}"),
+        ),
+        (
+            "latency p50 / p95",
+            text(f"{seconds(summary.latency_p50_s)} / {seconds(summary.latency_p95_s)}"),
+        ),
+        ("tokens / cost", text(f"{summary.tokens} / {money(summary.cost)}")),
+    ]
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
+def _evaluators(report: Report) -> Table:
+    table = Table(title="evaluators")
+    table.add_column("key", no_wrap=True)
+    for column in ("pass", "passed", "failed", "none", "errors", "mean", "min–max"):
+        table.add_column(column, justify="right")
+    for e in report.evaluators:
+        table.add_row(
+            text(e.key),
+            percent(e.pass_rate),
+            str(e.passed),
+            str(e.failed),
+            str(e.no_verdict),
+            str(e.errors),
+            number(e.mean),
+            f"{number(e.min)}–{number(e.max)}",
+        )
+    return table
+
+
+def _tags(report: Report) -> Table:
+    table = Table(title="tags")
+    for column in ("tag", "results", "passed", "failed", "error", "timeout", "pass rate"):
+        table.add_column(column, justify="left" if column == "tag" else "right")
+    for t in report.tags:
+        table.add_row(
+            text(t.tag),
+            str(t.counts.total),
+            *(str(t.counts.of(s)) for s in ("passed", "failed", "error", "timeout")),
+            percent(t.pass_rate),
+        )
+    return table
+
+
+def _failed(case: CaseReport) -> RenderableType:
+    header = Text("✗ ", style=STATUS_STYLE[case.status])
+    header.append_text(text(case.label, "bold"))
+    header.append(f"  {case.status}", style=STATUS_STYLE[case.status])
+    if case.tags:
+        header.append_text(text(f"  [{', '.join(case.tags)}]", "dim"))
+    header.append(f"  {seconds(case.latency_s)}", style="dim")
+    parts: list[RenderableType] = [header]
+    if case.error:
+        parts.append(Padding(text(f"error: {case.error}", "magenta"), (0, 0, 0, 2)))
+    for line in case.failing_checks:
+        note = text(f"{line.key} = {number(line.score)}", "red")
+        if line.error or line.comment:
+            note.append_text(text(f": {line.error or line.comment}"))
+        parts.append(Padding(note, (0, 0, 0, 2)))
+    if case.diff:
+        diff = Table(title="expected vs actual", title_justify="left")
+        for column in ("turn", "expected", "actual", "difference"):
+            diff.add_column(column)
+        for d in case.diff:
+            diff.add_row(
+                str(d.turn + 1),
+                _steps(d.expected),
+                _steps(d.actual),
+                text(d.reason or "same", "red" if d.reason else "green"),
+            )
+        parts.append(Padding(diff, (0, 0, 0, 2)))
+    if case.turns:
+        played = Table(title="turns played", title_justify="left")
+        for column in ("#", "kind", "sent", "asked"):
+            played.add_column(column)
+        for t in case.turns:
+            asked = text("; ".join(a.value for a in t.asked))
+            if t.error:
+                asked.append_text(text(f" error: {t.error}", "magenta"))
+            played.add_row(str(t.index + 1), text(t.kind), text(t.sent or ""), asked)
+        parts.append(Padding(played, (0, 0, 0, 2)))
+    for judged in case.judge_notes:
+        reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")
+        reasoning.append_text(text(judged.comment or ""))
+        parts.append(Padding(reasoning, (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+def _steps(steps: list[Step]) -> Text:
+    out = Text()
+    for n, step in enumerate(steps):
+        if n:
+            out.append(" → ", style="dim")
+        out.append_text(text(step.name, "bold red" if step.differs else ""))
+    return out or Text("–")
+
+
+def _comparison(report: Report) -> Table:
+    comparison = report.comparison
+    assert comparison is not None
+    table = Table(
+        title=text(
+            f"{comparison.run_b} against {comparison.run_a}: pass rate "
+            f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
+        )
+    )
+    for column in ("case", "change", "status", "score deltas"):
+        table.add_column(column)
+    style = {"regressed": "red", "improved": "green", "added": "cyan", "removed": "yellow"}
+    for change in (
+        *comparison.regressions,
+        *comparison.improvements,
+        *comparison.added,
+        *comparison.removed,
+    ):
+        table.add_row(
+            text(
+                change.case_id if not change.repetition else f"{change.case_id}#{change.repetition}"
+            ),
+            Text(change.change, style=style[change.change]),
+            text(f"{change.status_a or '–'} → {change.status_b or '–'}"),
+            text(", ".join(f"{k} {signed(v)}" for k, v in change.score_deltas.items())),
+        )
+    for key, delta in comparison.evaluator_deltas.items():
+        table.add_row(text(key), "mean", "", signed(delta))
+    return table
+
+
+__all__ = ["render_terminal", "renderables", "text"]
