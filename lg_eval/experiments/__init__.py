@@ -1,5 +1,23 @@
-"""Experiments: run a graph over a golden dataset, score every case, keep the results."""
+"""Experiments: run a graph over a golden dataset, score every case, keep the results.
 
+:func:`run_experiment` / :func:`arun_experiment` play each case × repetition on a
+fresh thread, score it and write it to the results store (:func:`open_store`) as
+it finishes; a run id resumes. :mod:`lg_eval.experiments.aggregate` holds the
+aggregates (pass@k, pass^k, mean scores, latency percentiles, cost) and
+:func:`compare_runs` diffs two runs case by case.
+"""
+
+from lg_eval.experiments.aggregate import (
+    RunSummary,
+    latency_percentiles,
+    mean_scores,
+    pass_at_k,
+    pass_hat_k,
+    percentile,
+    summarize,
+)
+from lg_eval.experiments.compare import compare_runs
+from lg_eval.experiments.judge_cache import JudgeCache
 from lg_eval.experiments.results import (
     CaseChange,
     CaseResult,
@@ -9,13 +27,30 @@ from lg_eval.experiments.results import (
     RunInfo,
     ScoreRow,
 )
+from lg_eval.experiments.runner import Progress, arun_experiment, run_experiment
+from lg_eval.experiments.store import ResultStore, StoreError, open_store
 
 __all__ = [
     "CaseChange",
     "CaseResult",
     "Comparison",
     "ExperimentRun",
+    "JudgeCache",
     "PlayedTurnRecord",
+    "Progress",
+    "ResultStore",
     "RunInfo",
+    "RunSummary",
     "ScoreRow",
+    "StoreError",
+    "arun_experiment",
+    "compare_runs",
+    "latency_percentiles",
+    "mean_scores",
+    "open_store",
+    "pass_at_k",
+    "pass_hat_k",
+    "percentile",
+    "run_experiment",
+    "summarize",
 ]

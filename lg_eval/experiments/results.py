@@ -117,6 +117,16 @@ class ExperimentRun(_Model):
             return None
         return sum(r.status == "passed" for r in self.results) / len(self.results)
 
+    @property
+    def gate_failed(self) -> bool:
+        """Whether the pass rate is below the run's ``fail_under`` (``info.config``); a run
+        with a gate and no results fails it. The CLI turns True into exit code 1."""
+        fail_under = self.info.config.get("fail_under")
+        if fail_under is None:
+            return False
+        rate = self.pass_rate
+        return rate is None or rate < float(fail_under)
+
 
 class CaseChange(_Model):
     """How one case (× repetition) differs between two runs."""

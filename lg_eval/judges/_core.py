@@ -21,7 +21,7 @@ from lg_eval.errors import LgEvalError
 from lg_eval.feedback import Feedback
 from lg_eval.judges import prompts
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
-from lg_eval.judges._model import JudgeClient
+from lg_eval.judges._model import JudgeClient, model_request
 from lg_eval.judges._prompting import Prompt, build_messages
 from lg_eval.judges._render import render_fitted
 from lg_eval.judges._retry import RetryPolicy, is_transient
@@ -153,7 +153,9 @@ class Judge:
         outcome = Outcome()
         messages = list(request.messages)
         for _ in range(self.policy.parse_retries + 1):
-            effect = self.client.request(messages, self.spec, self.policy.timeout, self.limit)
+            effect = model_request(
+                self.client, messages, self.spec, self.policy.timeout, self.limit
+            )
             try:
                 reply = yield from self._call(effect, outcome)
             except _ProviderFailure as failure:

@@ -14,7 +14,8 @@ import inspect
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -45,6 +46,30 @@ class JudgeClient(Protocol):
         timeout: float | None,
         limit: JudgeConcurrency,
     ) -> Effect[AIMessage]: ...
+
+
+RequestHook = Callable[
+    [str, Sequence[BaseMessage], OutputSpec, Callable[[], Effect[AIMessage]]], Effect[AIMessage]
+]
+"""Wraps each judge model request: ``hook(model_name, messages, spec, make_request)`` returns
+the effect to perform (``make_request()`` builds the real one). The experiment runner's judge
+cache sets one in :data:`REQUEST_HOOK` for the duration of a run."""
+
+REQUEST_HOOK: ContextVar[RequestHook | None] = ContextVar("lg_eval_judge_request", default=None)
+
+
+def model_request(
+    client: JudgeClient,
+    messages: Sequence[BaseMessage],
+    spec: OutputSpec,
+    timeout: float | None,
+    limit: JudgeConcurrency,
+) -> Effect[AIMessage]:
+    """``client.request(...)``, through the :data:`REQUEST_HOOK` in context if one is set."""
+    hook = REQUEST_HOOK.get()
+    if hook is None:
+        return client.request(messages, spec, timeout, limit)
+    return hook(client.name, messages, spec, lambda: client.request(messages, spec, timeout, limit))
 
 
 class ChatModelClient:
@@ -223,9 +248,12 @@ def resolve_client(model: str | None, judge: Any) -> JudgeClient:
 __all__ = [
     "DEFAULT_MODEL",
     "MODEL_ENV",
+    "REQUEST_HOOK",
     "ChatModelClient",
     "JudgeClient",
     "LazyClient",
     "OpenAIClient",
+    "RequestHook",
+    "model_request",
     "resolve_client",
 ]

@@ -1,0 +1,61 @@
+"""The one place the runner meets ``lg_eval.datasets``, ``lg_eval.play`` and ``lg_eval.urls``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lg_eval.datasets import Case, Dataset, EvaluatorRef, Expected, dataset_hash, load_dataset
+from lg_eval.errors import InvalidOptionError, ScriptMismatchError
+from lg_eval.play import (
+    PlayedCase,
+    aopen_checkpointer,
+    import_reference,
+    open_checkpointer,
+    playing,
+    resolve_target,
+)
+from lg_eval.play._types import Graph, Saver
+from lg_eval.urls import parse_checkpointer_url, redact_url
+
+DEFAULT_CHECKPOINTER = parse_checkpointer_url(None).url
+
+
+def is_postgres(url: str) -> bool:
+    """Whether ``url`` names a Postgres server."""
+    return url.partition("://")[0].lower() in ("postgresql", "postgres")
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a ``sqlite:///rel`` / ``sqlite:////abs`` URL or a plain path names (None: not
+    SQLite)."""
+    if "://" not in url:
+        return Path(url)
+    parsed = parse_checkpointer_url(url)
+    if parsed.kind == "memory":
+        raise InvalidOptionError(
+            "memory:// keeps nothing; the results store needs a file or Postgres."
+        )
+    return parsed.path
+
+
+__all__ = [
+    "DEFAULT_CHECKPOINTER",
+    "Case",
+    "Dataset",
+    "EvaluatorRef",
+    "Expected",
+    "Graph",
+    "PlayedCase",
+    "Saver",
+    "ScriptMismatchError",
+    "aopen_checkpointer",
+    "dataset_hash",
+    "import_reference",
+    "is_postgres",
+    "load_dataset",
+    "open_checkpointer",
+    "playing",
+    "redact_url",
+    "resolve_target",
+    "sqlite_path",
+]

@@ -1,0 +1,431 @@
+"""Run a graph over a dataset: every case × repetition played, scored and stored as it finishes.
+
+One orchestrator (:func:`_experiment`, a coroutine) holds every decision: what
+is left to run (a resumed run skips what the store has), the concurrency bound,
+timeouts, progress, the judge cache, the run record. The two entry points
+differ in one thing only, how a case's effect core is driven:
+:func:`arun_experiment` awaits it (``ainvoke`` on an async checkpointer),
+:func:`run_experiment` drives it with blocking calls in a thread per case
+(``invoke`` on a sync checkpointer) under ``asyncio.run``. A case that runs past
+``timeout`` is cancelled (async) or abandoned (sync: its thread's late result is
+dropped); either way only the ``timeout`` result is ever stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import importlib.metadata
+import platform
+import secrets
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, closing, nullcontext
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from re import Pattern
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from lg_eval._effects import adrive, drive
+from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments._case import CaseContext, CasePlan, run_case, timed_out
+from lg_eval.experiments._upstream import (
+    DEFAULT_CHECKPOINTER,
+    Dataset,
+    aopen_checkpointer,
+    dataset_hash,
+    load_dataset,
+    open_checkpointer,
+    redact_url,
+    resolve_target,
+)
+from lg_eval.experiments._writer import BatchWriter
+from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
+from lg_eval.experiments.redaction import Redactor, make_redactor, scrub_secrets
+from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
+from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
+from lg_eval.experiments.store import ResultStore, open_store
+
+Progress = Callable[[int, int, int, int], None]
+"""``progress(done, total, passed, failed)``, called as each case finishes (``failed``
+counts every status but ``passed``; a resumed run starts from what the store holds)."""
+
+RedactOption = Redactor | Sequence[str | Pattern[str]] | None
+
+
+@dataclass(frozen=True)
+class _Options:
+    target: Any
+    dataset: Dataset | str | Path
+    checkpointer: BaseCheckpointSaver[Any] | str | None
+    store: ResultStore | str | Path | None
+    run_id: str | None
+    concurrency: int
+    repetitions: int
+    timeout: float | None
+    retries: int
+    thresholds: Mapping[str, float] | None
+    fail_under: float | None
+    judge_cache: bool | str | Path | JudgeCache
+    progress: Progress | None
+    redact: RedactOption
+
+
+def run_experiment(
+    target: Any,
+    dataset: Dataset | str | Path,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | str | None = None,
+    store: ResultStore | str | Path | None = None,
+    run_id: str | None = None,
+    concurrency: int = 4,
+    repetitions: int = 1,
+    timeout: float | None = None,
+    retries: int = 1,
+    thresholds: Mapping[str, float] | None = None,
+    fail_under: float | None = None,
+    judge_cache: bool | str | Path | JudgeCache = True,
+    progress: Progress | None = None,
+    redact: RedactOption = None,
+) -> ExperimentRun:
+    """Play every case of ``dataset`` on ``target``, score it, store it; return the run.
+
+    Args:
+        target: a compiled graph, a ``StateGraph`` builder, a factory
+            ``f(checkpointer=saver)`` or ``"module:attr"``; None uses the dataset's ``graph``.
+        dataset: a :class:`~lg_eval.datasets.Dataset` or the path of a dataset file.
+        checkpointer: a sync saver, or a URL (``sqlite:///...``, ``postgresql://...``);
+            default the embedded SQLite file ``.lg_eval/checkpoints.sqlite``.
+        store: a :class:`ResultStore` or its URL; default ``.lg_eval/results.sqlite``.
+        run_id: names the run; running again with the same id resumes it (cases already
+            stored are not run again). Default: ``<dataset>-<UTC time>-<random>``.
+        concurrency: cases in flight at once.
+        repetitions: runs of each case (see :mod:`lg_eval.experiments.aggregate`).
+        timeout: seconds per case (all its attempts) before it is cancelled (``timeout``).
+        retries: extra attempts after an infrastructure error (never after a low score).
+        thresholds: ``{feedback key or evaluator name: minimum}`` for numeric scores
+            (default 1.0); a bool score passes when True.
+        fail_under: the pass rate below which :attr:`ExperimentRun.gate_failed` is True.
+        judge_cache: cache judge answers (True: ``.lg_eval/judge_cache.sqlite``; a path;
+            a :class:`JudgeCache`; False: call the models every time).
+        progress: ``progress(done, total, passed, failed)`` after each case.
+        redact: a ``str -> str`` function or regex patterns, applied to every string
+            taken from a thread before it is stored.
+
+    Raises:
+        InvalidOptionError: a bad option, no target, or an evaluator that cannot be built.
+        StoreError: the store cannot be opened, or ``run_id`` belongs to another dataset.
+    """
+    options = _Options(
+        target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
+        retries, thresholds, fail_under, judge_cache, progress, redact,
+    )  # fmt: skip
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_experiment(options, blocking=True))
+    # Called from inside an event loop (a notebook): run on a loop of our own.
+    box: list[ExperimentRun | BaseException] = []
+
+    def main() -> None:
+        try:
+            box.append(asyncio.run(_experiment(options, blocking=True)))
+        except BaseException as exc:
+            box.append(exc)
+
+    worker = threading.Thread(target=main, name="lg_eval-experiment")
+    worker.start()
+    worker.join()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+async def arun_experiment(
+    target: Any,
+    dataset: Dataset | str | Path,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | str | None = None,
+    store: ResultStore | str | Path | None = None,
+    run_id: str | None = None,
+    concurrency: int = 4,
+    repetitions: int = 1,
+    timeout: float | None = None,
+    retries: int = 1,
+    thresholds: Mapping[str, float] | None = None,
+    fail_under: float | None = None,
+    judge_cache: bool | str | Path | JudgeCache = True,
+    progress: Progress | None = None,
+    redact: RedactOption = None,
+) -> ExperimentRun:
+    """:func:`run_experiment`, awaited: the graph is run with ``ainvoke`` on an async
+    checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``."""
+    options = _Options(
+        target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
+        retries, thresholds, fail_under, judge_cache, progress, redact,
+    )  # fmt: skip
+    return await _experiment(options, blocking=False)
+
+
+# --------------------------------------------------------------------------- the orchestrator
+
+
+async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
+    _check(options)
+    dataset = options.dataset
+    if not isinstance(dataset, Dataset):
+        dataset = load_dataset(dataset)
+    target = options.target if options.target is not None else dataset.graph
+    if target is None:
+        raise InvalidOptionError(
+            f"No target to run: pass target= (a compiled graph, a builder, a factory or "
+            f"'module:attr'), or name the graph in dataset {dataset.name!r} (graph: module:attr)."
+        )
+    run_id = options.run_id or _new_run_id(dataset.name)
+    async with AsyncExitStack() as stack:
+        store = options.store
+        if not isinstance(store, ResultStore):
+            store = stack.enter_context(closing(open_store(store)))
+        saver = options.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver):
+            if blocking:
+                saver = stack.enter_context(open_checkpointer(saver))
+            else:
+                saver = await stack.enter_async_context(aopen_checkpointer(saver))
+        allow_code = options.target is not None or dataset.allows_code
+        graph = resolve_target(target, saver, allow_code=allow_code)
+        cache = _judge_cache(options.judge_cache)
+        if cache is not None and not isinstance(options.judge_cache, JudgeCache):
+            stack.callback(cache.close)
+        resolver = EvaluatorResolver(dataset)
+        info, resumed = store.begin_run(_run_info(options, dataset, run_id, target, store))
+        stored = store.finished(run_id)
+        plans = [
+            CasePlan(
+                ordinal, case, repetition, resolver.for_case(case), reference_of(case.expected)
+            )
+            for ordinal, case in enumerate(dataset.cases)
+            for repetition in range(options.repetitions)
+            if (case.id, repetition) not in stored
+        ]
+        context = CaseContext(
+            run_id=run_id,
+            graph=graph,
+            saver=saver,
+            thresholds=dict(options.thresholds or {}),
+            retries=options.retries,
+            redactor=make_redactor(options.redact),
+            fresh_threads=resumed,
+        )
+        tally = _Tally(info.cases, options.progress, list(stored.values()))
+        writer = BatchWriter(store)
+
+        def finished(plan: CasePlan, result: CaseResult) -> None:
+            writer.put(plan.ordinal, result)
+            tally.add(result.status)
+
+        if blocking:
+
+            def execute(plan: CasePlan) -> Awaitable[CaseResult]:
+                return _in_thread(lambda: drive(run_case(context, plan)))
+        else:
+
+            def execute(plan: CasePlan) -> Awaitable[CaseResult]:
+                return adrive(run_case(context, plan))
+
+        status: Any = "interrupted"
+        try:
+            with cache.active() if cache is not None else nullcontext():
+                await _run_all(plans, execute, context, options, finished)
+            status = "finished"
+        finally:
+            writer.close()
+            config = dict(info.config)
+            if cache is not None:
+                config["judge_cache"] = {"enabled": True, **cache.stats.as_dict()}
+            done = info.model_copy(
+                update={"status": status, "finished_at": datetime.now(UTC), "config": config}
+            )
+            store.update_run(done)
+        return store.load_run(run_id)
+
+
+async def _run_all(
+    plans: list[CasePlan],
+    execute: Callable[[CasePlan], Awaitable[CaseResult]],
+    context: CaseContext,
+    options: _Options,
+    finished: Callable[[CasePlan, CaseResult], None],
+) -> None:
+    """Run ``plans`` on ``options.concurrency`` workers; hand each result to ``finished``."""
+    pending = iter(plans)
+    timeout = options.timeout
+
+    async def worker() -> None:
+        for plan in pending:
+            if timeout is None:
+                result = await execute(plan)
+            else:
+                try:
+                    result = await asyncio.wait_for(execute(plan), timeout)
+                except TimeoutError:
+                    result = timed_out(context, plan, timeout)
+            finished(plan, result)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(options.concurrency, len(plans))):
+            group.create_task(worker())
+
+
+def _in_thread(work: Callable[[], CaseResult]) -> asyncio.Future[CaseResult]:
+    """``work()`` on a daemon thread of its own (with this context), as a future; a result
+    arriving after the future was cancelled (a timeout) is dropped."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[CaseResult] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: CaseResult | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def target() -> None:
+        result, error = None, None
+        try:
+            result = context.run(work)
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=target, name="lg_eval-case", daemon=True).start()
+    return future
+
+
+@dataclass
+class _Tally:
+    total: int
+    progress: Progress | None
+    stored: list[str] = field(default_factory=list)
+    done: int = 0
+    passed: int = 0
+
+    def __post_init__(self) -> None:
+        self.done = len(self.stored)
+        self.passed = sum(status == "passed" for status in self.stored)
+
+    def add(self, status: CaseStatus) -> None:
+        self.done += 1
+        self.passed += status == "passed"
+        if self.progress is not None:
+            self.progress(self.done, self.total, self.passed, self.done - self.passed)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check(options: _Options) -> None:
+    def positive_int(name: str, value: Any, minimum: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InvalidOptionError(f"{name}={value!r}: use an integer >= {minimum}.")
+
+    positive_int("concurrency", options.concurrency, 1)
+    positive_int("repetitions", options.repetitions, 1)
+    positive_int("retries", options.retries, 0)
+    if options.timeout is not None and not options.timeout > 0:
+        raise InvalidOptionError(f"timeout={options.timeout!r}: use seconds > 0, or None.")
+    if options.fail_under is not None and not 0 <= options.fail_under <= 1:
+        raise InvalidOptionError(f"fail_under={options.fail_under!r}: use a pass rate in [0, 1].")
+    if options.progress is not None and not callable(options.progress):
+        raise InvalidOptionError("progress= takes a function (done, total, passed, failed).")
+
+
+def _judge_cache(option: bool | str | Path | JudgeCache) -> JudgeCache | None:
+    if isinstance(option, JudgeCache):
+        return option
+    if option is False:
+        return None
+    return JudgeCache(DEFAULT_CACHE if option is True else Path(option))
+
+
+def _new_run_id(dataset: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{dataset}-{stamp}-{secrets.token_hex(3)}"
+
+
+def _run_info(
+    options: _Options, dataset: Dataset, run_id: str, target: Any, store: ResultStore
+) -> RunInfo:
+    saver = options.checkpointer
+    if isinstance(saver, BaseCheckpointSaver):
+        checkpointer = type(saver).__name__
+    else:
+        checkpointer = redact_url(saver or DEFAULT_CHECKPOINTER)
+    redact = options.redact
+    config: dict[str, Any] = {
+        "concurrency": options.concurrency,
+        "repetitions": options.repetitions,
+        "timeout": options.timeout,
+        "retries": options.retries,
+        "thresholds": dict(options.thresholds or {}),
+        "fail_under": options.fail_under,
+        "judge_cache": {"enabled": options.judge_cache is not False},
+        "store": store.url,
+        "redact": None if redact is None else "function" if callable(redact) else "patterns",
+    }
+    info = RunInfo(
+        run_id=run_id,
+        dataset=dataset.name,
+        dataset_hash=dataset_hash(dataset),
+        target=_describe_target(target),
+        checkpointer=checkpointer,
+        config=config,
+        git_commit=_git_commit(dataset.source),
+        versions=_versions(),
+        started_at=datetime.now(UTC),
+        cases=len(dataset.cases) * options.repetitions,
+    )
+    return RunInfo.model_validate(scrub_secrets(info.model_dump(mode="json")))
+
+
+def _describe_target(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None)
+    if module and name:
+        return f"{module}:{name}"
+    graph_name = getattr(target, "name", None)
+    return f"{type(target).__name__}({graph_name!r})" if graph_name else type(target).__name__
+
+
+def _git_commit(source: Path | None) -> str | None:
+    where = source.parent if source is not None else Path.cwd()
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for package in ("lg-eval", "langgraph", "langchain-core"):
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+__all__ = ["Progress", "arun_experiment", "run_experiment"]

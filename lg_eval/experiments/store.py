@@ -1,0 +1,282 @@
+"""The results store: runs, case results and score rows, in SQLite or Postgres.
+
+Three tables (the same DDL on both engines)::
+
+    lg_eval_runs    run_id PK, dataset, dataset_hash, status, started_at, finished_at,
+                    info (RunInfo JSON)
+    lg_eval_cases   (run_id, case_id, repetition) PK, ordinal, status, latency_s, tokens,
+                    cost, model_calls, finished_at, result (CaseResult JSON without scores)
+    lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
+                    row (ScoreRow JSON)
+
+Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
+identity, so a result is stored at most once) and each :meth:`ResultStore.write`
+is one transaction, so a case is either fully in the store or not at all. SQLite
+files are created ``0600`` in a ``0700`` directory and run in WAL mode.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from lg_eval.errors import InvalidOptionError, LgEvalError
+from lg_eval.experiments._upstream import is_postgres, redact_url, sqlite_path
+from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
+
+DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS lg_eval_runs (
+        run_id TEXT PRIMARY KEY, dataset TEXT NOT NULL, dataset_hash TEXT NOT NULL,
+        status TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, info TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS lg_eval_cases (
+        run_id TEXT NOT NULL, case_id TEXT NOT NULL, repetition INTEGER NOT NULL,
+        ordinal INTEGER NOT NULL, status TEXT NOT NULL, latency_s DOUBLE PRECISION,
+        tokens BIGINT, cost DOUBLE PRECISION, model_calls INTEGER, finished_at TEXT,
+        result TEXT NOT NULL, PRIMARY KEY (run_id, case_id, repetition))""",
+    """CREATE TABLE IF NOT EXISTS lg_eval_scores (
+        run_id TEXT NOT NULL, case_id TEXT NOT NULL, repetition INTEGER NOT NULL,
+        idx INTEGER NOT NULL, evaluator TEXT NOT NULL, key TEXT NOT NULL,
+        score DOUBLE PRECISION, passed INTEGER, row TEXT NOT NULL,
+        PRIMARY KEY (run_id, case_id, repetition, idx))""",
+    "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
+)
+
+_INSERT_CASE = (
+    "INSERT INTO lg_eval_cases (run_id, case_id, repetition, ordinal, status, latency_s, tokens,"
+    " cost, model_calls, finished_at, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
+)
+_INSERT_SCORE = (
+    "INSERT INTO lg_eval_scores (run_id, case_id, repetition, idx, evaluator, key, score,"
+    " passed, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+
+
+class StoreError(LgEvalError):
+    """The results store could not be opened or does not hold what was asked for."""
+
+
+class ResultStore:
+    """Append-only experiment results over one DB-API connection (SQLite or psycopg)."""
+
+    def __init__(self, connection: Any, *, url: str, postgres: bool = False) -> None:
+        self._conn = connection
+        self._postgres = postgres
+        self._lock = threading.Lock()
+        self.url = redact_url(url)
+        with self._lock:
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
+            self._conn.commit()
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def begin_run(self, info: RunInfo) -> tuple[RunInfo, bool]:
+        """Record a run as running; ``(info, resumed)``: an existing run keeps its start time.
+
+        Raises:
+            StoreError: the run id exists for another dataset or another version of it.
+        """
+        existing = self.run_info(info.run_id)
+        if existing is None:
+            self._execute(
+                "INSERT INTO lg_eval_runs (run_id, dataset, dataset_hash, status, started_at,"
+                " finished_at, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (info.run_id, info.dataset, info.dataset_hash, info.status,
+                 info.started_at.isoformat(), None, info.model_dump_json()),
+            )  # fmt: skip
+            return info, False
+        if (existing.dataset, existing.dataset_hash) != (info.dataset, info.dataset_hash):
+            raise StoreError(
+                f"Run {info.run_id!r} in {self.url} was started on dataset {existing.dataset!r} "
+                f"(hash {existing.dataset_hash[:12]}), not {info.dataset!r} (hash "
+                f"{info.dataset_hash[:12]}); resume it with that dataset or choose a new run_id."
+            )
+        resumed = info.model_copy(update={"started_at": existing.started_at, "status": "running"})
+        self.update_run(resumed)
+        return resumed, True
+
+    def update_run(self, info: RunInfo) -> None:
+        """Store ``info`` as the run's record (status, finish time, config)."""
+        finished = info.finished_at.isoformat() if info.finished_at else None
+        self._execute(
+            "UPDATE lg_eval_runs SET status = ?, finished_at = ?, info = ? WHERE run_id = ?",
+            (info.status, finished, info.model_dump_json(), info.run_id),
+        )
+
+    def write(self, results: Sequence[tuple[int, CaseResult]]) -> None:
+        """Insert finished cases (``(ordinal in the dataset, result)``) in one transaction."""
+        if not results:
+            return
+        cases, scores = [], []
+        for ordinal, result in results:
+            key = (result.run_id, result.case_id, result.repetition)
+            finished = result.finished_at.isoformat() if result.finished_at else None
+            cases.append(
+                (*key, ordinal, result.status, result.latency_s, result.tokens, result.cost,
+                 result.model_calls, finished, result.model_dump_json(exclude={"scores"}))
+            )  # fmt: skip
+            for idx, row in enumerate(result.scores):
+                passed = None if row.passed is None else int(row.passed)
+                scores.append(
+                    (*key, idx, row.evaluator, row.key, _number(row.score), passed,
+                     row.model_dump_json())
+                )  # fmt: skip
+        with self._lock:
+            try:
+                cursor = self._conn.cursor()
+                cursor.executemany(self._sql(_INSERT_CASE), cases)
+                if scores:
+                    cursor.executemany(self._sql(_INSERT_SCORE), scores)
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def run_info(self, run_id: str) -> RunInfo | None:
+        """The stored record of ``run_id``, or None."""
+        rows = self._query("SELECT info FROM lg_eval_runs WHERE run_id = ?", (run_id,))
+        return RunInfo.model_validate_json(rows[0][0]) if rows else None
+
+    def runs(self) -> list[RunInfo]:
+        """Every stored run, oldest first."""
+        rows = self._query("SELECT info FROM lg_eval_runs ORDER BY started_at, run_id", ())
+        return [RunInfo.model_validate_json(info) for (info,) in rows]
+
+    def finished(self, run_id: str) -> dict[tuple[str, int], str]:
+        """The status of every result stored for ``run_id``, by ``(case_id, repetition)``."""
+        rows = self._query(
+            "SELECT case_id, repetition, status FROM lg_eval_cases WHERE run_id = ?", (run_id,)
+        )
+        return {(case_id, int(repetition)): status for case_id, repetition, status in rows}
+
+    def load_run(self, run_id: str) -> ExperimentRun:
+        """The run and its results, in dataset order then repetition.
+
+        Raises:
+            StoreError: no run ``run_id`` is stored (the message lists the latest ids).
+        """
+        info = self.run_info(run_id)
+        if info is None:
+            known = ", ".join(i.run_id for i in self.runs()[-5:]) or "none"
+            raise StoreError(f"No run {run_id!r} in {self.url}; latest runs: {known}.")
+        scores: dict[tuple[str, int], list[ScoreRow]] = {}
+        for case_id, repetition, row in self._query(
+            "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
+            " ORDER BY case_id, repetition, idx",
+            (run_id,),
+        ):
+            scores.setdefault((case_id, int(repetition)), []).append(
+                ScoreRow.model_validate_json(row)
+            )
+        results = []
+        for case_id, repetition, data in self._query(
+            "SELECT case_id, repetition, result FROM lg_eval_cases WHERE run_id = ?"
+            " ORDER BY ordinal, repetition",
+            (run_id,),
+        ):
+            result = CaseResult.model_validate_json(data)
+            result.scores = scores.get((case_id, int(repetition)), [])
+            results.append(result)
+        return ExperimentRun(info=info, results=results)
+
+    def latest_runs(self, dataset: str, n: int = 10) -> list[ExperimentRun]:
+        """The ``n`` most recent runs of ``dataset``, oldest first (for trend charts)."""
+        rows = self._query(
+            "SELECT run_id FROM lg_eval_runs WHERE dataset = ? ORDER BY started_at DESC, run_id"
+            " DESC LIMIT ?",
+            (dataset, n),
+        )
+        return [self.load_run(run_id) for (run_id,) in reversed(rows)]
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", "%s") if self._postgres else statement
+
+    def _execute(self, statement: str, params: Sequence[Any]) -> None:
+        with self._lock:
+            try:
+                self._conn.execute(self._sql(statement), params)
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+
+    def _query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            rows = list(self._conn.execute(self._sql(statement), params).fetchall())
+            if self._postgres:
+                self._conn.rollback()  # end the read transaction
+            return rows
+
+
+def _number(score: Any) -> float | None:
+    return None if score is None else float(score)
+
+
+def open_store(url: str | Path | None = None) -> ResultStore:
+    """The results store at ``url``: ``sqlite:///rel``, ``sqlite:////abs``, a file path,
+    or ``postgresql://...``; default ``.lg_eval/results.sqlite``.
+
+    Raises:
+        StoreError: the store cannot be opened (the URL is shown without its password).
+    """
+    text = str(url) if url is not None else DEFAULT_STORE
+    if is_postgres(text):
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - the postgres extra is missing
+            raise StoreError(
+                "A Postgres results store needs psycopg: pip install 'lg-eval[postgres]'."
+            ) from exc
+        try:
+            connection = psycopg.connect(text, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            message = " ".join(str(exc).split()).replace(text, redact_url(text))
+            raise StoreError(
+                f"Cannot open the results store {redact_url(text)}: {message}"
+            ) from exc
+        return ResultStore(connection, url=text, postgres=True)
+    path = sqlite_path(text)
+    if path is None:
+        raise InvalidOptionError(
+            f"store={redact_url(text)!r}: use sqlite:///file.sqlite, a path, or postgresql://..."
+        )
+    return ResultStore(sqlite_connection(path), url=text)
+
+
+def sqlite_connection(path: Path) -> sqlite3.Connection:
+    """A connection to ``path``, the file made ``0600`` and a directory lg_eval creates ``0700``."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    connection = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    return connection
+
+
+__all__ = ["DEFAULT_STORE", "ResultStore", "StoreError", "open_store"]

@@ -1,0 +1,44 @@
+"""Run the crash test's 20-case experiment: ``python -m tests.experiments.crash_run DIR RUN_ID``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from lg_eval.datasets import Dataset
+from lg_eval.experiments import run_experiment
+from tests.experiments.graphs import slow_echo
+
+CASES = 20
+
+
+def dataset() -> Dataset:
+    return Dataset.model_validate(
+        {
+            "name": "slow",
+            "cases": [
+                {
+                    "id": f"case-{n:02d}",
+                    "turns": [{"input": {"text": f"word {n}", "delay": 0.05}}],
+                    "expected": {"output": f"WORD {n}" if n % 3 else "nope"},
+                }
+                for n in range(CASES)
+            ],
+        }
+    )
+
+
+def main(folder: Path, run_id: str) -> None:
+    run_experiment(
+        slow_echo,
+        dataset(),
+        checkpointer=f"sqlite:///{folder / 'checkpoints.sqlite'}",
+        store=folder / "results.sqlite",
+        run_id=run_id,
+        concurrency=2,
+        judge_cache=False,
+    )
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2])

@@ -1,0 +1,96 @@
+"""Aggregates and run comparison on hand-made results (exact numbers)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from lg_eval.experiments import (
+    CaseResult,
+    ExperimentRun,
+    RunInfo,
+    ScoreRow,
+    compare_runs,
+    latency_percentiles,
+    mean_scores,
+    percentile,
+    summarize,
+)
+
+
+def run(run_id: str, *results: tuple[str, str, float, float, float | None]) -> ExperimentRun:
+    info = RunInfo(
+        run_id=run_id,
+        dataset="d",
+        dataset_hash="h",
+        target="t",
+        checkpointer="c",
+        started_at=datetime(2025, 1, 1, tzinfo=UTC),
+        config={"fail_under": 0.6},
+    )
+    return ExperimentRun(
+        info=info,
+        results=[
+            CaseResult(
+                run_id=run_id,
+                case_id=case,
+                status=status,
+                latency_s=latency,
+                cost=cost,
+                scores=[ScoreRow(evaluator="e", key="k", score=score, passed=score >= 1)],
+            )
+            for case, status, score, latency, cost in results
+        ],
+    )
+
+
+A = run(
+    "a",
+    ("x", "passed", 1.0, 1.0, 0.5),
+    ("y", "failed", 0.5, 2.0, None),
+    ("z", "passed", 1.0, 4.0, 0.25),
+)
+B = run(
+    "b",
+    ("x", "failed", 0.6, 3.0, 1.0),
+    ("y", "passed", 1.0, 2.0, None),
+    ("w", "passed", 1.0, 1.0, None),
+)
+
+
+def test_percentiles_interpolate_between_ranks():
+    assert percentile([4.0, 1.0, 2.0], 50) == 2.0
+    assert percentile([1.0, 2.0, 4.0], 95) == 3.8
+    assert percentile([], 50) is None
+    assert latency_percentiles(A) == {"p50": 2.0, "p95": 3.8}
+
+
+def test_summary_counts_and_means():
+    summary = summarize(A)
+    assert (summary.passed, summary.failed, summary.pass_rate) == (2, 1, 2 / 3)
+    assert summary.mean_scores == {"k": 2.5 / 3}
+    assert (summary.cost, summary.gate_failed) == (0.75, False)
+    assert mean_scores(B) == {"k": 2.6 / 3}
+
+
+def test_compare_finds_regressions_improvements_and_added_cases():
+    comparison = compare_runs(A, B, tolerance=0.1)
+    changes = {c.case_id: (c.change, c.status_a, c.status_b) for c in comparison.cases}
+    assert changes == {
+        "x": ("regressed", "passed", "failed"),
+        "y": ("improved", "failed", "passed"),
+        "z": ("removed", "passed", None),
+        "w": ("added", None, "passed"),
+    }
+    assert comparison.regressed
+    x = comparison.cases[0]
+    assert (round(x.score_deltas["k"], 6), x.latency_delta_s) == (-0.4, 2.0)
+    assert round(comparison.evaluator_deltas["k"], 6) == round(2.6 / 3 - 2.5 / 3, 6)
+    assert (comparison.pass_rate_a, comparison.pass_rate_b) == (2 / 3, 2 / 3)
+    assert (comparison.latency_p50_delta_s, comparison.cost_delta) == (0.0, 0.25)
+
+
+def test_a_score_drop_within_the_tolerance_is_unchanged():
+    a = run("a", ("x", "passed", 1.0, 1.0, None))
+    b = run("b", ("x", "passed", 0.95, 1.0, None))
+    assert compare_runs(a, b, tolerance=0.1).cases[0].change == "unchanged"
+    assert compare_runs(a, b).cases[0].change == "regressed"

@@ -1,0 +1,272 @@
+"""The runner end to end: statuses, scores, built-in checks, retries, timeouts, repetitions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from graphs import approval
+from lg_eval.experiments import (
+    arun_experiment,
+    open_store,
+    pass_at_k,
+    pass_hat_k,
+    run_experiment,
+    summarize,
+)
+from tests.experiments.conftest import USER, ask, dataset
+from tests.experiments.graphs import build_agent, build_echo
+
+PAYMENT = [{"input": {"amount": 120}}, {"resume": "ops-card"}, {"resume": True}]
+PAYMENT_STEPS = [
+    ["__start__", "confirm_payment", "__interrupt__"],
+    ["confirm_payment", "__interrupt__"],
+    ["pay"],
+]
+
+
+def scores(result: Any) -> list[tuple[str, str, Any, bool | None]]:
+    return [(s.evaluator, s.key, s.score, s.passed) for s in result.scores]
+
+
+def payment_dataset() -> Any:
+    return dataset(
+        "payments",
+        [
+            {
+                "id": "approved",
+                "turns": PAYMENT,
+                "expected": {"trajectory": {"steps": PAYMENT_STEPS}},
+            },
+            {
+                "id": "skipped-pay",
+                "turns": PAYMENT,
+                "expected": {"trajectory": {"steps": [*PAYMENT_STEPS[:2], []]}, "max_steps": 2},
+            },
+            {"id": "half-played", "turns": PAYMENT[:2]},
+        ],
+    )
+
+
+def test_a_run_stores_each_case_with_its_status_and_scores(where):
+    run = run_experiment(approval.build_double_check, payment_dataset(), run_id="r", **where)
+    with open_store(where["store"]) as store:
+        stored = store.load_run("r")
+    assert stored == run
+    assert [(r.case_id, r.status) for r in stored.results] == [
+        ("approved", "passed"),
+        ("skipped-pay", "failed"),
+        ("half-played", "error"),
+    ]
+    approved, skipped, half = stored.results
+    assert scores(approved) == [
+        ("graph_trajectory_strict_match", "graph_trajectory_strict_match", True, True)
+    ]
+    assert scores(skipped) == [
+        ("graph_trajectory_strict_match", "graph_trajectory_strict_match", False, False),
+        ("max_steps", "max_steps", False, False),
+    ]
+    assert approved.trajectory == PAYMENT_STEPS
+    assert [(t.kind, t.sent) for t in approved.turns] == [
+        ("input", {"amount": 120}),
+        ("resume", "ops-card"),
+        ("resume", True),
+    ]
+    assert half.error.startswith("ScriptMismatchError: after turn 1 the graph asks")
+    assert [t.kind for t in half.turns] == ["input", "resume"]
+    assert stored.info.status == "finished"
+    assert (stored.info.cases, stored.info.target) == (3, "graphs.approval:build_double_check")
+    assert stored.info.config["store"] == where["store"]
+
+
+def test_graph_tool_call_and_text_evaluators_each_find_their_field(where):
+    expected = {
+        "trajectory": {"steps": [["__start__", "agent", "tools", "answer"]]},
+        "tool_calls": [{"name": "lookup", "args": {"query": "answer"}}],
+        "output": {"contains": ["42", "ask"]},
+    }
+    cases = [
+        {"id": "builtins", "turns": USER, "expected": expected},
+        {
+            "id": "listed",
+            "turns": USER,
+            "expected": {**expected, "output": "the answer is 42; ask bob@example.com."},
+            "evaluators": ["graph_trajectory_strict_match", "tool_selection_f1", "exact_match"],
+        },
+    ]
+    run = run_experiment(build_agent, dataset("agent", cases), **where)
+    builtins, listed = run.results
+    assert scores(builtins) == [
+        ("graph_trajectory_strict_match", "graph_trajectory_strict_match", True, True),
+        ("tool_sequence", "tool_sequence_in_order_match", True, True),
+        ("keywords", "keywords", 1.0, True),
+    ]
+    assert scores(listed) == [
+        ("graph_trajectory_strict_match", "graph_trajectory_strict_match", True, True),
+        ("tool_selection_f1", "tool_selection_f1", 1.0, True),
+        ("exact_match", "exact_match", True, True),
+    ]
+    assert (builtins.status, listed.status) == ("passed", "passed")
+    assert (builtins.tokens, builtins.model_calls, builtins.cost) == (84, 2, None)
+
+
+def test_a_graph_error_the_script_does_not_continue_past_is_an_error(where):
+    echo = build_echo()
+    cases = [{"id": "boom", "turns": ask("x", fail="value"), "expected": {"output": "X"}}]
+    (result,) = run_experiment(echo, dataset("e", cases), **where).results
+    assert (result.status, result.attempts, result.scores) == ("error", 1, [])
+    assert result.error == "turns[0] raised ValueError: bad input; the script did not continue."
+    assert echo.calls.counts["x"] == 1
+
+
+def test_infrastructure_errors_are_retried_on_a_new_thread(where):
+    echo = build_echo()
+    cases = [
+        {"id": "locked", "turns": ask("db", fail="operational-once"), "expected": {"output": "DB"}}
+    ]
+    (result,) = run_experiment(echo, dataset("e", cases), **where).results
+    assert (result.status, result.attempts, result.thread_id) == (
+        "passed",
+        2,
+        f"{result.run_id}:locked:0:2",
+    )
+    assert echo.calls.counts["db"] == 2
+
+
+def test_without_retries_an_infrastructure_error_is_an_error(where):
+    cases = [{"id": "locked", "turns": ask("db", fail="operational-once")}]
+    (result,) = run_experiment(build_echo(), dataset("e", cases), retries=0, **where).results
+    assert (result.status, result.attempts) == ("error", 1)
+    assert "OperationalError: database is locked" in result.error
+
+
+def test_a_low_score_is_never_retried(where):
+    echo = build_echo()
+    cases = [{"id": "wrong", "turns": ask("a"), "expected": {"output": "B"}}]
+    (result,) = run_experiment(echo, dataset("e", cases), retries=3, **where).results
+    assert (result.status, result.attempts, echo.calls.counts["a"]) == ("failed", 1, 1)
+
+
+def test_an_evaluator_that_raises_makes_the_case_an_error(where):
+    cases = [{"id": "c", "turns": ask("a"), "evaluators": ["tool_sequence"]}]
+    (result,) = run_experiment(build_echo(), dataset("e", cases), **where).results
+    assert result.status == "error"
+    assert result.scores[0].error == (
+        "TrajectoryFormatError: tool_sequence_strict_match needs reference_outputs; pass the "
+        "expected trajectory, calls or answer as reference_outputs=..."
+    )
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_case_past_the_timeout_is_cancelled_and_nothing_is_written_later(where, mode):
+    cases = [
+        {"id": "slow", "turns": ask("slow", delay=0.6), "expected": {"output": "SLOW"}},
+        {"id": "fast", "turns": ask("fast"), "expected": {"output": "FAST"}},
+    ]
+    options = dict(run_id="t", timeout=0.2, **where)
+    if mode == "sync":
+        run = run_experiment(build_echo(), dataset("e", cases), **options)
+    else:
+        run = asyncio.run(arun_experiment(build_echo(), dataset("e", cases), **options))
+    slow, fast = run.results
+    assert (slow.status, slow.latency_s, slow.scores) == ("timeout", 0.2, [])
+    assert slow.error == "The case ran past the 0.2 s timeout and was cancelled."
+    assert fast.status == "passed"
+    time.sleep(0.6)  # the abandoned case has finished by now
+    with open_store(where["store"]) as store:
+        assert store.load_run("t") == run
+
+
+def test_repetitions_give_pass_at_k_and_pass_hat_k(where):
+    cases = [
+        {"id": "flaky", "turns": ask("ok?"), "expected": {"output": "yes"}},
+        {"id": "steady", "turns": ask("a"), "expected": {"output": "A"}},
+    ]
+    run = run_experiment(build_echo(), dataset("e", cases), repetitions=2, concurrency=1, **where)
+    assert [(r.case_id, r.repetition, r.status) for r in run.results] == [
+        ("flaky", 0, "passed"),
+        ("flaky", 1, "failed"),
+        ("steady", 0, "passed"),
+        ("steady", 1, "passed"),
+    ]
+    assert pass_at_k(run) == {"flaky": True, "steady": True}
+    assert pass_hat_k(run) == {"flaky": False, "steady": True}
+    summary = summarize(run)
+    assert (summary.pass_rate, summary.pass_at_k, summary.pass_hat_k) == (0.75, 1.0, 0.5)
+    assert summary.mean_scores == {"exact_match": 0.75}
+
+
+def test_thresholds_decide_numeric_scores_and_the_gate_uses_the_pass_rate(where):
+    cases = [
+        {
+            "id": "half",
+            "turns": ask("red fox"),
+            "expected": {"output": {"contains": ["RED", "blue"]}},
+        },
+        {"id": "full", "turns": ask("red"), "expected": {"output": {"contains": ["red"]}}},
+    ]
+    data = dataset("e", cases)
+    strict = run_experiment(build_echo(), data, fail_under=0.9, **where)
+    assert [(r.status, r.score_of("keywords")) for r in strict.results] == [
+        ("failed", 0.5),
+        ("passed", 1.0),
+    ]
+    assert (strict.pass_rate, strict.gate_failed) == (0.5, True)
+    lenient = run_experiment(
+        build_echo(), data, thresholds={"keywords": 0.5}, fail_under=0.9, **where
+    )
+    assert [r.status for r in lenient.results] == ["passed", "passed"]
+    assert (lenient.pass_rate, lenient.gate_failed) == (1.0, False)
+    assert lenient.info.config["thresholds"] == {"keywords": 0.5}
+
+
+def test_progress_is_reported_as_each_case_finishes(where):
+    seen: list[tuple[int, int, int, int]] = []
+    cases = [
+        {"id": "a", "turns": ask("a"), "expected": {"output": "A"}},
+        {"id": "b", "turns": ask("b"), "expected": {"output": "nope"}},
+    ]
+    run_experiment(
+        build_echo(),
+        dataset("e", cases),
+        concurrency=1,
+        progress=lambda *a: seen.append(a),
+        **where,
+    )
+    assert seen == [(1, 2, 1, 0), (2, 2, 1, 1)]
+
+
+def test_redaction_removes_a_pattern_from_everything_stored(where, tmp_path):
+    turns = [{"input": {"messages": [{"role": "user", "content": "mail bob@example.com"}]}}]
+    cases = [
+        {"id": "c", "turns": turns, "expected": {"output": "wrong"}},
+        {"id": "boom", "turns": ask("mail bob@example.com", fail="value")},
+    ]
+    data = dataset("agent", cases)
+
+    def stored_text(**options: Any) -> str:
+        run = run_experiment(build_agent, data, **options, **where)
+        with open_store(where["store"]) as store:
+            text = store.load_run(run.info.run_id).model_dump_json()
+        raw = b"".join(p.read_bytes() for p in tmp_path.glob("results.sqlite*"))
+        return text + raw.decode("utf-8", "replace")
+
+    assert "bob@example.com" in stored_text()
+    (tmp_path / "results.sqlite").unlink()
+    redacted = stored_text(redact=[r"[\w.]+@example\.com"])
+    assert "bob@example.com" not in redacted
+    assert "mail [REDACTED]" in redacted
+
+
+def test_the_target_may_come_from_the_dataset_file(where, tmp_path):
+    path = tmp_path / "data.yaml"
+    path.write_text(
+        "name: from-file\ngraph: graphs.approval:build_double_check\ncases:\n"
+        "  - id: approved\n    turns:\n      - input: {amount: 120}\n"
+        "      - resume: ops-card\n      - resume: true\n    expected: {max_steps: 3}\n"
+    )
+    (result,) = run_experiment(None, path, **where).results
+    assert (result.status, result.scores[0].key) == ("passed", "max_steps")

@@ -1,0 +1,161 @@
+"""The results store: resuming, crash safety, Postgres, file modes, what the run config keeps."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lg_eval.experiments import ExperimentRun, open_store, run_experiment
+from lg_eval.experiments.redaction import scrub_secrets
+from tests.experiments import crash_run
+from tests.experiments.conftest import ask, dataset
+from tests.experiments.graphs import build_echo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def essentials(run: ExperimentRun) -> list[tuple[Any, ...]]:
+    """What must be equal between an interrupted-then-resumed run and an uninterrupted one."""
+    return [
+        (
+            r.case_id,
+            r.repetition,
+            r.status,
+            r.trajectory,
+            r.error,
+            [(s.key, s.score, s.passed, s.comment) for s in r.scores],
+        )
+        for r in run.results
+    ]
+
+
+def echo_dataset(n: int = 6) -> Any:
+    cases = [
+        {"id": f"c{i}", "turns": ask(f"w{i}"), "expected": {"output": f"W{i}" if i % 2 else "x"}}
+        for i in range(n)
+    ]
+    return dataset("echo", cases)
+
+
+def test_rerunning_a_run_id_runs_only_the_cases_the_store_lacks(where, tmp_path):
+    clean = run_experiment(build_echo(), echo_dataset(), run_id="clean", **where)
+    first = build_echo()
+    run_experiment(first, echo_dataset(), run_id="r", **where)
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:  # lose two finished cases
+        for table in ("lg_eval_cases", "lg_eval_scores"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = 'r' AND case_id IN ('c1', 'c4')")
+    again = build_echo()
+    resumed = run_experiment(again, echo_dataset(), run_id="r", **where)
+    assert sorted(again.calls.counts) == ["w1", "w4"]
+    assert essentials(resumed) == essentials(clean)
+    assert [r.case_id for r in resumed.results] == [f"c{i}" for i in range(6)]
+    assert resumed.info.status == "finished"
+
+
+def test_a_run_id_of_another_dataset_is_refused(where):
+    run_experiment(build_echo(), echo_dataset(2), run_id="r", **where)
+    with pytest.raises(Exception, match="was started on dataset 'echo'"):
+        run_experiment(build_echo(), echo_dataset(3), run_id="r", **where)
+
+
+def test_a_killed_run_resumes_with_every_case_exactly_once(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1"]
+    child = subprocess.Popen(command, cwd=tmp_path, env=env)
+    deadline = time.monotonic() + 60
+    stored = 0
+    while stored < 3 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.02)
+        if (tmp_path / "results.sqlite").exists():
+            with sqlite3.connect(tmp_path / "results.sqlite", timeout=5) as conn:
+                try:
+                    stored = conn.execute("SELECT COUNT(*) FROM lg_eval_cases").fetchone()[0]
+                except sqlite3.OperationalError:  # the tables are not there yet
+                    continue
+    child.kill()  # SIGKILL: no cleanup of any kind
+    child.wait()
+    with open_store(tmp_path / "results.sqlite") as store:
+        interrupted = store.load_run("r1")
+    assert 3 <= len(interrupted.results) < crash_run.CASES
+    assert interrupted.info.status == "running"
+
+    crash_run.main(tmp_path, "r1")  # the rerun, and an uninterrupted run to compare with
+    crash_run.main(tmp_path, "clean")
+    with open_store(tmp_path / "results.sqlite") as store:
+        resumed, clean = store.load_run("r1"), store.load_run("clean")
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:
+        counts = conn.execute(
+            "SELECT case_id, COUNT(*) FROM lg_eval_cases WHERE run_id = 'r1' GROUP BY case_id"
+        ).fetchall()
+    assert sorted(counts) == [(f"case-{n:02d}", 1) for n in range(crash_run.CASES)]
+    assert essentials(resumed) == essentials(clean)
+    assert [r.status for r in resumed.results].count("passed") == 13
+    assert resumed.info.status == "finished"
+
+
+def test_store_files_are_owner_only(where, tmp_path):
+    run_experiment(build_echo(), echo_dataset(1), store=None, checkpointer=where["checkpointer"])
+    folder = tmp_path / ".lg_eval"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for name in ("results.sqlite", "judge_cache.sqlite"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+
+
+def test_the_stored_config_has_no_password_and_no_secret_from_the_environment(where, monkeypatch):
+    monkeypatch.setenv("MY_API_KEY", "sk-test-0123456789")
+    target = build_echo()
+    run = run_experiment(
+        target,
+        echo_dataset(1),
+        checkpointer=where["checkpointer"],
+        store=where["store"],
+        judge_cache=False,
+        thresholds={"sk-test-0123456789": 0.5},
+    )
+    text = run.info.model_dump_json()
+    assert "sk-test-0123456789" not in text
+    assert run.info.config["thresholds"] == {"***": 0.5}
+    assert scrub_secrets({"url": "postgresql://u:hunter22@h/db"}, {"DB_PASSWORD": "hunter22"}) == {
+        "url": "postgresql://u:***@h/db"
+    }
+
+
+def test_runs_and_latest_runs_list_what_the_store_holds(where):
+    for run_id in ("a", "b", "c"):
+        run_experiment(build_echo(), echo_dataset(1), run_id=run_id, **where)
+    with open_store(where["store"]) as store:
+        assert [info.run_id for info in store.runs()] == ["a", "b", "c"]
+        assert [run.info.run_id for run in store.latest_runs("echo", 2)] == ["b", "c"]
+        with pytest.raises(Exception, match="No run 'zzz'"):
+            store.load_run("zzz")
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_round_trips_a_run(pg_dsn, where):
+    import psycopg
+
+    open_store(pg_dsn).close()  # creates the tables
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for table in ("lg_eval_scores", "lg_eval_cases", "lg_eval_runs"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = 'pg'")
+    options = {**where, "store": pg_dsn}
+    run = run_experiment(build_echo(), echo_dataset(4), run_id="pg", **options)
+    with open_store(pg_dsn) as store:
+        assert store.load_run("pg") == run
+        assert store.finished("pg") == {
+            ("c0", 0): "failed",
+            ("c1", 0): "passed",
+            ("c2", 0): "failed",
+            ("c3", 0): "passed",
+        }
+    again = build_echo()
+    assert run_experiment(again, echo_dataset(4), run_id="pg", **options).results == run.results
+    assert not again.calls.counts
