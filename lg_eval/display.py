@@ -1,4 +1,9 @@
-"""Readable terminal views of trajectories (``rich`` tables)."""
+"""Readable terminal views of trajectories (``rich`` tables).
+
+Text from threads is written by strangers: every cell is a ``rich.text.Text``
+(never parsed as markup) with control characters shown visibly, so a message
+holding ``[link=...]`` or an ANSI escape prints as the characters it is.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from lg_eval.trajectory import ResumedMode, ThreadTrajectory, Turn
 
@@ -21,8 +27,16 @@ def _short(value: Any, limit: int = MAX_CELL) -> str:
         )
     except (TypeError, ValueError):
         text = repr(value)
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters (ESC, BEL, C1, bidi overrides) written as escapes."""
+    return "".join(
+        char if char.isprintable() or char == " " else char.encode("unicode_escape").decode()
+        for char in text
+    )
 
 
 def _started_by(turn: Turn) -> str:
@@ -46,7 +60,8 @@ def _outcome(turn: Turn) -> str:
 def trajectory_table(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit") -> Table:
     """A table with one row per turn: what started it, the nodes that ran, how it ended."""
     flat = trajectory.to_graph_trajectory(resumed=resumed)
-    table = Table(title=f"thread {trajectory.thread_id}", show_lines=True, expand=False)
+    title = Text(f"thread {visible(str(trajectory.thread_id))}")
+    table = Table(title=title, show_lines=True, expand=False)
     table.add_column("#", justify="right")
     table.add_column("started by", overflow="fold", max_width=40)
     table.add_column("steps", overflow="fold")
@@ -55,10 +70,10 @@ def trajectory_table(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit"
     for turn, steps in zip(trajectory.turns, flat.steps, strict=True):
         table.add_row(
             str(turn.index),
-            _started_by(turn),
-            " → ".join(steps),
+            Text(_started_by(turn)),
+            Text(" → ".join(visible(step) for step in steps)),
             turn.status,
-            _outcome(turn),
+            Text(_outcome(turn)),
         )
     return table
 
@@ -70,4 +85,4 @@ def print_trajectory(
     console = console or Console()
     console.print(trajectory_table(trajectory, resumed=resumed))
     for warning in trajectory.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(Text("warning: ", style="yellow") + Text(visible(warning)))

@@ -1,0 +1,41 @@
+"""The ``lg-eval`` command line: experiments, reports, comparisons, threads and datasets.
+
+Each command parses its options, calls one lg_eval function, renders the result
+and sets the exit code: 0 when it passed, 1 when a gate failed or a comparison
+found a regression, 2 for bad input (usage errors, invalid datasets, unknown
+runs, stores or checkpointers that cannot be opened).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from lg_eval.cli.run import run
+from lg_eval.cli.runs import compare, report, runs
+from lg_eval.cli.threads import dataset_app, extract
+
+app = typer.Typer(
+    name="lg-eval",
+    help=(
+        "Evaluate LangGraph agents from their checkpointed threads: run golden datasets that "
+        "script the human's turns, score every case, report and compare runs."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command()(run)
+app.command()(report)
+app.command()(compare)
+app.command()(runs)
+app.command()(extract)
+app.add_typer(dataset_app)
+
+
+def main() -> None:
+    """The console script's entry point."""
+    app()
+
+
+__all__ = ["app", "main"]

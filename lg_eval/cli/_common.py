@@ -1,0 +1,95 @@
+"""What every ``lg-eval`` command shares: consoles, exit codes, and turning errors into messages.
+
+Exit codes: 0 the run passed (or the command did its job), 1 a gate failed or a
+comparison found a regression, 2 the input was wrong (a usage error, a dataset
+error, an unknown run, a store or checkpointer that cannot be opened). Messages
+about user input go to stderr; text from threads or datasets is printed only as
+``rich.text.Text`` (never interpreted as markup) and URLs only in redacted form.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from lg_eval.errors import LgEvalError
+
+T = TypeVar("T")
+
+PASSED, GATE_FAILED, INPUT_ERROR = 0, 1, 2
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int = INPUT_ERROR) -> NoReturn:
+    """Print ``message`` (as plain text) to stderr and exit with ``code``."""
+    stderr.print(Text(f"lg-eval: {message}", style="bold red"))
+    raise typer.Exit(code)
+
+
+def say(message: str) -> None:
+    """A plain status line on stderr (kept out of stdout, which may be piped)."""
+    stderr.print(Text(message))
+
+
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """lg_eval's typed errors (bad input) become a message and exit code 2."""
+    try:
+        yield
+    except LgEvalError as exc:
+        fail(_one_line(exc))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if "\n" not in text else text.replace("\n", " ")
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write a report file (parents created) and say where it went."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    say(f"wrote {path}")
+
+
+def parse_pairs(items: list[str], option: str, convert: Callable[[str], T]) -> dict[str, T]:
+    """``["key=value", ...]`` as a dict, values converted; a malformed item is a usage error."""
+    pairs: dict[str, T] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail(f"{option} takes KEY=VALUE, got {item!r}")
+        try:
+            pairs[key] = convert(value)
+        except ValueError:
+            fail(f"{option} {item!r}: {value!r} is not a valid value")
+    return pairs
+
+
+def interactive() -> bool:
+    """Whether stderr is a terminal (live progress) or a log (plain lines)."""
+    return sys.stderr.isatty()
+
+
+__all__ = [
+    "GATE_FAILED",
+    "INPUT_ERROR",
+    "PASSED",
+    "fail",
+    "input_errors",
+    "interactive",
+    "parse_pairs",
+    "say",
+    "stderr",
+    "stdout",
+    "write_file",
+]

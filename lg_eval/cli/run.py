@@ -1,0 +1,155 @@
+"""``lg-eval run``: play a golden dataset on a graph, score it, store it, report it, gate it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from lg_eval.cli._common import (
+    GATE_FAILED,
+    PASSED,
+    fail,
+    input_errors,
+    interactive,
+    parse_pairs,
+    say,
+    stdout,
+)
+from lg_eval.cli._reports import write_reports
+from lg_eval.datasets import load_dataset
+from lg_eval.experiments import ExperimentRun, open_store, run_experiment
+from lg_eval.reports import build_report, render_terminal
+
+
+def run(
+    dataset: Annotated[Path, typer.Argument(help="The dataset file (YAML or JSONL).")],
+    graph: Annotated[
+        str | None,
+        typer.Option(help="The target as module:attr (a compiled graph, builder or factory)."),
+    ] = None,
+    checkpointer: Annotated[
+        str | None,
+        typer.Option(help="Checkpointer URL (sqlite:///file, postgresql://...)."),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option(help="Name the run; the same id again resumes it.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight at once.")] = 4,
+    repetitions: Annotated[int, typer.Option(min=1, help="Runs of each case.")] = 1,
+    timeout: Annotated[
+        float | None, typer.Option(min=0, help="Seconds per case before it is cancelled.")
+    ] = None,
+    retries: Annotated[
+        int, typer.Option(min=0, help="Extra attempts after an infrastructure error.")
+    ] = 1,
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=MIN: minimum score for a feedback key (repeatable)."),
+    ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(min=0, max=1, help="Exit 1 when the pass rate is below this."),
+    ] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", help="Write the JSON report.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Write the HTML report.")] = None,
+    md: Annotated[Path | None, typer.Option(help="Write the Markdown report.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML.")] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Call judge models even for cached prompts.")
+    ] = False,
+    redact_pattern: Annotated[
+        list[str] | None,
+        typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
+) -> None:
+    """Run DATASET: every case on a fresh thread, scored, stored as it finishes.
+
+    Exit code 0 when the run passes, 1 when --fail-under is not met, 2 for bad input.
+    """
+    thresholds = parse_pairs(threshold or [], "--threshold", float)
+    with input_errors():
+        loaded = load_dataset(dataset)
+        with _progress(quiet) as progress:
+            result = run_experiment(
+                graph,
+                loaded,
+                checkpointer=checkpointer,
+                store=store,
+                run_id=run_id,
+                concurrency=concurrency,
+                repetitions=repetitions,
+                timeout=timeout,
+                retries=retries,
+                thresholds=thresholds or None,
+                fail_under=fail_under,
+                judge_cache=not no_cache,
+                progress=progress,
+                redact=redact_pattern or None,
+            )
+        with open_store(store) as results:
+            history = _older(results.latest_runs(result.info.dataset, 10), result)
+    report = build_report(result, history=history)
+    if not quiet:
+        render_terminal(report, stdout)
+    write_reports(report, json_file=json_file, html=html, md=md, junit=junit)
+    raise typer.Exit(_exit_code(result, fail_under))
+
+
+def _older(history: list[ExperimentRun], run: ExperimentRun) -> list[ExperimentRun]:
+    return [r for r in history if r.info.run_id != run.info.run_id]
+
+
+def _exit_code(result: ExperimentRun, fail_under: float | None) -> int:
+    if fail_under is None:
+        return PASSED
+    rate = result.pass_rate
+    if rate is None:
+        fail("the run has no results to gate on", GATE_FAILED)
+    if rate < fail_under:
+        say(f"pass rate {rate:.1%} is below --fail-under {fail_under:.1%}")
+        return GATE_FAILED
+    return PASSED
+
+
+ProgressFn = Callable[[int, int, int, int], None]
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool) -> Iterator[ProgressFn | None]:
+    """A live bar on a terminal, a plain line per case in a log, nothing with --quiet."""
+    if quiet:
+        yield None
+        return
+    if not interactive():
+
+        def line(done: int, total: int, passed: int, failed: int) -> None:
+            say(f"[{done}/{total}] passed {passed}, failed {failed}")
+
+        yield line
+        return
+    columns = (
+        TextColumn("cases"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("cases", total=None, passed=0, failed=0)
+
+        def update(done: int, total: int, passed: int, failed: int) -> None:
+            bar.update(task, completed=done, total=total, passed=passed, failed=failed)
+
+        yield update
+
+
+__all__ = ["run"]

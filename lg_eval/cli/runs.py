@@ -1,0 +1,117 @@
+"""``lg-eval runs``, ``lg-eval report`` and ``lg-eval compare``: stored runs, read back."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
+from lg_eval.cli._reports import RENDERERS
+from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
+from lg_eval.reports import build_report, render_terminal
+
+StoreOption = Annotated[
+    str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
+]
+
+
+class Format(str, Enum):
+    """Report formats: the terminal summary, or a file format."""
+
+    terminal = "terminal"
+    html = "html"
+    md = "md"
+    json = "json"
+    junit = "junit"
+
+
+def runs(
+    store: StoreOption = None,
+    dataset: Annotated[str | None, typer.Option(help="Only runs of this dataset.")] = None,
+) -> None:
+    """List the stored runs, newest first."""
+    with input_errors(), open_store(store) as results:
+        infos = [i for i in results.runs() if dataset is None or i.dataset == dataset]
+    table = Table(title="stored runs")
+    for column in ("run id", "dataset", "status", "cases", "started"):
+        table.add_column(column, overflow="fold")
+    for info in sorted(infos, key=lambda i: i.started_at, reverse=True):
+        table.add_row(
+            Text(info.run_id),
+            Text(info.dataset),
+            info.status,
+            str(info.cases),
+            info.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+        )
+    stdout.print(table)
+
+
+def report(
+    run_id: Annotated[str, typer.Argument(help="The stored run to report.")],
+    store: StoreOption = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = (
+        Format.terminal
+    ),
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (else stdout).")
+    ] = None,
+    history: Annotated[
+        int, typer.Option(min=0, help="Earlier runs of the dataset shown in the trend.")
+    ] = 10,
+) -> None:
+    """Render a stored run as a terminal summary, HTML, Markdown, JSON or JUnit XML."""
+    with input_errors(), open_store(store) as results:
+        run = _load(results, run_id)
+        earlier = [r for r in results.latest_runs(run.info.dataset, history + 1)]
+    report_ = build_report(run, history=[r for r in earlier if r.info.run_id != run_id][:history])
+    if format is Format.terminal:
+        render_terminal(report_, stdout)
+        return
+    text = RENDERERS[format.value](report_)
+    if output is None:
+        typer.echo(text)
+    else:
+        write_file(output, text)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="The baseline run.")],
+    run_b: Annotated[str, typer.Argument(help="The run to check against it.")],
+    store: StoreOption = None,
+    tolerance: Annotated[
+        float, typer.Option(min=0, help="Score drops up to this are not regressions.")
+    ] = 0.0,
+    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = (
+        Format.terminal
+    ),
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+) -> None:
+    """Compare RUN_B with RUN_A case by case; exit 1 when a case regressed."""
+    with input_errors(), open_store(store) as results:
+        baseline, candidate = _load(results, run_a), _load(results, run_b)
+    comparison = compare_runs(baseline, candidate, tolerance=tolerance)
+    report_ = build_report(candidate, comparison=comparison)
+    if format is Format.terminal:
+        render_terminal(report_, stdout)
+    else:
+        text = RENDERERS[format.value](report_)
+        if output is None:
+            typer.echo(text)
+        else:
+            write_file(output, text)
+    raise typer.Exit(GATE_FAILED if comparison.regressed else PASSED)
+
+
+def _load(results: ResultStore, run_id: str) -> ExperimentRun:
+    if results.run_info(run_id) is None:
+        known = ", ".join(i.run_id for i in results.runs()[:5]) or "none"
+        fail(f"no run {run_id!r} in the store (recent runs: {known}); see `lg-eval runs`")
+    return results.load_run(run_id)
+
+
+__all__ = ["compare", "report", "runs"]

@@ -1,0 +1,104 @@
+"""``lg-eval extract`` and ``lg-eval dataset ...``: threads and dataset files."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from lg_eval.cli._common import fail, input_errors, say, stdout
+from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
+from lg_eval.display import print_trajectory
+from lg_eval.extract import extract_thread
+from lg_eval.play import open_checkpointer, resolve_target, thread_config
+from lg_eval.trajectory import ThreadTrajectory
+
+GraphOption = Annotated[
+    str, typer.Option(help="The graph that wrote the thread, as module:attr.", show_default=False)
+]
+ThreadOption = Annotated[str, typer.Option(help="The thread id.", show_default=False)]
+CheckpointerOption = Annotated[
+    str | None,
+    typer.Option(help="Checkpointer URL (default the embedded .lg_eval/checkpoints.sqlite)."),
+]
+
+dataset_app = typer.Typer(
+    name="dataset",
+    help="Check dataset files and grow them from checkpointed threads.",
+    no_args_is_help=True,
+)
+
+
+class ThreadFormat(str, Enum):
+    """How ``extract`` prints a thread."""
+
+    text = "text"
+    json = "json"
+
+
+def extract(
+    graph: GraphOption,
+    thread: ThreadOption,
+    checkpointer: CheckpointerOption = None,
+    format: Annotated[ThreadFormat, typer.Option("--format", "-f")] = ThreadFormat.text,
+) -> None:
+    """Extract a checkpointed thread and print it turn by turn (or as JSON)."""
+    trajectory = _extracted(graph, thread, checkpointer)
+    if format is ThreadFormat.json:
+        typer.echo(trajectory.model_dump_json(indent=2))
+    else:
+        print_trajectory(trajectory, console=stdout)
+
+
+@dataset_app.command("validate")
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Dataset files (YAML or JSONL).")],
+) -> None:
+    """Check dataset files: exit 0 when every file is valid, 2 at the first error."""
+    for path in files:
+        with input_errors():
+            dataset = load_dataset(path)
+        say(f"{path}: {len(dataset.cases)} cases, valid")
+
+
+@dataset_app.command("from-thread")
+def from_thread(
+    graph: GraphOption,
+    thread: ThreadOption,
+    checkpointer: CheckpointerOption = None,
+    case_id: Annotated[str | None, typer.Option(help="The case id (default: the thread id).")] = (
+        None
+    ),
+    tag: Annotated[list[str] | None, typer.Option(help="A tag for the case (repeatable).")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write a dataset file (.yaml or .jsonl)."),
+    ] = None,
+) -> None:
+    """Write a case from a checkpointed thread: its inputs, resumes, edits and trajectory."""
+    trajectory = _extracted(graph, thread, checkpointer)
+    with input_errors():
+        case = case_from_thread(trajectory, case_id=case_id or thread, tags=tag or None)
+        dataset = Dataset(name=case.id, graph=graph, cases=[case])
+        if output is not None:
+            say(f"wrote {dump_dataset(dataset, output)}")
+            return
+        with tempfile.TemporaryDirectory() as folder:  # dump_dataset writes files; print it
+            path = dump_dataset(dataset, Path(folder) / "case.yaml")
+            sys.stdout.write(path.read_text(encoding="utf-8"))
+
+
+def _extracted(graph: str, thread: str, checkpointer: str | None) -> ThreadTrajectory:
+    with input_errors(), open_checkpointer(checkpointer) as saver:
+        target = resolve_target(graph, saver)
+        trajectory = extract_thread(target, thread_config(thread))
+    if not trajectory.turns:
+        fail(f"thread {thread!r} has no checkpoints in that checkpointer")
+    say(f"thread {thread}: {len(trajectory.turns)} turns")
+    return trajectory
+
+
+__all__ = ["dataset_app", "extract", "from_thread", "validate"]
