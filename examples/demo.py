@@ -1,80 +1,83 @@
-"""The main job on the embedded default: example graphs on a SQLite checkpointer.
+"""The main job, on the embedded SQLite default: the golden datasets as one experiment.
 
-Runs every example graph in ``graphs/`` through its human-in-the-loop script
-(scripted chat models, no API key), stores the threads in a SQLite file,
-extracts each thread with lg_eval and prints it turn by turn, then scores each
-thread against its golden reference (``examples/golden/example_threads.json``)
-with deterministic graph evaluators.
+Plays every case of ``examples/golden/*.yaml`` on the example graphs of
+``graphs/`` (scripted chat models, no API key): each case on a fresh thread
+of an embedded SQLite checkpointer, its human turns answered as its script
+says (resumes, answers by node, computed answers, breakpoints continued,
+state edits). Then it scores every thread with the datasets' deterministic
+evaluators, keeps the results in the SQLite results store, and writes the HTML
+report. ``weather-regression-demo`` is wrong on purpose, so the report shows
+real failures. With ``OPENAI_API_KEY`` set, an LLM judge of each route runs
+too.
 
-    make demo            # or: .venv/bin/python examples/demo.py [path/to/checkpoints.sqlite]
+    make demo            # or: .venv/bin/python examples/demo.py [output directory]
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
+import os
 import sys
+import time
 from pathlib import Path
 
-from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
-from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graphs.scenarios import SCENARIOS  # noqa: E402
-from lg_eval import (  # noqa: E402
-    create_graph_trajectory_similarity_evaluator,
-    extract_thread,
-    graph_trajectory_strict_match,
-)
-from lg_eval.display import print_trajectory  # noqa: E402
+from lg_eval.datasets import Dataset, EvaluatorRef, load_dataset  # noqa: E402
+from lg_eval.experiments import open_store, run_experiment  # noqa: E402
+from lg_eval.langsmith import offline  # noqa: E402
+from lg_eval.reports import build_report, render_html, render_terminal  # noqa: E402
 
-DEFAULT_DB = ROOT / ".lg_eval" / "demo.sqlite"
-GOLDEN = ROOT / "examples" / "golden" / "example_threads.json"
+GOLDEN = ROOT / "examples" / "golden"
+JUDGE = EvaluatorRef(name="graph_trajectory_accuracy")
 
 
-def score_table(rows: list[tuple[str, dict, dict]]) -> Table:
-    """One row per thread: strict match and similarity against its golden reference."""
-    table = Table(title="scores against examples/golden/example_threads.json")
-    for column in ("thread", "strict match", "similarity", "comment"):
-        table.add_column(column, overflow="fold")
-    for name, strict, similarity in rows:
-        table.add_row(
-            name, str(strict["score"]), f"{similarity['score']:.2f}", strict["comment"] or ""
-        )
-    return table
+def golden_dataset(judge: bool) -> Dataset:
+    """Every golden file's cases in one dataset, each with its file's graph and evaluators."""
+    cases = []
+    for path in sorted(GOLDEN.glob("*.yaml")):
+        dataset = load_dataset(path)
+        for case in dataset.cases:
+            evaluators = list(case.evaluators or dataset.evaluators)
+            if judge:
+                evaluators.append(JUDGE)
+            update = {"graph": case.graph or dataset.graph, "evaluators": evaluators}
+            cases.append(case.model_copy(update=update))
+    return Dataset(name="examples-golden", cases=cases, allows_code=True)
 
 
-def main(db_path: Path = DEFAULT_DB) -> None:
+def main(out: Path) -> None:
     console = Console()
-    golden = json.loads(GOLDEN.read_text())
-    similarity = create_graph_trajectory_similarity_evaluator()
-    rows = []
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    db_path.unlink(missing_ok=True)
-    with sqlite3.connect(db_path, check_same_thread=False) as connection:
-        saver = SqliteSaver(connection)
-        for name, scenario in SCENARIOS.items():
-            graph = scenario.build(checkpointer=saver)
-            thread_id = f"demo-{name}"
-            scenario.run(graph, thread_id)
-            console.rule(f"[bold]{name}[/]: {scenario.description}")
-            trajectory = extract_thread(graph, {"configurable": {"thread_id": thread_id}})
-            print_trajectory(trajectory, console)
-            reference = golden[name]
-            rows.append(
-                (
-                    name,
-                    graph_trajectory_strict_match(outputs=trajectory, reference_outputs=reference),
-                    similarity(outputs=trajectory, reference_outputs=reference),
-                )
-            )
-    console.rule("[bold]evaluation[/]")
-    console.print(score_table(rows))
-    console.print(f"\nCheckpoints kept in {db_path}")
+    judge = bool(os.environ.get("OPENAI_API_KEY"))
+    if not judge:
+        console.print("No OPENAI_API_KEY: the LLM judge is skipped; deterministic evaluators only.")
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoints, results = out / "demo-checkpoints.sqlite", out / "demo-results.sqlite"
+    for stale in (checkpoints, results):
+        stale.unlink(missing_ok=True)
+    dataset = golden_dataset(judge)
+    started = time.perf_counter()
+    with offline():  # the demo sends nothing anywhere
+        run = run_experiment(
+            None,
+            dataset,
+            checkpointer=f"sqlite:///{checkpoints}",
+            store=f"sqlite:///{results}",
+            run_id="demo",
+        )
+    elapsed = time.perf_counter() - started
+    with open_store(f"sqlite:///{results}") as store:
+        report = build_report(store.load_run(run.info.run_id))
+    render_terminal(report, console)
+    html = out / "demo-report.html"
+    html.write_text(render_html(report), encoding="utf-8")
+    console.print(
+        f"{len(run.results)} cases from {len(list(GOLDEN.glob('*.yaml')))} golden files in "
+        f"{elapsed:.1f} s. Report: {html}"
+    )
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DB)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".lg_eval")

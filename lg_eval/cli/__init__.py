@@ -8,6 +8,9 @@ runs, stores or checkpointers that cannot be opened).
 
 from __future__ import annotations
 
+import os
+import sys
+
 import typer
 
 from lg_eval.cli.run import run
@@ -34,7 +37,15 @@ app.add_typer(dataset_app)
 
 
 def main() -> None:
-    """The console script's entry point."""
+    """The console script's entry point.
+
+    Targets and answer functions are named ``module:attr`` relative to the directory
+    ``lg-eval`` runs in (as ``python -m`` would import them), so it goes first on
+    ``sys.path``.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
     app()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -20,7 +20,7 @@ StoreOption = Annotated[
 ]
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     """Report formats: the terminal summary, or a file format."""
 
     terminal = "terminal"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from lg_eval.cli._common import fail, input_errors, say, stdout
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.display import print_trajectory
@@ -32,7 +33,7 @@ dataset_app = typer.Typer(
 )
 
 
-class ThreadFormat(str, Enum):
+class ThreadFormat(StrEnum):
     """How ``extract`` prints a thread."""
 
     text = "text"

@@ -13,6 +13,7 @@ a prompt budget) and never raise when the model fails: the result then has
 ``score=None`` and ``metadata["error"]``.
 """
 
+from lg_eval.evaluators.registry import register_evaluator
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
 from lg_eval.judges._model import DEFAULT_MODEL
 from lg_eval.judges._options import JudgeOptions
@@ -40,6 +41,12 @@ from lg_eval.judges.trajectory import (
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
+
+# Judges by name, for dataset files and configs ("graph_trajectory_accuracy"); the model
+# a judge uses is only resolved on its first call, so registering costs nothing.
+register_evaluator("graph_trajectory_accuracy", create_graph_trajectory_llm_as_judge)
+register_evaluator("trajectory_accuracy", create_trajectory_llm_as_judge)
+register_evaluator("rubric", create_rubric_judge)
 
 __all__ = [
     "DEFAULT_MODEL",

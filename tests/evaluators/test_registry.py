@@ -11,6 +11,9 @@ from lg_eval.evaluators.registry import _REGISTRY
 from lg_eval.feedback import Feedback
 
 BUILTINS = {
+    "graph_trajectory_accuracy",
+    "trajectory_accuracy",
+    "rubric",
     "hitl_match",
     "argument_precision",
     "bleu",
