@@ -13,7 +13,7 @@ turns, and the run / arun methods).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,16 +40,34 @@ class ScenarioError(AssertionError):
 
 
 @dataclass(frozen=True)
+class Edit:
+    """An ``update_state`` call made before a turn.
+
+    With `subgraph`, the state edited is that of the pending subgraph task of that
+    name, through the subgraph's own config (from ``get_state(config, subgraphs=True)``).
+    """
+
+    values: Any
+    as_node: str | None = None
+    subgraph: str | None = None
+
+
+@dataclass(frozen=True)
 class Turn:
     """One call on the thread: `input`, or `from_state(snapshot)` when it is set.
 
     `raises` names the exception type this call is expected to raise; the driver
-    swallows exactly that and fails if the call succeeds instead.
+    swallows exactly that and fails if the call succeeds instead. `edits` are
+    ``update_state`` calls made just before the call; `at` picks, from the thread's
+    history (newest first), the checkpoint to invoke from (time travel), instead of
+    the newest one.
     """
 
     input: Any = None
     from_state: Callable[[StateSnapshot], Any] | None = None
     raises: type[Exception] | None = None
+    edits: Sequence[Edit] = ()
+    at: Callable[[list[StateSnapshot]], StateSnapshot] | None = None
 
     def resolve(self, snapshot: StateSnapshot | None) -> Any:
         """The payload to send, given the thread's current state (if needed)."""
@@ -81,26 +99,72 @@ def _check_done(snapshot: StateSnapshot) -> None:
         raise ScenarioError(f"thread did not finish; next nodes: {snapshot.next}")
 
 
-def drive(graph: Pregel, thread_id: str, turns: Sequence[Turn], *, finish: bool = True) -> None:
-    """Play `turns` on `thread_id` with `invoke`; with `finish`, require the thread to end."""
+Call = Callable[[Pregel, Any, RunnableConfig], Any]
+"""How a driver sends one turn's payload (``graph.invoke`` unless told otherwise)."""
+
+
+def _edit_target(snapshot: StateSnapshot, edit: Edit, config: RunnableConfig) -> RunnableConfig:
+    if edit.subgraph is None:
+        return config
+    task = next(t for t in snapshot.tasks if t.name == edit.subgraph and t.state is not None)
+    assert isinstance(task.state, StateSnapshot)
+    return task.state.config
+
+
+def drive(
+    graph: Pregel,
+    thread_id: str,
+    turns: Sequence[Turn],
+    *,
+    finish: bool = True,
+    call: Call | None = None,
+) -> None:
+    """Play `turns` on `thread_id` with `invoke` (or `call`); with `finish`, require the
+    thread to end."""
     config = thread_config(thread_id)
     for index, turn in enumerate(turns):
+        for edit in turn.edits:
+            snapshot = graph.get_state(config, subgraphs=edit.subgraph is not None)
+            graph.update_state(_edit_target(snapshot, edit, config), edit.values, edit.as_node)
+        target = config
+        if turn.at is not None:
+            target = turn.at(list(graph.get_state_history(config))).config
         snapshot = graph.get_state(config) if turn.from_state else None
         with _expect(turn, index):
-            graph.invoke(turn.resolve(snapshot), config)
+            (call or _invoke)(graph, turn.resolve(snapshot), target)
     if finish:
         _check_done(graph.get_state(config))
 
 
+def _invoke(graph: Pregel, payload: Any, config: RunnableConfig) -> Any:
+    return graph.invoke(payload, config)
+
+
+async def _ainvoke(graph: Pregel, payload: Any, config: RunnableConfig) -> Any:
+    return await graph.ainvoke(payload, config)
+
+
 async def adrive(
-    graph: Pregel, thread_id: str, turns: Sequence[Turn], *, finish: bool = True
+    graph: Pregel,
+    thread_id: str,
+    turns: Sequence[Turn],
+    *,
+    finish: bool = True,
+    call: Callable[[Pregel, Any, RunnableConfig], Awaitable[Any]] | None = None,
 ) -> None:
-    """Async twin of `drive`, using `ainvoke` and `aget_state`."""
+    """Async twin of `drive`, using `ainvoke` (or `call`) and `aget_state`."""
     config = thread_config(thread_id)
     for index, turn in enumerate(turns):
+        for edit in turn.edits:
+            snapshot = await graph.aget_state(config, subgraphs=edit.subgraph is not None)
+            target = _edit_target(snapshot, edit, config)
+            await graph.aupdate_state(target, edit.values, edit.as_node)
+        target = config
+        if turn.at is not None:
+            target = turn.at([s async for s in graph.aget_state_history(config)]).config
         snapshot = await graph.aget_state(config) if turn.from_state else None
         with _expect(turn, index):
-            await graph.ainvoke(turn.resolve(snapshot), config)
+            await (call or _ainvoke)(graph, turn.resolve(snapshot), target)
     if finish:
         _check_done(await graph.aget_state(config))
 
@@ -287,3 +351,10 @@ SCENARIOS: dict[str, Scenario] = {
         ),
     ]
 }
+
+SHAPES: dict[str, Scenario] = {}
+"""Human-in-the-loop thread shapes real applications use (handoffs, subgraph breakpoints,
+time travel...), each a small graph built to show one shape (see `graphs.shapes`). Kept
+apart from `SCENARIOS`, the scripted-model demos."""
+
+EVERY_SCENARIO: dict[str, Scenario] = {**SCENARIOS, **SHAPES}
