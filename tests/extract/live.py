@@ -16,7 +16,9 @@ compares an extracted :class:`~lg_eval.ThreadTrajectory` with that record, turn 
 * ``__interrupt__`` appears once per interrupt the root reported when the turn paused (once
   for a static breakpoint, which reports none), and never otherwise;
 * the turn starts with ``__start__`` exactly when its input was fresh (not ``None``, not a
-  ``Command``).
+  ``Command``);
+* its status is ``"interrupted"`` exactly when the root paused, ``"error"`` exactly when
+  the call raised.
 
 So expected trajectories come from LangGraph's behaviour, not from lists written by hand.
 """
@@ -53,9 +55,13 @@ class LiveTurn:
     """What one call on the thread streamed."""
 
     fresh: bool
+    resuming: bool = False
+    """Whether the call was a ``Command(resume=...)``."""
     started: list[LiveTask] = field(default_factory=list)
     paused: set[tuple[str, str]] = field(default_factory=set)
     """Tasks whose result carried interrupts (a paused node, or the parent of one)."""
+    raised: bool = False
+    """Whether the call raised (an error, not a pause)."""
     interrupts: int | None = None
     """How many interrupts the root reported (``0`` for a static breakpoint), ``None`` if it
     did not pause."""
@@ -65,6 +71,13 @@ class LiveTurn:
     batches: list[tuple[str, list[str]]] = field(default_factory=list)
     """Consecutive starts in one namespace (one superstep there): ``(parent path, paths)``."""
     _open: dict[str, list[str]] = field(default_factory=dict)
+
+    def waiting(self) -> set[tuple[str, str]]:
+        """Tasks this call left waiting: they paused (or hold a paused subgraph), or, when the
+        call paused, started without finishing (a static breakpoint inside a subgraph)."""
+        if self.interrupts is None:
+            return self.paused
+        return self.paused | {t.key for t in self.started if t.key not in self.done}
 
     def take(
         self, ns: tuple[str, ...], mode: str, data: Any, finished: set[tuple[str, str]]
@@ -86,7 +99,7 @@ class LiveTurn:
             return
         if key in finished:
             return
-        prefix = "".join(f"{_owner(part)}:" for part in ns)
+        prefix = "".join(f"{_owner(part)}:" for part in ns if not part.isdigit())
         path = f"{prefix}{data['name']}"
         self.started.append(LiveTask(path, key))
         batch = self._open.get(namespace)
@@ -101,6 +114,10 @@ def _owner(part: str) -> str:
     return part.split(":")[0]
 
 
+def _resuming(payload: Any) -> bool:
+    return isinstance(payload, Command) and payload.resume is not None
+
+
 def _fresh(payload: Any) -> bool:
     return payload is not None and not isinstance(payload, Command)
 
@@ -108,10 +125,14 @@ def _fresh(payload: Any) -> bool:
 def _recorder(turns: list[LiveTurn]) -> Any:
     def call(graph: Pregel, payload: Any, config: RunnableConfig) -> None:
         finished = set().union(*(t.done for t in turns))
-        turn = LiveTurn(fresh=_fresh(payload))
+        turn = LiveTurn(fresh=_fresh(payload), resuming=_resuming(payload))
         turns.append(turn)
-        for ns, mode, data in graph.stream(payload, config, stream_mode=MODES, subgraphs=True):
-            turn.take(ns, mode, data, finished)
+        try:
+            for ns, mode, data in graph.stream(payload, config, stream_mode=MODES, subgraphs=True):
+                turn.take(ns, mode, data, finished)
+        except Exception:
+            turn.raised = True
+            raise
 
     return call
 
@@ -119,12 +140,16 @@ def _recorder(turns: list[LiveTurn]) -> Any:
 def _arecorder(turns: list[LiveTurn]) -> Any:
     async def call(graph: Pregel, payload: Any, config: RunnableConfig) -> None:
         finished = set().union(*(t.done for t in turns))
-        turn = LiveTurn(fresh=_fresh(payload))
+        turn = LiveTurn(fresh=_fresh(payload), resuming=_resuming(payload))
         turns.append(turn)
-        async for ns, mode, data in graph.astream(
-            payload, config, stream_mode=MODES, subgraphs=True
-        ):
-            turn.take(ns, mode, data, finished)
+        try:
+            async for ns, mode, data in graph.astream(
+                payload, config, stream_mode=MODES, subgraphs=True
+            ):
+                turn.take(ns, mode, data, finished)
+        except Exception:
+            turn.raised = True
+            raise
 
     return call
 
@@ -182,10 +207,20 @@ def _extracted_batches(supersteps: list[Superstep], parent: str = "") -> list:
 
 def expected_omitted(live: list[LiveTurn], index: int) -> Counter[str]:
     """Paths ``resumed="omit"`` leaves out of turn ``index``: tasks re-run after a pause in
-    an earlier turn that do not pause again."""
-    earlier = set().union(*(t.paused for t in live[:index]))
+    an earlier turn that do not pause again. A task re-planned by an ``update_state`` made
+    while it waited has a new id; a ``Command(resume=...)`` answering it still resumes it."""
+    earlier = set().union(*(t.waiting() for t in live[:index]))
     turn = live[index]
-    return Counter(t.path for t in turn.started if t.key in earlier and t.key not in turn.paused)
+    before = live[index - 1] if index else None
+    waiting = {t.path for t in before.started if t.key in earlier} if before else set()
+    if any(t.key in earlier for t in turn.started):
+        waiting = set()  # the paused tasks were resumed as themselves
+    return Counter(
+        t.path
+        for t in turn.started
+        if t.key not in turn.waiting()
+        and (t.key in earlier or (turn.resuming and t.path in waiting))
+    )
 
 
 def check(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
@@ -209,3 +244,4 @@ def check(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
         assert (omitted[:1] == [START]) == turn.fresh, where
         status = trajectory.turns[index].status
         assert (status == "interrupted") == (turn.interrupts is not None), f"{where}: {status}"
+        assert (status == "error") == turn.raised, f"{where}: {status}"
