@@ -32,6 +32,7 @@ from lg_eval.extract.records import (
     CheckpointRecord,
     TaskRecord,
     ThreadRecords,
+    call_counter,
     is_state_channel,
     namespace_owner,
     parent_namespace,
@@ -164,6 +165,7 @@ def assemble(records: ThreadRecords) -> ThreadTrajectory:
     segments = _segments(lineage, index, path_prefix="")
     turns = [_turn(i, seg) for i, seg in enumerate(segments)]
     warnings.extend(_ambiguous_resumes(turns))
+    warnings.extend(_unread_shapes(records, lineage))
     return ThreadTrajectory(
         thread_id=records.thread_id,
         lineage=[r.id for r in lineage],
@@ -625,6 +627,24 @@ def _by_node(answered: list[TaskRun]) -> dict[str, Any]:
             index = seen[run.path] = seen.get(run.path, -1) + 1
             keyed[f"{run.path}[{index}]"] = run.resume_value
     return keyed
+
+
+def _unread_shapes(records: ThreadRecords, lineage: list[CheckpointRecord]) -> list[str]:
+    """Warnings naming shapes lg_eval does not read exactly yet (never a silent gap)."""
+    found = []
+    if any(call_counter(ns) for ns in records.by_ns):
+        found.append(
+            "A node invoked the same subgraph several times in one run (checkpoint namespaces "
+            "with a '|N' call counter): only one of those subgraph runs per task is listed, "
+            "so the trajectory misses the others' steps."
+        )
+    goto = sorted({n for r in lineage for n in r.command_goto})
+    if goto:
+        found.append(
+            f"A Command(goto=...) sent the run to {', '.join(goto)} along with a resume; "
+            "that run is not listed in the resuming turn's steps."
+        )
+    return found
 
 
 def _ambiguous_resumes(turns: list[Turn]) -> list[str]:

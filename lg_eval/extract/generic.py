@@ -90,6 +90,7 @@ def read_generic(
     return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=warnings)
 
 
+BRANCH_TO = "branch:to:"
 _NOT_NODES = frozenset({INTERRUPT, "__input__", "__start__", "__copy__", "__end__"})
 
 
@@ -215,6 +216,7 @@ def build_record(
             start.input_value if start is not None else stored.channel_values.get("__start__")
         ),
         breakpoints=breakpoints,
+        command_goto=tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO)),
     )
 
 
@@ -224,21 +226,25 @@ _breakpoints: WeakKeyDictionary[Any, dict[str, Breakpoints]] = WeakKeyDictionary
 
 
 def breakpoints_of(graph: Any, ns: str) -> Breakpoints:
-    """The static breakpoints compiled into the graph that owns namespace ``ns``."""
+    """The static breakpoints compiled into the graph that owns namespace ``ns`` (kept per
+    graph and namespace: every record asks)."""
     try:
         known = _breakpoints.setdefault(graph, {})
     except TypeError:  # not weak-referenceable
         known = {}
-    key = recast(ns)
-    found = known.get(key)
+    found = known.get(ns)
     if found is None:
+        key = recast(ns)
         owner = graph
         if key:
             try:
                 owner = next((g for _, g in graph.get_subgraphs(namespace=key, recurse=True)), None)
             except Exception:
                 owner = None
-        found = known[key] = _UNKNOWN if owner is None else _compiled(owner)
+        found = _UNKNOWN if owner is None else _compiled(owner)
+        if len(known) > 4096:  # subgraph namespaces carry task ids: one per subgraph run
+            known.clear()
+        known[ns] = found
     return found
 
 

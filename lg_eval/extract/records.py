@@ -97,6 +97,8 @@ class CheckpointRecord:
     """For input checkpoints: the raw input (the ``__start__`` channel value)."""
     breakpoints: Breakpoints | None = None
     """The static breakpoints compiled into the graph that owns this namespace."""
+    command_goto: tuple[str, ...] = ()
+    """Nodes a ``Command(goto=...)`` given with a resume sent the run to from here."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ LangGraph's own task stream)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import warnings
 from typing import Any
@@ -230,3 +231,14 @@ async def test_async_extraction_on_postgres_saver(postgres_saver: Any) -> None:
     graph = SHAPES["time_travel"].played(postgres_saver)
     found = await aextract_thread(graph, CONFIG)
     assert found.model_dump() == extract_thread(graph, CONFIG).model_dump()
+
+
+@pytest.mark.parametrize(
+    ("name", "warning"),
+    [("resume_goto", "Command(goto=...) sent the run to bonus"), ("subgraph_calls", "'|N'")],
+)
+def test_shapes_not_read_exactly_yet_say_so(name: str, warning: str, saver: Any) -> None:
+    graph = SHAPES[name].played(saver)
+    for reader in READERS:
+        with pytest.warns(ExtractionWarning, match=re.escape(warning)):
+            extract_thread(graph, CONFIG, reader=reader)
