@@ -13,12 +13,13 @@ turns, and the run / arun methods).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphRecursionError
 from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot
 
@@ -30,6 +31,7 @@ from graphs import (
     hitl_agent,
     map_reduce,
     research,
+    shapes,
     weather,
 )
 from graphs import breakpoint as static_breakpoint
@@ -40,16 +42,35 @@ class ScenarioError(AssertionError):
 
 
 @dataclass(frozen=True)
+class Edit:
+    """An ``update_state`` call made before a turn.
+
+    With `subgraph`, the state edited is that of the pending subgraph task of that
+    name, through the subgraph's own config (from ``get_state(config, subgraphs=True)``).
+    """
+
+    values: Any
+    as_node: str | None = None
+    subgraph: str | None = None
+
+
+@dataclass(frozen=True)
 class Turn:
     """One call on the thread: `input`, or `from_state(snapshot)` when it is set.
 
     `raises` names the exception type this call is expected to raise; the driver
-    swallows exactly that and fails if the call succeeds instead.
+    swallows exactly that and fails if the call succeeds instead. `edits` are
+    ``update_state`` calls made just before the call; `at` picks, from the thread's
+    history (newest first), the checkpoint to invoke from (time travel), instead of
+    the newest one; `recursion_limit` is passed in the call's config.
     """
 
     input: Any = None
     from_state: Callable[[StateSnapshot], Any] | None = None
     raises: type[Exception] | None = None
+    edits: Sequence[Edit] = ()
+    at: Callable[[list[StateSnapshot]], StateSnapshot] | None = None
+    recursion_limit: int | None = None
 
     def resolve(self, snapshot: StateSnapshot | None) -> Any:
         """The payload to send, given the thread's current state (if needed)."""
@@ -81,26 +102,76 @@ def _check_done(snapshot: StateSnapshot) -> None:
         raise ScenarioError(f"thread did not finish; next nodes: {snapshot.next}")
 
 
-def drive(graph: Pregel, thread_id: str, turns: Sequence[Turn], *, finish: bool = True) -> None:
-    """Play `turns` on `thread_id` with `invoke`; with `finish`, require the thread to end."""
+Call = Callable[[Pregel, Any, RunnableConfig], Any]
+"""How a driver sends one turn's payload (``graph.invoke`` unless told otherwise)."""
+
+
+def _edit_target(snapshot: StateSnapshot, edit: Edit, config: RunnableConfig) -> RunnableConfig:
+    if edit.subgraph is None:
+        return config
+    task = next(t for t in snapshot.tasks if t.name == edit.subgraph and t.state is not None)
+    assert isinstance(task.state, StateSnapshot)
+    return task.state.config
+
+
+def drive(
+    graph: Pregel,
+    thread_id: str,
+    turns: Sequence[Turn],
+    *,
+    finish: bool = True,
+    call: Call | None = None,
+) -> None:
+    """Play `turns` on `thread_id` with `invoke` (or `call`); with `finish`, require the
+    thread to end."""
     config = thread_config(thread_id)
     for index, turn in enumerate(turns):
+        for edit in turn.edits:
+            snapshot = graph.get_state(config, subgraphs=edit.subgraph is not None)
+            graph.update_state(_edit_target(snapshot, edit, config), edit.values, edit.as_node)
+        target = config
+        if turn.at is not None:
+            target = turn.at(list(graph.get_state_history(config))).config
+        if turn.recursion_limit is not None:
+            target = {**target, "recursion_limit": turn.recursion_limit}
         snapshot = graph.get_state(config) if turn.from_state else None
         with _expect(turn, index):
-            graph.invoke(turn.resolve(snapshot), config)
+            (call or _invoke)(graph, turn.resolve(snapshot), target)
     if finish:
         _check_done(graph.get_state(config))
 
 
+def _invoke(graph: Pregel, payload: Any, config: RunnableConfig) -> Any:
+    return graph.invoke(payload, config)
+
+
+async def _ainvoke(graph: Pregel, payload: Any, config: RunnableConfig) -> Any:
+    return await graph.ainvoke(payload, config)
+
+
 async def adrive(
-    graph: Pregel, thread_id: str, turns: Sequence[Turn], *, finish: bool = True
+    graph: Pregel,
+    thread_id: str,
+    turns: Sequence[Turn],
+    *,
+    finish: bool = True,
+    call: Callable[[Pregel, Any, RunnableConfig], Awaitable[Any]] | None = None,
 ) -> None:
-    """Async twin of `drive`, using `ainvoke` and `aget_state`."""
+    """Async twin of `drive`, using `ainvoke` (or `call`) and `aget_state`."""
     config = thread_config(thread_id)
     for index, turn in enumerate(turns):
+        for edit in turn.edits:
+            snapshot = await graph.aget_state(config, subgraphs=edit.subgraph is not None)
+            target = _edit_target(snapshot, edit, config)
+            await graph.aupdate_state(target, edit.values, edit.as_node)
+        target = config
+        if turn.at is not None:
+            target = turn.at([s async for s in graph.aget_state_history(config)]).config
+        if turn.recursion_limit is not None:
+            target = {**target, "recursion_limit": turn.recursion_limit}
         snapshot = await graph.aget_state(config) if turn.from_state else None
         with _expect(turn, index):
-            await graph.ainvoke(turn.resolve(snapshot), config)
+            await (call or _ainvoke)(graph, turn.resolve(snapshot), target)
     if finish:
         _check_done(await graph.aget_state(config))
 
@@ -194,6 +265,11 @@ class Scenario:
     build: Callable[..., Pregel]
     """Called as ``build(checkpointer=...)``; returns a fresh graph and scripted model."""
     turns: Sequence[Turn]
+    exact: bool = True
+    """False when checkpoints cannot tell every turn apart (the extraction warns instead)."""
+    abandoned: tuple[int, ...] = ()
+    """Turns (indexes into `turns`) whose work time travel abandoned: the newest lineage
+    does not contain them."""
 
     def run(self, graph: Pregel, thread_id: str) -> None:
         """Play the script on ``thread_id`` with ``invoke``."""
@@ -287,3 +363,124 @@ SCENARIOS: dict[str, Scenario] = {
         ),
     ]
 }
+
+
+def _answer_one(snapshot: StateSnapshot) -> Command:
+    """Answer only the first pending interrupt, by id."""
+    first = snapshot.interrupts[0]
+    return Command(resume={first.id: f"ok-{first.value['reviewer']}"})
+
+
+def _answer_each(snapshot: StateSnapshot) -> Command:
+    """Answer every pending interrupt, by id, each with its own value."""
+    return Command(resume={i.id: f"ok-{i.value}" for i in snapshot.interrupts})
+
+
+def _first_pause(history: list[StateSnapshot]) -> StateSnapshot:
+    """The oldest checkpoint where the thread waited at ``first`` (time travel target)."""
+    return [s for s in history if s.next == ("first",) and s.metadata["source"] == "loop"][-1]
+
+
+SHAPES: dict[str, Scenario] = {
+    s.name: s
+    for s in [
+        Scenario(
+            "handoff",
+            "Handoff: a sub-agent's tool hands off with Command(graph=Command.PARENT, goto=...).",
+            shapes.build_handoff,
+            [Turn({"log": []}), Turn({"log": ["again"]})],
+        ),
+        Scenario(
+            "deep_handoff",
+            "Two-level handoff: the specialist the sub-agent hands off to runs in a subgraph.",
+            shapes.build_deep_handoff,
+            [Turn({"log": []})],
+        ),
+        Scenario(
+            "subgraph_breakpoint",
+            "A breakpoint compiled into a subgraph; its state edited through its own config.",
+            shapes.build_subgraph_breakpoint,
+            [
+                Turn({"log": []}),
+                Turn(None, edits=[Edit({"log": ["fixed"]}, subgraph="mailer")]),
+            ],
+        ),
+        Scenario(
+            "parallel_subgraph_breakpoint",
+            "A subgraph breakpoint while a root node runs in parallel.",
+            shapes.build_parallel_subgraph_breakpoint,
+            [
+                Turn({"log": []}),
+                Turn(None, edits=[Edit({"log": ["fixed"]}, subgraph="mailer")]),
+            ],
+        ),
+        Scenario(
+            "recursion_limit",
+            "The recursion limit stops the first run; invoke(None) finishes it.",
+            shapes.build_looping,
+            [
+                Turn({"log": []}, raises=GraphRecursionError, recursion_limit=shapes.LIMIT),
+                Turn(None, recursion_limit=shapes.LIMIT),
+            ],
+        ),
+        Scenario(
+            "resume_goto",
+            "An interrupt answered by Command(resume=..., update=..., goto=...).",
+            shapes.build_ask,
+            [
+                Turn({"log": []}),
+                Turn(Command(resume="yes", update={"log": ["noted"]}, goto="bonus")),
+            ],
+        ),
+        Scenario(
+            "time_travel",
+            "Answer two questions, go back to the first one and answer it differently.",
+            shapes.build_two_questions,
+            [
+                Turn({"log": []}),
+                Turn(Command(resume="a")),
+                Turn(Command(resume="b")),
+                Turn(None, at=_first_pause),
+                Turn(Command(resume="A")),
+                Turn(Command(resume="B")),
+            ],
+            abandoned=(1, 2),
+        ),
+        Scenario(
+            "subgraph_calls",
+            "One node invokes a subgraph once per item; the second call asks the human.",
+            shapes.build_subgraph_calls,
+            [Turn({"log": []}), Turn(Command(resume="stale"))],
+        ),
+        Scenario(
+            "breakpoint_as_node",
+            "A breakpoint before review, answered by update_state(..., as_node='review').",
+            shapes.build_breakpoint_chain,
+            [Turn({"log": []}), Turn(None, edits=[Edit({"log": ["approved"]}, as_node="review")])],
+        ),
+        Scenario(
+            "parallel_one_at_a_time",
+            "Two parallel interrupts, answered one per Command(resume={id: value}).",
+            shapes.build_parallel_reviews,
+            [Turn({"log": []}), Turn(from_state=_answer_one), Turn(from_state=_answer_one)],
+            exact=False,
+        ),
+        Scenario(
+            "send_answers",
+            "Two Send tasks of one node, each asking, answered by one id-keyed resume.",
+            shapes.build_send_checks,
+            [Turn({"log": []}), Turn(from_state=_answer_each)],
+        ),
+        Scenario(
+            "edit_while_paused",
+            "update_state while a node waits at interrupt(), then Command(resume=...).",
+            shapes.build_ask,
+            [Turn({"log": []}), Turn(Command(resume="yes"), edits=[Edit({"log": ["edited"]})])],
+        ),
+    ]
+}
+"""Human-in-the-loop thread shapes real applications use (handoffs, subgraph breakpoints,
+time travel...), each a small graph built to show one shape (see `graphs.shapes`). Kept
+apart from `SCENARIOS`, the scripted-model demos."""
+
+EVERY_SCENARIO: dict[str, Scenario] = {**SCENARIOS, **SHAPES}

@@ -31,6 +31,10 @@ class CheckpointNotFoundError(ExtractionError, LookupError):
     """The requested ``checkpoint_id`` is not part of the thread."""
 
 
+class GraphMismatchError(ExtractionError, ValueError):
+    """The graph passed to extraction did not write the thread (it lacks stored node names)."""
+
+
 class TrajectoryFormatError(LgEvalError, ValueError):
     """A trajectory or message list does not have the shape an evaluator expects."""
 
@@ -74,6 +78,7 @@ __all__ = [
     "CheckpointerURLError",
     "DatasetError",
     "ExtractionError",
+    "GraphMismatchError",
     "InvalidConfigError",
     "InvalidOptionError",
     "JudgeError",

@@ -128,6 +128,9 @@ class StateEdit(BaseModel):
     as_node: str | None = None
     values: Any = None
     created_at: str | None = None
+    checkpoint_ns: str = Field(
+        default="", description="The namespace edited: '' for the root, else a subgraph's."
+    )
 
 
 class Turn(BaseModel):

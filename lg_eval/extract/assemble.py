@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -32,6 +32,8 @@ from lg_eval.extract.records import (
     CheckpointRecord,
     TaskRecord,
     ThreadRecords,
+    call_counter,
+    is_state_channel,
     namespace_owner,
     parent_namespace,
     task_namespace,
@@ -76,6 +78,8 @@ class Segment:
     branched: bool = False
     end: CheckpointRecord | None = None
     next_nodes: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the run stopped when no task's error says it (the recursion limit)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -95,6 +99,9 @@ class _Plan:
     """Executions in which the task's own ``interrupt()`` raised (not a subgraph's or call's)."""
     answers: list[Any] = field(default_factory=list)
     """The answer to each own pause, in order (``None`` where storage lost it)."""
+    carried: tuple[str | None, Any] | None = None
+    """``(interrupt id, answer)`` the first execution got for a pause made at an earlier
+    checkpoint (``update_state`` while the node waited, then ``Command(resume=...)``)."""
 
 
 class _Index:
@@ -106,6 +113,13 @@ class _Index:
         }
         # (parent namespace, owner node, owner task id or None) -> subgraph namespaces
         self.owned: dict[tuple[str, str, str | None], list[str]] = defaultdict(list)
+        # (namespace, checkpoint id) of checkpoints a run went on from (a loop child exists)
+        self.ran_from: set[tuple[str, str]] = {
+            (ns, r.parent_id)
+            for ns, recs in records.by_ns.items()
+            for r in recs
+            if r.source == "loop" and r.parent_id is not None
+        }
         # (subgraph namespace, id of the parent checkpoint that ran it) -> its checkpoints
         self.under: dict[tuple[str, str], list[CheckpointRecord]] = defaultdict(list)
         for ns, recs in records.by_ns.items():
@@ -150,6 +164,8 @@ def assemble(records: ThreadRecords) -> ThreadTrajectory:
     warnings = list(records.warnings) + _gap_warnings(lineage)
     segments = _segments(lineage, index, path_prefix="")
     turns = [_turn(i, seg) for i, seg in enumerate(segments)]
+    warnings.extend(_ambiguous_resumes(turns))
+    warnings.extend(_unread_shapes(records, lineage))
     return ThreadTrajectory(
         thread_id=records.thread_id,
         lineage=[r.id for r in lineage],
@@ -178,18 +194,27 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
     segments: list[Segment] = []
     current: Segment | None = None
     edits: list[StateEdit] = []
+    taken: tuple[str | None, Any] | None = None
     for position, ckpt in enumerate(lineage):
         parent = lineage[position - 1] if position else None
         child = lineage[position + 1] if position + 1 < len(lineage) else None
         if ckpt.source == "update" and parent is not None:
+            as_node, values = taken if taken is not None else (None, parent.update_writes)
             edits.append(
                 StateEdit(
-                    checkpoint_id=ckpt.id, values=parent.update_writes, created_at=ckpt.created_at
+                    checkpoint_id=ckpt.id,
+                    checkpoint_ns=ckpt.ns,
+                    as_node=as_node,
+                    values=values,
+                    created_at=ckpt.created_at,
                 )
             )
-        plans = _plan_tasks(ckpt, index, path_prefix)
+        writers = _update_writers(ckpt, child, index)
+        taken = _taken(ckpt, writers) if writers else None
+        plans = _plan_tasks(ckpt, index, path_prefix, {t.id for t in writers})
         arrival = ckpt.source in ARRIVING_SOURCES
         breakpoint_stop = arrival and _stopped_before_running(ckpt, child, plans)
+        unexplained = breakpoint_stop and not _breakpoint_explains(ckpt, parent, plans)
         offset = (0 if arrival else 1) + (1 if breakpoint_stop else 0)
         visits = max(1 if arrival else 0, offset)
         for plan in plans:
@@ -199,6 +224,7 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
         last_stops = child is None or child.source != "loop"
         for visit in range(0 if arrival else 1, visits):
             runs = _runs_at(plans, visit, path_prefix, ckpt)
+            inner = _child_segments(plans, visit)
             opens = visit > 0 or ckpt.source == "input" or current is None
             if opens:
                 kind: TurnKind = (
@@ -210,6 +236,9 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
                 if kind == "input":
                     current.input_value = ckpt.input_value
                 edits = []
+                for segment in inner:  # update_state calls made on a subgraph's own state
+                    if segment.edits and segment.start.parents.get(ckpt.ns) == ckpt.id:
+                        current.edits.extend(segment.edits)
             assert current is not None
             branched = (
                 visit == visits - 1
@@ -220,26 +249,105 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
             )
             if branched:  # these tasks' run went on in a branch this lineage does not follow
                 runs = []
+                if opens and visit > 0:
+                    # A whole invocation on an abandoned branch (an answer given before time
+                    # travel went back here): none of it is on this lineage, so no turn.
+                    edits = current.edits + edits
+                    current = None
+                    continue
             if runs:
                 current.supersteps.append(
                     Superstep(step=ckpt.step + 1, checkpoint_id=ckpt.id, tasks=runs)
                 )
             if visit < visits - 1 or last_stops:
                 _close(current, ckpt, runs, plans)
+                if any(segment.breakpoint for segment in inner) and not branched:
+                    current.status, current.breakpoint = "interrupted", True
+                if visit == 0 and unexplained and current.status == "interrupted":
+                    # No breakpoint stopped the run here. Continued later: the recursion
+                    # limit did (an error). At the tip: that, or a run still in flight.
+                    current.breakpoint = False
+                    if child is not None:
+                        current.status, current.error = "error", _limit_error(plans)
                 current.branched = branched
                 segments.append(current)
                 current = None
     return segments
 
 
-def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list[_Plan]:
-    """An execution plan per task (functional-API calls hang under their entrypoint)."""
+def _child_segments(plans: list[_Plan], visit: int) -> list[Segment]:
+    """The subgraph segments that run in this visit (one per subgraph task that runs)."""
+    found = []
+    for plan in plans:
+        if plan.children:
+            execution = visit - plan.start
+            if 0 <= execution < len(plan.children):
+                found.append(plan.children[execution])
+    return found
+
+
+def _update_writers(
+    ckpt: CheckpointRecord, child: CheckpointRecord | None, index: _Index
+) -> list[TaskRecord]:
+    """Planned tasks whose writes ``update_state(..., as_node=<their node>)`` stored under
+    their ids (LangGraph reuses a planned task's id for an update as that node): the run
+    stopped here without running anything (no pause, no error) and the next checkpoint on
+    the lineage is the update's, so those writes are the update's, not the node's (had the
+    node run, the run would have gone on to a ``loop`` checkpoint, on some branch)."""
+    if child is None or child.source != "update" or ckpt.source not in ARRIVING_SOURCES:
+        return []
+    if (ckpt.ns, ckpt.id) in index.ran_from:
+        return []
+    if any(t.interrupts or t.resumes or t.error for t in ckpt.tasks):
+        return []
+    return [t for t in ckpt.tasks if t.finished and t.caller_id is None]
+
+
+def _taken(ckpt: CheckpointRecord, writers: list[TaskRecord]) -> tuple[str | None, Any]:
+    """``(as_node, values)`` of the update whose writes ``writers`` hold."""
+    names = {t.name for t in writers}
+    values = {ch: v for t in writers for ch, v in t.writes if is_state_channel(ch)}
+    values.update(ckpt.update_writes or {})
+    return (names.pop() if len(names) == 1 else None), values or None
+
+
+def _breakpoint_explains(
+    ckpt: CheckpointRecord, parent: CheckpointRecord | None, plans: list[_Plan]
+) -> bool:
+    """Whether a static breakpoint compiled into the graph can have stopped the run here:
+    ``interrupt_before`` one of the planned nodes, or ``interrupt_after`` one that ran at
+    the previous checkpoint. If none can, the run stopped for another reason (LangGraph's
+    recursion limit: ``GraphRecursionError``). Unknown breakpoints explain every stop."""
+    breakpoints = ckpt.breakpoints
+    if breakpoints is None or not breakpoints.known:
+        return True
+    if breakpoints.stops_before([p.task.name for p in plans]):
+        return True
+    return parent is not None and breakpoints.stops_after([t.name for t in parent.tasks])
+
+
+def _limit_error(plans: list[_Plan]) -> str:
+    names = ", ".join(p.task.name for p in plans if p.task.caller_id is None)
+    return (
+        "GraphRecursionError('Recursion limit reached without hitting a stop condition: the "
+        f"run stopped before running {names}, where no static breakpoint is compiled.')"
+    )
+
+
+def _plan_tasks(
+    ckpt: CheckpointRecord, index: _Index, path_prefix: str, unran: set[str]
+) -> list[_Plan]:
+    """An execution plan per task (functional-API calls hang under their entrypoint);
+    tasks in ``unran`` did not run (their writes were an ``update_state``'s)."""
     calls_by_caller: dict[str, list[TaskRecord]] = {}
     plans: list[_Plan] = []
-    for task in ckpt.tasks:
+    tasks = ckpt.tasks
+    if unran:
+        tasks = [replace(t, finished=False, writes=()) if t.id in unran else t for t in tasks]
+    for task in tasks:
         if task.caller_id is not None:
             calls_by_caller.setdefault(task.caller_id, []).append(task)
-    for task in ckpt.tasks:
+    for task in tasks:
         if task.caller_id is not None:
             continue
         child_lineage = index.child_lineage(ckpt, task) if index.owned else None
@@ -252,8 +360,26 @@ def _plan_tasks(ckpt: CheckpointRecord, index: _Index, path_prefix: str) -> list
         elif calls_by_caller and task.id in calls_by_caller:
             plans.append(_entrypoint_plan(task, calls_by_caller[task.id], ckpt))
         else:
-            plans.append(_leaf_plan(task, ckpt))
+            plan = _leaf_plan(task, ckpt)
+            if plan.carried is not None:
+                plan.carried = (_pending_before(ckpt, task.name, index), plan.carried[1])
+            plans.append(plan)
     return plans
+
+
+def _pending_before(ckpt: CheckpointRecord, name: str, index: _Index) -> str | None:
+    """The id of the interrupt a node named ``name`` was waiting at before the
+    ``update_state`` checkpoints leading to ``ckpt``."""
+    known = index.by_id.get(ckpt.ns, {})
+    current = known.get(ckpt.parent_id) if ckpt.parent_id else None
+    while current is not None:
+        for task in current.tasks:
+            if task.name == name and task.interrupts:
+                return task.interrupts[0][0]
+        if current.source in ARRIVING_SOURCES:
+            return None
+        current = known.get(current.parent_id) if current.parent_id else None
+    return None
 
 
 def _pauses_and_answers(task: TaskRecord, ns: str, ckpt: CheckpointRecord) -> tuple[int, list[Any]]:
@@ -289,12 +415,18 @@ def _own_namespace(task: TaskRecord, ckpt: CheckpointRecord) -> str:
 def _leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> _Plan:
     if not (task.interrupts or task.resumes or task.error):  # the common case: it ran once
         return _Plan(task, ["done"] if task.finished else [], start)
+    if task.resumes and not task.interrupts and ckpt.source not in ARRIVING_SOURCES:
+        # Planned by update_state while the node waited: it never paused here, its first
+        # run got the answer to the pause before the edit.
+        outcomes: list[Outcome] = ["error", "done"] if task.error and task.finished else []
+        outcomes = outcomes or (["done"] if task.finished else ["error"] if task.error else [])
+        return _Plan(task, outcomes, start, carried=(None, task.resumes[0]))
     if task.interrupts or task.resumes:
         ns = _own_namespace(task, ckpt)
         pauses, answers = _pauses_and_answers(task, ns, ckpt)
     else:
         pauses, answers = 0, []
-    outcomes: list[Outcome] = ["paused"] * pauses
+    outcomes = ["paused"] * pauses
     if task.finished:
         if task.error:
             outcomes.append("error")
@@ -393,6 +525,10 @@ def _run(plan: _Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRu
         if execution < len(plan.children):
             run.subgraph = plan.children[execution].supersteps
         return run
+    if plan.carried is not None and execution == 0:
+        run.resumed = True
+        run.answered, run.resume_value = plan.carried
+        run.answered = run.answered or interrupt_id(_own_namespace(task, ckpt), 0)
     if not plan.own_pauses:
         return run
     ns = _own_namespace(task, ckpt)
@@ -456,12 +592,12 @@ def _turn(index: int, segment: Segment) -> Turn:
         kind=segment.kind,
         input=segment.input_value,
         resume={r.answered or r.path: r.resume_value for r in answered} or None,
-        resume_by_node={r.path: r.resume_value for r in answered} or None,
+        resume_by_node=_by_node(answered) or None,
         edits=segment.edits,
         supersteps=segment.supersteps,
         status=segment.status,
         interrupts=interrupts if segment.status == "interrupted" else [],
-        error=error if segment.status == "error" else None,
+        error=(error or segment.error) if segment.status == "error" else None,
         breakpoint=segment.breakpoint and not segment.branched,
         branched=segment.branched,
         next_nodes=segment.next_nodes if segment.status != "completed" else [],
@@ -473,6 +609,60 @@ def _turn(index: int, segment: Segment) -> Turn:
     )
     turn.defer_state(load)  # decoded only if someone reads turn.state
     return turn
+
+
+def _by_node(answered: list[TaskRun]) -> dict[str, Any]:
+    """Answers keyed by the path of the node that received them; where several runs of one
+    path were answered in the turn (``Send`` tasks of one node), by ``path[i]``, ``i``
+    counting those runs in listing order, so that no answer is lost."""
+    counts: dict[str, int] = {}
+    for run in answered:
+        counts[run.path] = counts.get(run.path, 0) + 1
+    keyed: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+    for run in answered:
+        if counts[run.path] == 1:
+            keyed[run.path] = run.resume_value
+        else:
+            index = seen[run.path] = seen.get(run.path, -1) + 1
+            keyed[f"{run.path}[{index}]"] = run.resume_value
+    return keyed
+
+
+def _unread_shapes(records: ThreadRecords, lineage: list[CheckpointRecord]) -> list[str]:
+    """Warnings naming shapes lg_eval does not read exactly yet (never a silent gap)."""
+    found = []
+    if any(call_counter(ns) for ns in records.by_ns):
+        found.append(
+            "A node invoked the same subgraph several times in one run (checkpoint namespaces "
+            "with a '|N' call counter): only one of those subgraph runs per task is listed, "
+            "so the trajectory misses the others' steps."
+        )
+    goto = sorted({n for r in lineage for n in r.command_goto})
+    if goto:
+        found.append(
+            f"A Command(goto=...) sent the run to {', '.join(goto)} along with a resume; "
+            "that run is not listed in the resuming turn's steps."
+        )
+    return found
+
+
+def _ambiguous_resumes(turns: list[Turn]) -> list[str]:
+    """One warning per turn that resumed several interrupts: storage cannot tell one resume
+    answering them all from answers given one at a time (a re-raised interrupt overwrites
+    its slot), so the turn count is the fewest consistent with storage."""
+    found = []
+    for turn in turns:
+        answered = len(turn.resume or {})
+        if answered > 1:
+            found.append(
+                f"Turn {turn.index} resumes {answered} interrupts at once; the number of resumes "
+                "is ambiguous: checkpoints store answers given one at a time "
+                "(Command(resume={id: value}) per interrupt) exactly like one resume answering "
+                f"all of them, so this may have been up to {answered} invocations. lg_eval "
+                "reports the fewest turns consistent with storage."
+            )
+    return found
 
 
 def _result(end: CheckpointRecord, load: Callable[[], Any]) -> Any:

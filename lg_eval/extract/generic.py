@@ -14,11 +14,13 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from lg_eval._effects import Core, Effect
+from lg_eval.errors import GraphMismatchError
 from lg_eval.extract.functional import resolve_calls, task_candidates
 from lg_eval.extract.records import (
     CONTROL,
@@ -28,10 +30,12 @@ from lg_eval.extract.records import (
     RESUME,
     RETURN,
     ROOT_NS,
+    Breakpoints,
     CheckpointRecord,
     TaskRecord,
     ThreadRecords,
     is_state_channel,
+    recast,
     task_namespace,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
@@ -64,6 +68,7 @@ def read_generic(
     """Read a thread through the public API into :class:`ThreadRecords`."""
     tuples = yield list_checkpoints(saver, thread_id)
     by_ns = group_by_namespace(tuples, thread_id)
+    check_nodes(graph, thread_id, (t.checkpoint.get("versions_seen") or {} for t in by_ns[ROOT_NS]))
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
     warnings: list[str] = []
     records: dict[str, list[CheckpointRecord]] = {}
@@ -83,6 +88,36 @@ def read_generic(
             if t.config["configurable"]["checkpoint_id"] in by_id
         ]
     return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=warnings)
+
+
+BRANCH_TO = "branch:to:"
+_NOT_NODES = frozenset({INTERRUPT, "__input__", "__start__", "__copy__", "__end__"})
+
+
+def check_nodes(graph: Any, thread_id: str, seen: Iterable[Mapping[str, Any]]) -> None:
+    """Raise :class:`GraphMismatchError` when the thread's root checkpoints record runs of
+    nodes (``versions_seen`` keys) that ``graph`` does not have: another graph wrote it."""
+    nodes = getattr(graph, "nodes", None)
+    if not isinstance(nodes, Mapping):
+        return
+    stored = {name for versions in seen for name in versions} - _NOT_NODES - nodes.keys()
+    if stored:  # functional API: @task calls keep versions too
+        stored -= {call for entry in nodes for call in task_candidates(graph, entry)}
+    missing(graph, thread_id, stored)
+
+
+def missing(graph: Any, thread_id: str | None, names: set[str]) -> None:
+    """Raise :class:`GraphMismatchError` naming the stored node names ``graph`` lacks."""
+    if not names:
+        return
+    known = ", ".join(sorted(n for n in graph.nodes if n not in _NOT_NODES))
+    thread = "The thread" if thread_id is None else f"Thread {thread_id!r}"
+    raise GraphMismatchError(
+        f"{thread} was not written by this graph: its checkpoints record nodes "
+        f"{', '.join(repr(n) for n in sorted(names))} that the graph does not have (its "
+        f"nodes: {known}). Pass the graph that ran the thread (a renamed node or another "
+        "graph gives a wrong trajectory)."
+    )
 
 
 def _record(
@@ -138,6 +173,7 @@ def build_record(
     for task_id, channel, value in stored.pending_writes:
         writes[task_id].append((channel, value))
     tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in planned]
+    breakpoints = breakpoints_of(graph, stored.ns)
     update_writes: dict[str, Any] = {}
     planned_ids = {t.id for t in tasks}
     if not planned_ids.issuperset(writes):  # writers that were not planned tasks
@@ -179,11 +215,52 @@ def build_record(
         input_value=(
             start.input_value if start is not None else stored.channel_values.get("__start__")
         ),
+        breakpoints=breakpoints,
+        command_goto=tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO)),
     )
 
 
+_NO_BREAKPOINTS = Breakpoints()
+_UNKNOWN = Breakpoints(known=False)
+_breakpoints: WeakKeyDictionary[Any, dict[str, Breakpoints]] = WeakKeyDictionary()
+
+
+def breakpoints_of(graph: Any, ns: str) -> Breakpoints:
+    """The static breakpoints compiled into the graph that owns namespace ``ns`` (kept per
+    graph and namespace: every record asks)."""
+    try:
+        known = _breakpoints.setdefault(graph, {})
+    except TypeError:  # not weak-referenceable
+        known = {}
+    found = known.get(ns)
+    if found is None:
+        key = recast(ns)
+        owner = graph
+        if key:
+            try:
+                owner = next((g for _, g in graph.get_subgraphs(namespace=key, recurse=True)), None)
+            except Exception:
+                owner = None
+        found = _UNKNOWN if owner is None else _compiled(owner)
+        if len(known) > 4096:  # subgraph namespaces carry task ids: one per subgraph run
+            known.clear()
+        known[ns] = found
+    return found
+
+
+def _compiled(graph: Any) -> Breakpoints:
+    def names(value: Any) -> frozenset[str] | str:
+        if value == "*":
+            return "*"
+        return frozenset(value or ())
+
+    before = names(getattr(graph, "interrupt_before_nodes", ()))
+    after = names(getattr(graph, "interrupt_after_nodes", ()))
+    return Breakpoints(before, after) if before or after else _NO_BREAKPOINTS
+
+
 def _task(task_id: str, name: str, writes: Any, result: Any = None) -> TaskRecord:
-    record = TaskRecord(id=task_id, name=name)
+    record = TaskRecord(id=task_id, name=name, writes=writes)
     for channel, value in writes:
         if channel == INTERRUPT:
             record.interrupts = [(getattr(i, "id", None), getattr(i, "value", i)) for i in value]

@@ -58,6 +58,9 @@ class TaskRecord:
     """For functional-API ``@task`` calls: the id of the entrypoint task that made the call."""
     namespace: str | None = None
     """The task's own checkpoint namespace when it is not ``<checkpoint ns>|<name>:<id>``."""
+    writes: Any = ()
+    """The task's ``(channel, value)`` writes (values of ordinary writes may be ``None``
+    in the fast reader; those ``update_state`` stored under the task's id are real)."""
 
     @property
     def has_outcome(self) -> bool:
@@ -92,6 +95,27 @@ class CheckpointRecord:
     from ``values``."""
     input_value: Any = None
     """For input checkpoints: the raw input (the ``__start__`` channel value)."""
+    breakpoints: Breakpoints | None = None
+    """The static breakpoints compiled into the graph that owns this namespace."""
+    command_goto: tuple[str, ...] = ()
+    """Nodes a ``Command(goto=...)`` given with a resume sent the run to from here."""
+
+
+@dataclass(frozen=True, slots=True)
+class Breakpoints:
+    """``interrupt_before`` / ``interrupt_after`` of a compiled graph (``"*"``: every node)."""
+
+    before: frozenset[str] | str = frozenset()
+    after: frozenset[str] | str = frozenset()
+    known: bool = True
+    """False when the graph owning the namespace could not be found (then any stop may
+    have been a breakpoint)."""
+
+    def stops_before(self, names: list[str]) -> bool:
+        return self.before == "*" or any(n in self.before for n in names)
+
+    def stops_after(self, names: list[str]) -> bool:
+        return self.after == "*" or any(n in self.after for n in names)
 
 
 @dataclass
@@ -105,16 +129,44 @@ class ThreadRecords:
     warnings: list[str] = field(default_factory=list)
 
 
+def _parts(ns: str) -> list[str]:
+    """A namespace's parts, each ``node:<task id>`` with its call counter (``|N``, the
+    ``N+1``-th invocation of the subgraph by one task) kept attached."""
+    parts: list[str] = []
+    for part in ns.split(NS_SEP):
+        if part.isdigit() and parts:
+            parts[-1] = f"{parts[-1]}{NS_SEP}{part}"
+        else:
+            parts.append(part)
+    return parts
+
+
 def parent_namespace(ns: str) -> str:
     """The namespace a subgraph namespace is nested in (``""`` for top-level subgraphs)."""
-    return ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ROOT_NS
+    parts = _parts(ns)
+    return NS_SEP.join(parts[:-1]) if len(parts) > 1 else ROOT_NS
 
 
 def namespace_owner(ns: str) -> tuple[str, str | None]:
     """``(node name, task id or None)`` of the task that owns a subgraph namespace."""
-    last = ns.rsplit(NS_SEP, 1)[-1]
+    last = _parts(ns)[-1].split(NS_SEP)[0]
     name, _, task_id = last.partition(NS_END)
     return name, task_id or None
+
+
+def call_counter(ns: str) -> int:
+    """Which invocation (0, 1, ...) of its subgraph by the owning task a namespace is."""
+    last = _parts(ns)[-1]
+    _, _, counter = last.partition(NS_SEP)
+    return int(counter) if counter else 0
+
+
+def recast(ns: str) -> str:
+    """A namespace without task ids and call counters (``a:<id>|b:<id>|1`` -> ``a|b``), as
+    ``get_subgraphs`` wants it."""
+    return (
+        NS_SEP.join(p.split(NS_END)[0] for p in ns.split(NS_SEP) if not p.isdigit()) if ns else ""
+    )
 
 
 def task_namespace(parent_ns: str, name: str, task_id: str) -> str:

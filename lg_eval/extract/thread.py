@@ -14,7 +14,10 @@ otherwise (another saver, an untested LangGraph version, a task it cannot name).
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import warnings
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -60,7 +63,17 @@ def checkpointer_of(graph: Any) -> BaseCheckpointSaver[Any]:
 
 def thread_of(config: RunnableConfig | None) -> tuple[str, str | None]:
     """``(thread_id, checkpoint_id or None)`` from a run config."""
+    if config is not None and not isinstance(config, Mapping):
+        raise InvalidConfigError(
+            f"The config must be a dict, not {type(config).__name__} {config!r}. Pass the "
+            'config the thread was run with, e.g. {"configurable": {"thread_id": "my-thread"}}.'
+        )
     configurable = (config or {}).get("configurable") or {}
+    if not isinstance(configurable, Mapping):
+        raise InvalidConfigError(
+            f'config["configurable"] must be a dict, not {type(configurable).__name__}; e.g. '
+            '{"configurable": {"thread_id": "my-thread"}}.'
+        )
     thread_id = configurable.get("thread_id")
     if thread_id is None or thread_id == "":
         raise InvalidConfigError(
@@ -165,5 +178,32 @@ def extract_thread(
 async def aextract_thread(
     graph: Any, config: RunnableConfig, *, reader: Reader = "auto"
 ) -> ThreadTrajectory:
-    """Async twin of :func:`extract_thread` (use it with async checkpointers)."""
+    """Async twin of :func:`extract_thread`.
+
+    With an async checkpointer the reads are awaited; with a synchronous one
+    (``SqliteSaver``, ``PostgresSaver``: their async methods raise) the whole
+    extraction runs in a worker thread, off the event loop, and gives the same
+    trajectory as :func:`extract_thread`.
+    """
+    saver = getattr(graph, "checkpointer", None)
+    if isinstance(saver, BaseCheckpointSaver) and sync_only(saver):
+        return await asyncio.to_thread(extract_thread, graph, config, reader=reader)
     return await adrive(extraction(graph, config, reader))
+
+
+_SYNC_ONLY = (
+    ("langgraph.checkpoint.sqlite", "SqliteSaver"),
+    ("langgraph.checkpoint.postgres", "PostgresSaver"),
+)
+
+
+def sync_only(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether ``saver`` has no async API (its ``a*`` methods raise ``NotImplementedError``)."""
+    if type(saver).aget_tuple is BaseCheckpointSaver.aget_tuple:
+        return True
+    for module, name in _SYNC_ONLY:
+        found = sys.modules.get(module)
+        cls = getattr(found, name, None) if found is not None else None
+        if isinstance(cls, type) and isinstance(saver, cls):
+            return True
+    return False

@@ -39,7 +39,8 @@ from lg_eval.extract.fast.rows import (
     WriteRow,
     require,
 )
-from lg_eval.extract.records import NS_END, NS_SEP, NULL_TASK_ID, PULL, PUSH
+from lg_eval.extract.generic import missing
+from lg_eval.extract.records import NS_SEP, NULL_TASK_ID, PULL, PUSH, recast
 
 INPUT = "__input__"
 _NAMESPACES_KEPT = 4096
@@ -57,11 +58,6 @@ def task_hash(checkpoint: bytes, *parts: str | bytes) -> str:
 
 def id_bytes(checkpoint_id: str) -> bytes:
     return binascii.unhexlify(checkpoint_id.replace("-", ""))
-
-
-def recast(ns: str) -> str:
-    """A namespace without task ids (``a:<id>|b:<id>`` -> ``a|b``), as ``get_subgraphs`` wants."""
-    return NS_SEP.join(part.split(NS_END)[0] for part in ns.split(NS_SEP)) if ns else ""
 
 
 @dataclass(frozen=True)
@@ -168,6 +164,8 @@ class Naming:
         if path.startswith(PULL_PREFIX):
             name = path[len(PULL_PREFIX) :]
             if name not in nodes.order:
+                if not ns:  # the root graph is the one given: it did not write the thread
+                    missing(self.root, None, {name})
                 raise FastPathUnavailable(f"task path names unknown node {name!r}")
             if _pull_id(checkpoint, ns, nodes, step, name) != task_id:
                 raise FastPathUnavailable(f"task {task_id} does not hash as node {name!r}")
