@@ -21,8 +21,10 @@ from lg_eval.cli._common import (
     stdout,
 )
 from lg_eval.cli._reports import write_reports
-from lg_eval.datasets import load_dataset
+from lg_eval.datasets import Dataset, load_dataset
+from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import ExperimentRun, open_store, run_experiment
+from lg_eval.langsmith import run_langsmith_experiment
 from lg_eval.reports import build_report, render_terminal
 
 
@@ -70,12 +72,30 @@ def run(
         typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
+    langsmith: Annotated[
+        bool,
+        typer.Option(
+            "--langsmith",
+            help="Run through LangSmith instead: push the dataset and upload the experiment. "
+            "Needs LANGSMITH_API_KEY.",
+        ),
+    ] = False,
+    langsmith_name: Annotated[
+        str | None,
+        typer.Option(help="With --langsmith: the LangSmith dataset name (default its own)."),
+    ] = None,
 ) -> None:
     """Run DATASET: every case on a fresh thread, scored, stored as it finishes.
 
-    Exit code 0 when the run passes, 1 when --fail-under is not met, 2 for bad input.
+    Offline unless --langsmith is given: nothing is sent anywhere, whatever the
+    environment's LangSmith settings say. Exit code 0 when the run passes, 1 when
+    --fail-under is not met, 2 for bad input.
     """
     thresholds = parse_pairs(threshold or [], "--threshold", float)
+    if langsmith:
+        with input_errors():
+            _through_langsmith(load_dataset(dataset), graph, langsmith_name, checkpointer)
+        return
     with input_errors():
         loaded = load_dataset(dataset)
         with _progress(quiet) as progress:
@@ -102,6 +122,17 @@ def run(
         render_terminal(report, stdout)
     write_reports(report, json_file=json_file, html=html, md=md, junit=junit)
     raise typer.Exit(_exit_code(result, fail_under))
+
+
+def _through_langsmith(
+    dataset: Dataset, graph: str | None, name: str | None, checkpointer: str | None
+) -> None:
+    """The dataset's default evaluators, in an uploaded LangSmith experiment."""
+    evaluators = [get_evaluator(ref.name, **ref.options) for ref in dataset.evaluators]
+    results = run_langsmith_experiment(
+        dataset, graph, name=name, evaluators=evaluators, checkpointer=checkpointer
+    )
+    say(f"LangSmith experiment: {getattr(results, 'experiment_name', results)}")
 
 
 def _older(history: list[ExperimentRun], run: ExperimentRun) -> list[ExperimentRun]:

@@ -51,6 +51,7 @@ from lg_eval.experiments.redaction import Redactor, make_redactor, scrub_secrets
 from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
+from lg_eval.langsmith import offline
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(done, total, passed, failed)``, called as each case finishes (``failed``
@@ -75,6 +76,7 @@ class _Options:
     judge_cache: bool | str | Path | JudgeCache
     progress: Progress | None
     redact: RedactOption
+    langsmith: bool = False
 
 
 def run_experiment(
@@ -93,6 +95,7 @@ def run_experiment(
     judge_cache: bool | str | Path | JudgeCache = True,
     progress: Progress | None = None,
     redact: RedactOption = None,
+    langsmith: bool = False,
 ) -> ExperimentRun:
     """Play every case of ``dataset`` on ``target``, score it, store it; return the run.
 
@@ -117,6 +120,8 @@ def run_experiment(
         progress: ``progress(done, total, passed, failed)`` after each case.
         redact: a ``str -> str`` function or regex patterns, applied to every string
             taken from a thread before it is stored.
+        langsmith: let the graph's and the judges' runs be traced to LangSmith as the
+            environment says; by default the run sends nothing (:func:`lg_eval.langsmith.offline`).
 
     Raises:
         InvalidOptionError: a bad option, no target, or an evaluator that cannot be built.
@@ -124,7 +129,7 @@ def run_experiment(
     """
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
-        retries, thresholds, fail_under, judge_cache, progress, redact,
+        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith,
     )  # fmt: skip
     try:
         asyncio.get_running_loop()
@@ -163,12 +168,13 @@ async def arun_experiment(
     judge_cache: bool | str | Path | JudgeCache = True,
     progress: Progress | None = None,
     redact: RedactOption = None,
+    langsmith: bool = False,
 ) -> ExperimentRun:
     """:func:`run_experiment`, awaited: the graph is run with ``ainvoke`` on an async
     checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``."""
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
-        retries, thresholds, fail_under, judge_cache, progress, redact,
+        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith,
     )  # fmt: skip
     return await _experiment(options, blocking=False)
 
@@ -177,6 +183,11 @@ async def arun_experiment(
 
 
 async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
+    with nullcontext() if options.langsmith else offline():
+        return await _orchestrate(options, blocking=blocking)
+
+
+async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
     _check(options)
     dataset = options.dataset
     if not isinstance(dataset, Dataset):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.errors import InvalidOptionError, MissingCheckpointerError
+from lg_eval.langsmith import offline
 from lg_eval.nodes.evaluation_state import EvalCase, EvaluationResult
 from lg_eval.trajectory import ThreadTrajectory
 
@@ -54,14 +56,17 @@ def batch_evaluate(
     thread_prefix: str = "eval",
     config: RunnableConfig | None = None,
     rerun: bool = False,
+    langsmith: bool = False,
 ) -> list[BatchItem]:
     """Evaluate ``cases`` with the evaluation ``graph``, at most ``max_concurrency`` at once.
 
     ``config`` is merged into every run (e.g. ``{"configurable":
     {"lg_eval_graphs": {...}}}``). Items come back in the order of ``cases``.
+    Nothing is traced to LangSmith unless ``langsmith=True``, whatever the
+    environment says (see :func:`lg_eval.langsmith.offline`).
     """
     jobs = _jobs(graph, cases, max_concurrency, thread_prefix, config, rerun)
-    with ThreadPoolExecutor(max_workers=max_concurrency) as pool:
+    with _tracing(langsmith), ThreadPoolExecutor(max_workers=max_concurrency) as pool:
         return list(pool.map(drive, jobs))
 
 
@@ -73,6 +78,7 @@ async def abatch_evaluate(
     thread_prefix: str = "eval",
     config: RunnableConfig | None = None,
     rerun: bool = False,
+    langsmith: bool = False,
 ) -> list[BatchItem]:
     """Async twin of :func:`batch_evaluate` (``ainvoke``; async checkpointers)."""
     jobs = _jobs(graph, cases, max_concurrency, thread_prefix, config, rerun)
@@ -82,7 +88,13 @@ async def abatch_evaluate(
         async with gate:
             return await adrive(job)
 
-    return list(await asyncio.gather(*(one(job) for job in jobs)))
+    with _tracing(langsmith):
+        return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+def _tracing(langsmith: bool) -> AbstractContextManager[Any]:
+    """Offline unless the caller opted in to LangSmith."""
+    return nullcontext() if langsmith else offline()
 
 
 def _jobs(

@@ -201,3 +201,12 @@ def _stored(store: Path) -> int:
             return int(connection.execute("SELECT COUNT(*) FROM lg_eval_cases").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+def test_langsmith_without_a_key_is_exit_2_saying_what_to_set(
+    here: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    result = invoke("run", str(WEATHER), "--langsmith")
+    assert result.exit_code == 2
+    assert "LANGSMITH_API_KEY is not set" in " ".join(result.output.split())

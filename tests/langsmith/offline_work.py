@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from langsmith import evaluate  # noqa: E402
 
 from graphs.scenarios import SCENARIOS  # noqa: E402
 from lg_eval import graph_trajectory_strict_match  # noqa: E402
+from lg_eval.cli import main as cli_main  # noqa: E402
+from lg_eval.experiments import run_experiment  # noqa: E402
 from lg_eval.langsmith import graph_target, offline, offline_client  # noqa: E402
 from lg_eval.nodes import batch_evaluate, create_evaluation_graph  # noqa: E402
 from tests.langsmith.helpers import examples_of, golden  # noqa: E402
@@ -52,11 +55,35 @@ def evaluation_graph() -> Any:
     return graph, cases
 
 
+GOLDEN_WEATHER = Path(__file__).resolve().parents[2] / "examples" / "golden" / "weather.yaml"
+
+
+def _store() -> str:
+    folder = Path(tempfile.mkdtemp())
+    return f"sqlite:///{folder / 'results.sqlite'}"
+
+
 def run(mode: str) -> str:
-    if mode == "batch_evaluate_online":  # the default today: traced by LANGSMITH_TRACING
+    if mode == "batch_evaluate_online":  # opted in: traced as LANGSMITH_TRACING says
         graph, cases = evaluation_graph()
+        items = batch_evaluate(graph, cases, max_concurrency=2, langsmith=True)
+        return str([i.result.passed for i in items if i.result])
+    if mode == "batch_evaluate_default":  # no offline() around it: offline by default
+        with offline():  # only the threads it evaluates are played under offline()
+            graph, cases = evaluation_graph()
         items = batch_evaluate(graph, cases, max_concurrency=2)
         return str([i.result.passed for i in items if i.result])
+    if mode == "run_experiment":  # offline by default too
+        run = run_experiment(None, str(GOLDEN_WEATHER), checkpointer="memory://", store=_store())
+        return str([r.status == "passed" for r in run.results])
+    if mode == "cli_run":  # lg-eval run, as a user types it
+        sys.argv = ["lg-eval", "run", str(GOLDEN_WEATHER), "--checkpointer", "memory://",
+                    "--store", _store(), "--quiet"]  # fmt: skip
+        try:
+            cli_main()
+        except SystemExit as done:
+            return f"exit {done.code} True"
+        return "True"
     if mode == "batch_evaluate":
         with offline():  # the played threads and their evaluation: nothing traced
             graph, cases = evaluation_graph()

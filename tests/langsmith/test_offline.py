@@ -62,7 +62,17 @@ def key_fragments(text: str, size: int = 5) -> list[str]:
     return [line for line in text.splitlines() if any(p in line for p in parts)]
 
 
-@pytest.mark.parametrize("mode", ["batch_evaluate", "evaluation_graph", "evaluate"])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "batch_evaluate",
+        "evaluation_graph",
+        "evaluate",
+        "batch_evaluate_default",
+        "run_experiment",
+        "cli_run",
+    ],
+)
 def test_offline_paths_send_nothing_and_exit_promptly(
     mode: str, recording_server: RecordingServer
 ) -> None:
@@ -75,11 +85,11 @@ def test_offline_paths_send_nothing_and_exit_promptly(
     assert "True" in proc.stdout
 
 
-def test_batch_evaluate_outside_offline_is_traced_which_is_why_callers_wrap_it(
+def test_batch_evaluate_opted_in_to_langsmith_is_traced(
     recording_server: RecordingServer,
 ) -> None:
     proc, _ = run_offline_path("batch_evaluate_online", recording_server)
-    assert recording_server.requests  # LANGSMITH_TRACING=true uploads the graph's runs
+    assert recording_server.requests  # langsmith=True: LANGSMITH_TRACING=true uploads the runs
     assert key_fragments(proc.stdout + proc.stderr) == []
 
 
