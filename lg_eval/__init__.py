@@ -1,12 +1,16 @@
 """lg_eval: turn checkpointed LangGraph threads into trajectories and score them.
 
 The root holds the core: extraction, the trajectory models, the evaluator and
-its feedback, the evaluator and judge factories, the eval-node entry points and
-the errors. Each subpackage's ``__init__`` is the documented face of the rest:
+its feedback, the evaluator and judge factories, the eval-node entry points,
+the experiment runner and the errors. Each subpackage's ``__init__`` is the
+documented face of the rest:
 :mod:`lg_eval.evaluators` (ready text evaluators, modes, options),
 :mod:`lg_eval.judges` (prompts, concurrency, models), :mod:`lg_eval.nodes`
 (state records, routing helpers, the evaluation graph's models),
-:mod:`lg_eval.extract`, :mod:`lg_eval.messages` and :mod:`lg_eval.inputs`.
+:mod:`lg_eval.extract`, :mod:`lg_eval.messages`, :mod:`lg_eval.inputs`,
+:mod:`lg_eval.datasets` and :mod:`lg_eval.play` (golden cases and the turn
+player), :mod:`lg_eval.experiments` (results, store, aggregates),
+:mod:`lg_eval.reports`, :mod:`lg_eval.langsmith` and :mod:`lg_eval.testing`.
 
 Names agentevals and openevals users import exist here under the same names, so
 moving over is a change of import.
@@ -50,6 +54,7 @@ from lg_eval.evaluators import (
     graph_trajectory_strict_match_async,
     register_evaluator,
 )
+from lg_eval.experiments import arun_experiment, compare_runs, open_store, run_experiment
 from lg_eval.extract import (
     ExtractionWarning,
     aextract_langgraph_trajectory_from_thread,
@@ -113,8 +118,10 @@ __all__ = [
     "Turn",
     "aextract_langgraph_trajectory_from_thread",
     "aextract_thread",
+    "arun_experiment",
     "available_evaluators",
     "batch_evaluate",
+    "compare_runs",
     "create_argument_precision_evaluator",
     "create_async_graph_trajectory_llm_as_judge",
     "create_async_trajectory_llm_as_judge",
@@ -148,6 +155,8 @@ __all__ = [
     "graph_trajectory_strict_match",
     "graph_trajectory_strict_match_async",
     "make_evaluator",
+    "open_store",
     "register_evaluator",
     "route_on_score",
+    "run_experiment",
 ]
