@@ -107,7 +107,7 @@ def _takes_outputs(target: Any) -> bool:
 
 # --------------------------------------------------------------------------- built-in checks
 
-_TOOL_CALLS = create_tool_sequence_evaluator(mode="in_order")
+_TOOL_CALLS = create_tool_sequence_evaluator(trajectory_match_mode="in_order")
 _EXACT = create_text_evaluator("exact_match")
 
 
