@@ -148,6 +148,11 @@ class Turn(BaseModel):
     edits: list[StateEdit] = Field(
         default_factory=list, description="update_state calls made just before this turn."
     )
+    update: dict[str, Any] | None = Field(
+        default=None,
+        description="The state writes of the Command(resume=..., update=...) that started a "
+        "'resume' turn.",
+    )
     supersteps: list[Superstep] = Field(
         default_factory=list,
         description="Supersteps in order; an input turn starts with LangGraph's __start__ task.",

@@ -80,6 +80,8 @@ class Segment:
     next_nodes: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the run stopped when no task's error says it (the recursion limit)."""
+    update: dict[str, Any] | None = None
+    """The ``update`` of the ``Command(resume=..., update=...)`` that started it."""
 
     @property
     def outcome(self) -> Outcome:
@@ -144,16 +146,26 @@ class _Index:
         chain.reverse()
         return chain
 
-    def child_lineage(self, parent: CheckpointRecord, task: TaskRecord) -> list[CheckpointRecord]:
-        """The subgraph checkpoints a task at ``parent`` wrote, oldest first."""
-        for ns in (
-            *self.owned.get((parent.ns, task.name, task.id), ()),
-            *self.owned.get((parent.ns, task.name, None), ()),  # checkpointer=True subgraphs
-        ):
-            mine = self.under.get((ns, parent.id))
-            if mine:
-                tip = max(mine, key=lambda r: r.id)
-                return self.lineage(ns, tip.id, lambda r: r.parents.get(parent.ns) == parent.id)
+    def child_lineages(
+        self, parent: CheckpointRecord, task: TaskRecord
+    ) -> list[list[CheckpointRecord]]:
+        """The subgraph checkpoints a task at ``parent`` wrote, oldest first: one lineage per
+        invocation of the subgraph by the task (``|N`` call counters), in call order."""
+        for key in ((parent.ns, task.name, task.id), (parent.ns, task.name, None)):
+            # the second key: checkpointer=True subgraphs (namespaces without task ids)
+            found = []
+            for ns in self.owned.get(key, ()):
+                mine = self.under.get((ns, parent.id))
+                if mine:
+                    tip = max(mine, key=lambda r: r.id)
+                    lineage = self.lineage(
+                        ns, tip.id, lambda r: r.parents.get(parent.ns) == parent.id
+                    )
+                    found.append((call_counter(ns), lineage))
+            if found:
+                if len(found) > 1:
+                    found.sort(key=lambda pair: pair[0])
+                return [lineage for _, lineage in found]
         return []
 
 
@@ -190,7 +202,13 @@ def _gap_warnings(lineage: list[CheckpointRecord]) -> list[str]:
     ]
 
 
-def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) -> list[Segment]:
+def _segments(
+    lineage: list[CheckpointRecord], index: _Index, path_prefix: str, handoff: bool = False
+) -> list[Segment]:
+    """The segments of one namespace's lineage. With ``handoff`` (a subgraph whose owning
+    task finished although the subgraph's run stopped at its last checkpoint without pausing
+    or failing), the tasks planned there that left no writes ran and raised
+    ``Command(graph=Command.PARENT, ...)``: a handoff, which ends the subgraph's run."""
     segments: list[Segment] = []
     current: Segment | None = None
     edits: list[StateEdit] = []
@@ -212,14 +230,22 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
         writers = _update_writers(ckpt, child, index)
         taken = _taken(ckpt, writers) if writers else None
         plans = _plan_tasks(ckpt, index, path_prefix, {t.id for t in writers})
+        handed_off = handoff and child is None and _hand_off(plans)
         arrival = ckpt.source in ARRIVING_SOURCES
         breakpoint_stop = arrival and _stopped_before_running(ckpt, child, plans)
         unexplained = breakpoint_stop and not _breakpoint_explains(ckpt, parent, plans)
         offset = (0 if arrival else 1) + (1 if breakpoint_stop else 0)
         visits = max(1 if arrival else 0, offset)
+        sent = []
         for plan in plans:
+            if plan.task.goto:
+                sent.append(plan)
+                continue
             if offset:
                 _shift(plan, offset)
+            visits = max(visits, plan.start + len(plan.outcomes))
+        for plan in sent:  # a Command(resume=..., goto=...)'s targets: the resuming visit
+            plan.start = max(visits - 1, 0 if arrival else 1)
             visits = max(visits, plan.start + len(plan.outcomes))
         last_stops = child is None or child.source != "loop"
         for visit in range(0 if arrival else 1, visits):
@@ -235,6 +261,8 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
                 current = Segment(kind=kind, start=ckpt, edits=edits)
                 if kind == "input":
                     current.input_value = ckpt.input_value
+                elif visit == visits - 1 and ckpt.command_update is not None:
+                    current.update = ckpt.command_update
                 edits = []
                 for segment in inner:  # update_state calls made on a subgraph's own state
                     if segment.edits and segment.start.parents.get(ckpt.ns) == ckpt.id:
@@ -269,10 +297,29 @@ def _segments(lineage: list[CheckpointRecord], index: _Index, path_prefix: str) 
                     current.breakpoint = False
                     if child is not None:
                         current.status, current.error = "error", _limit_error(plans)
+                if (
+                    handed_off
+                    and visit == visits - 1
+                    and current.status == "interrupted"
+                    and not any(r.paused_within for r in runs)
+                ):
+                    current.status, current.breakpoint, current.next_nodes = "completed", False, []
                 current.branched = branched
                 segments.append(current)
                 current = None
     return segments
+
+
+def _hand_off(plans: list[_Plan]) -> bool:
+    """Mark the tasks of the last checkpoint of a handed-off subgraph run that left no
+    writes as run once (they raised ``Command.PARENT``, which stores nothing here); whether
+    there were any."""
+    found = False
+    for plan in plans:
+        if not plan.outcomes and not plan.task.has_outcome and plan.children is None:
+            plan.outcomes = ["done"]
+            found = True
+    return found
 
 
 def _child_segments(plans: list[_Plan], visit: int) -> list[Segment]:
@@ -350,9 +397,18 @@ def _plan_tasks(
     for task in tasks:
         if task.caller_id is not None:
             continue
-        child_lineage = index.child_lineage(ckpt, task) if index.owned else None
-        if child_lineage:
-            children = _segments(child_lineage, index, f"{path_prefix}{task.name}:")
+        lineages = index.child_lineages(ckpt, task) if index.owned else None
+        if lineages:
+            prefix = f"{path_prefix}{task.name}:"
+            calls = [_segments(lineage, index, prefix) for lineage in lineages]
+            if task.finished:  # a call that stopped without pausing handed off (see _segments)
+                calls = [
+                    _segments(lineage, index, prefix, handoff=True)
+                    if segments and segments[-1].outcome != "done"
+                    else segments
+                    for lineage, segments in zip(lineages, calls, strict=True)
+                ]
+            children = calls[0] if len(calls) == 1 else _executions(calls)
             outcomes = [seg.outcome for seg in children]
             if task.finished and outcomes and outcomes[-1] != "done":
                 outcomes.append("done")
@@ -365,6 +421,31 @@ def _plan_tasks(
                 plan.carried = (_pending_before(ckpt, task.name, index), plan.carried[1])
             plans.append(plan)
     return plans
+
+
+def _executions(calls: list[list[Segment]]) -> list[Segment]:
+    """The subgraph segments of a task that invoked its subgraph several times (``calls``:
+    each invocation's segments, in call order), merged per execution of the task: the calls
+    run one after another, and a call that pauses (or fails) ends the task's execution; its
+    next segment, and the calls after it, run in the task's next execution."""
+    executions: list[list[Segment]] = [[]]
+    for segments in calls:
+        for segment in segments:
+            executions[-1].append(segment)
+            if segment.outcome != "done":
+                executions.append([])
+    if not executions[-1]:
+        executions.pop()
+    return [
+        replace(
+            parts[-1],
+            start=parts[0].start,
+            edits=[e for part in parts for e in part.edits],
+            supersteps=[s for part in parts for s in part.supersteps],
+            breakpoint=any(part.breakpoint for part in parts),
+        )
+        for parts in executions
+    ]
 
 
 def _pending_before(ckpt: CheckpointRecord, name: str, index: _Index) -> str | None:
@@ -594,6 +675,7 @@ def _turn(index: int, segment: Segment) -> Turn:
         resume={r.answered or r.path: r.resume_value for r in answered} or None,
         resume_by_node=_by_node(answered) or None,
         edits=segment.edits,
+        update=segment.update,
         supersteps=segment.supersteps,
         status=segment.status,
         interrupts=interrupts if segment.status == "interrupted" else [],
@@ -631,20 +713,7 @@ def _by_node(answered: list[TaskRun]) -> dict[str, Any]:
 
 def _unread_shapes(records: ThreadRecords, lineage: list[CheckpointRecord]) -> list[str]:
     """Warnings naming shapes lg_eval does not read exactly yet (never a silent gap)."""
-    found = []
-    if any(call_counter(ns) for ns in records.by_ns):
-        found.append(
-            "A node invoked the same subgraph several times in one run (checkpoint namespaces "
-            "with a '|N' call counter): only one of those subgraph runs per task is listed, "
-            "so the trajectory misses the others' steps."
-        )
-    goto = sorted({n for r in lineage for n in r.command_goto})
-    if goto:
-        found.append(
-            f"A Command(goto=...) sent the run to {', '.join(goto)} along with a resume; "
-            "that run is not listed in the resuming turn's steps."
-        )
-    return found
+    return []
 
 
 def _ambiguous_resumes(turns: list[Turn]) -> list[str]:

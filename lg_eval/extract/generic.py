@@ -27,6 +27,7 @@ from lg_eval.extract.records import (
     ERROR,
     INTERRUPT,
     NULL_TASK_ID,
+    PULL,
     RESUME,
     RETURN,
     ROOT_NS,
@@ -175,7 +176,15 @@ def build_record(
     tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in planned]
     breakpoints = breakpoints_of(graph, stored.ns)
     update_writes: dict[str, Any] = {}
+    null = dict(writes.get(NULL_TASK_ID, ()))
+    goto = tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO))
     planned_ids = {t.id for t in tasks}
+    if goto and RESUME in null:  # Command(resume=..., goto=...): its targets are not planned
+        for name, task_id in goto_tasks(graph, stored, goto):
+            if task_id not in planned_ids and task_id in writes:
+                tasks.append(_task(task_id, name, writes[task_id]))
+                tasks[-1].goto = True
+                planned_ids.add(task_id)
     if not planned_ids.issuperset(writes):  # writers that were not planned tasks
         unknown = {
             tid: ws for tid, ws in writes.items() if tid not in planned_ids and tid != NULL_TASK_ID
@@ -196,7 +205,6 @@ def build_record(
             call_writes = {t: unknown[t] for t in calls}
             tasks.extend(_calls(graph, stored, tasks[0], call_writes, warnings))
     metadata = stored.metadata
-    null = dict(writes.get(NULL_TASK_ID, ()))
     start = next((t for t in tasks if t.name == "__start__"), None)
     return CheckpointRecord(
         id=stored.id,
@@ -216,8 +224,38 @@ def build_record(
             start.input_value if start is not None else stored.channel_values.get("__start__")
         ),
         breakpoints=breakpoints,
-        command_goto=tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO)),
+        command_goto=goto,
+        command_update=(
+            {ch: v for ch, v in null.items() if is_state_channel(ch)} or None
+            if RESUME in null
+            else None
+        ),
     )
+
+
+def goto_tasks(graph: Any, stored: StoredFields, goto: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(node, task id)`` of the tasks a ``Command(goto=...)`` given with a resume at this
+    checkpoint starts: LangGraph plans them after applying the Command's writes, so
+    ``get_state`` does not list them, but their ids are the PULL ids of those nodes here."""
+    from lg_eval.extract.fast.naming import id_bytes, task_hash  # imports this module
+
+    owner = graph
+    key = recast(stored.ns)
+    if key:
+        owner = next((g for _, g in graph.get_subgraphs(namespace=key, recurse=True)), None)
+    nodes = getattr(owner, "nodes", None)
+    if not isinstance(nodes, Mapping):
+        return []
+    step = str(stored.metadata.get("step", -1) + 1)
+    checkpoint = id_bytes(stored.id)
+    found = []
+    for name in goto:
+        node = nodes.get(name)
+        if node is None:
+            continue
+        ns = f"{stored.ns}|{name}" if stored.ns else name
+        found.append((name, task_hash(checkpoint, ns, step, name, PULL, *sorted(node.triggers))))
+    return found
 
 
 _NO_BREAKPOINTS = Breakpoints()

@@ -58,6 +58,9 @@ class TaskRecord:
     """For functional-API ``@task`` calls: the id of the entrypoint task that made the call."""
     namespace: str | None = None
     """The task's own checkpoint namespace when it is not ``<checkpoint ns>|<name>:<id>``."""
+    goto: bool = False
+    """Sent by a ``Command(resume=..., goto=...)``: LangGraph applies the Command's writes
+    after planning the checkpoint's tasks, so the task runs in the resuming visit only."""
     writes: Any = ()
     """The task's ``(channel, value)`` writes (values of ordinary writes may be ``None``
     in the fast reader; those ``update_state`` stored under the task's id are real)."""
@@ -99,6 +102,8 @@ class CheckpointRecord:
     """The static breakpoints compiled into the graph that owns this namespace."""
     command_goto: tuple[str, ...] = ()
     """Nodes a ``Command(goto=...)`` given with a resume sent the run to from here."""
+    command_update: dict[str, Any] | None = None
+    """The state writes of a ``Command(update=...)`` given with a resume here."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,6 @@ LangGraph's own task stream)."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import warnings
 from typing import Any
@@ -39,6 +38,28 @@ def both(graph: Any) -> Any:
 def steps(trajectory: Any, resumed: str = "omit") -> list[list[str]]:
     return trajectory.to_graph_trajectory(resumed=resumed).steps
 
+
+DEEP = [
+    "__start__",
+    "desk",
+    "desk:__start__",
+    "desk:agent",
+    "desk:agent:__start__",
+    "desk:agent:think",
+    "desk:agent:transfer",
+    "desk:specialist",
+    "report",
+]
+BATCH_PAUSED = [
+    "__start__",
+    "batch",
+    "batch:__start__",
+    "batch:inspect",
+    "batch:record",
+    "batch:__start__",
+    "batch:inspect",
+    "__interrupt__",
+]
 
 EXPECTED: dict[str, tuple[list[list[str]], list[list[str]]]] = {
     # (resumed="omit", resumed="repeat")
@@ -96,6 +117,61 @@ EXPECTED: dict[str, tuple[list[list[str]], list[list[str]]]] = {
         [
             ["__start__", "split", "check", "__interrupt__", "check", "__interrupt__"],
             ["check", "check", "merge"],
+        ],
+    ),
+    # Written from LangGraph's live task stream (tests/extract/live.py) and its semantics:
+    # a Command.PARENT handoff ends the sub-agent's run inside one invoke, so the handing-off
+    # tool is listed and the target runs in the same turn.
+    "handoff": (
+        [
+            [
+                "__start__",
+                "triage",
+                "triage:__start__",
+                "triage:think",
+                "triage:transfer",
+                "specialist",
+            ]
+        ]
+        * 2,
+        [
+            [
+                "__start__",
+                "triage",
+                "triage:__start__",
+                "triage:think",
+                "triage:transfer",
+                "specialist",
+            ]
+        ]
+        * 2,
+    ),
+    "deep_handoff": (
+        [DEEP],
+        [DEEP],
+    ),
+    # Command(resume=..., goto="bonus"): bonus runs in the resuming superstep, next to ask.
+    "resume_goto": (
+        [["__start__", "ask", "__interrupt__"], ["bonus", "after"]],
+        [["__start__", "ask", "__interrupt__"], ["ask", "bonus", "after"]],
+    ),
+    # batch invokes check three times (namespaces batch:<id>, ...|1, ...|2); call 1 pauses.
+    "subgraph_calls": (
+        [
+            [*BATCH_PAUSED],
+            ["batch:record", "batch:__start__", "batch:inspect", "batch:record", "summary"],
+        ],
+        [
+            [*BATCH_PAUSED],
+            [
+                "batch",
+                "batch:inspect",
+                "batch:record",
+                "batch:__start__",
+                "batch:inspect",
+                "batch:record",
+                "summary",
+            ],
         ],
     ),
     "edit_while_paused": (
@@ -204,7 +280,7 @@ def renamed_tools(saver: Any) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-@pytest.mark.parametrize("reader", ["auto", "generic"])
+@pytest.mark.parametrize("reader", ["auto", "fast", "generic"])
 def test_a_graph_that_did_not_write_the_thread_is_refused(reader: str, saver: Any) -> None:
     run_thread(build_agent(3, 0, saver), "t")
     with pytest.raises(GraphMismatchError, match="nodes 'tools' that the graph does not have"):
@@ -233,12 +309,56 @@ async def test_async_extraction_on_postgres_saver(postgres_saver: Any) -> None:
     assert found.model_dump() == extract_thread(graph, CONFIG).model_dump()
 
 
-@pytest.mark.parametrize(
-    ("name", "warning"),
-    [("resume_goto", "Command(goto=...) sent the run to bonus"), ("subgraph_calls", "'|N'")],
-)
-def test_shapes_not_read_exactly_yet_say_so(name: str, warning: str, saver: Any) -> None:
-    graph = SHAPES[name].played(saver)
-    for reader in READERS:
-        with pytest.warns(ExtractionWarning, match=re.escape(warning)):
-            extract_thread(graph, CONFIG, reader=reader)
+def test_a_handoff_is_one_turn_listing_the_handing_off_tool(saver: Any) -> None:
+    trajectory = both(SHAPES["handoff"].played(saver))
+    assert [(t.kind, t.status) for t in trajectory.turns] == [("input", "completed")] * 2
+    assert not trajectory.warnings
+    triage = trajectory.turns[0].supersteps[1].tasks[0]
+    assert [[t.path for t in s.tasks] for s in triage.subgraph] == [
+        ["triage:__start__"],
+        ["triage:think"],
+        ["triage:transfer"],
+    ]
+    assert trajectory.turns[-1].state["log"][-2:] == ["triage->specialist", "specialist"]
+
+
+def test_a_deep_handoff_lists_the_node_that_ran_after_it(saver: Any) -> None:
+    [turn] = both(SHAPES["deep_handoff"].played(saver)).turns
+    desk = turn.supersteps[1].tasks[0]
+    assert [[t.path for t in s.tasks] for s in desk.subgraph] == [
+        ["desk:__start__"],
+        ["desk:agent"],
+        ["desk:specialist"],
+    ]
+    # the sub-agent's own writes stay in its state: only the Command's update reaches desk
+    assert turn.state["log"] == ["agent->specialist", "desk.specialist", "report"]
+
+
+def test_resume_with_goto_runs_the_target_and_records_the_update(saver: Any) -> None:
+    trajectory = both(SHAPES["resume_goto"].played(saver))
+    paused, resumed = trajectory.turns
+    assert not trajectory.warnings
+    assert (resumed.kind, resumed.resume_by_node) == ("resume", {"ask": "yes"})
+    assert resumed.resume == {paused.interrupts[0].id: "yes"}
+    assert (resumed.update, resumed.edits) == ({"log": ["noted"]}, [])
+    first = resumed.supersteps[0]
+    assert [(t.path, t.resumed) for t in first.tasks] == [("ask", True), ("bonus", False)]
+    assert first.checkpoint_id == paused.end_checkpoint_id
+    assert resumed.state["log"] == ["noted", "yes", "bonus", "after"]
+
+
+def test_every_call_of_a_subgraph_is_listed_in_order(saver: Any) -> None:
+    trajectory = both(SHAPES["subgraph_calls"].played(saver))
+    paused, resumed = trajectory.turns
+    assert not trajectory.warnings
+    [interrupt] = paused.interrupts
+    assert (interrupt.path, interrupt.value) == ("batch:inspect", "Is bread fine?")
+    assert (resumed.kind, resumed.resume_by_node) == ("resume", {"batch:inspect": "stale"})
+    batch = resumed.supersteps[0].tasks[0]
+    assert [(t.path, t.resumed) for s in batch.subgraph for t in s.tasks] == [
+        ("batch:inspect", True),
+        ("batch:record", False),
+        ("batch:__start__", False),
+        ("batch:inspect", False),
+        ("batch:record", False),
+    ]

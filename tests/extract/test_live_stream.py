@@ -15,14 +15,8 @@ from tests.extract.live import arecord, check, record
 CONFIG = {"configurable": {"thread_id": "t"}}
 
 
-KNOWN_GAPS = {
-    "handoff": "Command.PARENT handoffs: the handing-off tool and the turn boundary are misread",
-    "deep_handoff": "Command.PARENT handoffs two levels deep",
-    "resume_goto": "Command(resume=..., goto=...): the goto target is not planned at the "
-    "checkpoint (get_state plans before the Command's writes apply)",
-    "subgraph_calls": "a subgraph invoked several times by one node (|N namespaces): one "
-    "subgraph run per task is read",
-}
+KNOWN_GAPS: dict[str, str] = {}
+"""Scenarios not read exactly yet (name -> why), run as strict xfails."""
 
 
 def cases() -> list[Any]:

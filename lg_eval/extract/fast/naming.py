@@ -177,7 +177,7 @@ class Naming:
                 if task_hash(checkpoint, _ns(ns, name), f"{step}{name}{PUSH}{index}") == task_id:
                     guess[:] = [name]
                     return PUSH, (index, name)
-            raise_unnamed(task_id, path)
+            raise_unnamed(task_id, path, ns)
         if not (path == "" or _is_update(path) or path.startswith(PUSH_PREFIX + "~")):
             raise FastPathUnavailable(f"unexpected task path {path!r}")
         return None
@@ -206,8 +206,17 @@ def _index(text: str) -> int:
     return int(first)
 
 
-def raise_unnamed(task_id: str, path: str) -> None:
-    require(False, f"Send task {task_id} ({path}) matches no node")
+class UnnamedSend(FastPathUnavailable):
+    """A ``Send`` task whose id hashes as no node of the graph that owns its namespace (at
+    the root: maybe the graph did not write the thread, which the reader then checks)."""
+
+    def __init__(self, reason: str, ns: str) -> None:
+        super().__init__(reason)
+        self.ns = ns
+
+
+def raise_unnamed(task_id: str, path: str, ns: str = "") -> None:
+    raise UnnamedSend(f"Send task {task_id} ({path}) matches no node", ns)
 
 
 def _ns(parent_ns: str, name: str) -> str:

@@ -39,7 +39,7 @@ from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import memory, versions
-from lg_eval.extract.fast.naming import Naming
+from lg_eval.extract.fast.naming import Naming, UnnamedSend
 from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
 from lg_eval.extract.fast.rows import (
     VALUE_CHANNELS,
@@ -51,7 +51,7 @@ from lg_eval.extract.fast.rows import (
     paused_gc,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint
-from lg_eval.extract.generic import StoredFields, build_record
+from lg_eval.extract.generic import StoredFields, build_record, check_nodes
 from lg_eval.extract.records import (
     NULL_TASK_ID,
     PULL,
@@ -115,9 +115,19 @@ def read_fast(
     if stopped:  # O(turns) checkpoints, read whole (not decoded) in one round trip
         stored.update((yield from _storage_read(saver, storage.stored(saver, thread_id, stopped))))
     plans = {}
-    for rows in by_ns.values():
-        for row in rows:
-            plans[(row.ns, row.id)] = yield from thread.plan(row, stored.get((row.ns, row.id)))
+    try:
+        for rows in by_ns.values():
+            for row in rows:
+                plans[(row.ns, row.id)] = yield from thread.plan(row, stored.get((row.ns, row.id)))
+    except UnnamedSend as exc:
+        if exc.ns == ROOT_NS:  # which stored node names does the graph lack? (as generic)
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+            newest = yield _effect(
+                lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config)
+            )
+            if newest is not None:
+                check_nodes(graph, thread_id, [newest.checkpoint.get("versions_seen") or {}])
+        raise
     with paused_gc():  # the rest is pure and allocates no cycles
         records = {
             ns: [thread.record(row, plans[(ns, row.id)]) for row in rows]

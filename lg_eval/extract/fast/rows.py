@@ -91,7 +91,8 @@ def value_needed(task_id: str, channel: str, task_path: str) -> bool:
     """Whether a write's value can appear in a trajectory (mirrors the SQL of each storage)."""
     if channel in VALUE_CHANNELS or task_path == START_PATH:
         return True
-    return task_id != NULL_TASK_ID and (task_path == "" or task_path.startswith(UPDATE_PREFIX))
+    # update_state writes, and a Command's own writes (its update, under the null task id)
+    return task_id == NULL_TASK_ID or task_path == "" or task_path.startswith(UPDATE_PREFIX)
 
 
 def sql_value_needed(left: str) -> str:
@@ -99,8 +100,8 @@ def sql_value_needed(left: str) -> str:
     channels = ", ".join(f"'{c}'" for c in VALUE_CHANNELS)
     n = len(UPDATE_PREFIX)
     return (
-        f"channel IN ({channels}) OR task_path = '{START_PATH}' OR (task_id <> '{NULL_TASK_ID}' "
-        f"AND (task_path = '' OR {left.format(col='task_path', n=n)} = '{UPDATE_PREFIX}'))"
+        f"channel IN ({channels}) OR task_path = '{START_PATH}' OR task_id = '{NULL_TASK_ID}' "
+        f"OR task_path = '' OR {left.format(col='task_path', n=n)} = '{UPDATE_PREFIX}'"
     )
 
 
