@@ -17,8 +17,7 @@ from langgraph.pregel import Pregel
 
 from lg_eval.datasets import Case, Dataset
 from lg_eval.errors import InvalidOptionError
-from lg_eval.play import import_reference, resolve_target
-from lg_eval.play._types import Graph, Saver
+from lg_eval.play import Graph, Saver, import_reference, resolve_target
 
 
 class CaseTargets:

@@ -7,14 +7,15 @@ from pathlib import Path
 from lg_eval.datasets import Case, Dataset, EvaluatorRef, Expected, dataset_hash, load_dataset
 from lg_eval.errors import InvalidOptionError, ScriptMismatchError
 from lg_eval.play import (
+    Graph,
     PlayedCase,
+    Saver,
     aopen_checkpointer,
     import_reference,
     open_checkpointer,
     playing,
     resolve_target,
 )
-from lg_eval.play._types import Graph, Saver
 from lg_eval.urls import parse_checkpointer_url, redact_url
 
 DEFAULT_CHECKPOINTER = parse_checkpointer_url(None).url

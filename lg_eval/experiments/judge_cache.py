@@ -25,8 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, mes
 
 from lg_eval._effects import Effect
 from lg_eval.experiments.store import sqlite_connection
-from lg_eval.judges._model import REQUEST_HOOK
-from lg_eval.judges._schema import OutputSpec
+from lg_eval.judges import REQUEST_HOOK, OutputSpec
 
 DEFAULT_CACHE = Path(".lg_eval") / "judge_cache.sqlite"
 CACHE_MARK = "lg_eval_judge_cache"

@@ -35,7 +35,7 @@ from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected,
 from lg_eval.experiments.results import ScoreRow
 from lg_eval.feedback import Feedback, ScoreValue
 from lg_eval.inputs import text_arg
-from lg_eval.judges._usage import Usage
+from lg_eval.judges import Usage
 from lg_eval.trajectory import ThreadTrajectory
 
 DEFAULT_THRESHOLD = 1.0

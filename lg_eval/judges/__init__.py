@@ -15,8 +15,10 @@ a prompt budget) and never raise when the model fails: the result then has
 
 from lg_eval.evaluators.registry import register_evaluator
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
-from lg_eval.judges._model import DEFAULT_MODEL
+from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK
 from lg_eval.judges._options import JudgeOptions
+from lg_eval.judges._schema import OutputSpec
+from lg_eval.judges._usage import Usage
 from lg_eval.judges.consensus import REDUCERS
 from lg_eval.judges.graph import (
     create_async_graph_trajectory_llm_as_judge,
@@ -42,6 +44,9 @@ from lg_eval.judges.trajectory import (
     create_trajectory_llm_as_judge,
 )
 
+# REQUEST_HOOK, OutputSpec and Usage are the extension points for what wraps model calls
+# (lg_eval.experiments' judge cache): the hook sees each request, its answer schema and cost.
+
 # Judges by name, for dataset files and configs ("graph_trajectory_accuracy"); the model
 # a judge uses is only resolved on its first call, so registering costs nothing.
 register_evaluator("graph_trajectory_accuracy", create_graph_trajectory_llm_as_judge)
@@ -54,12 +59,15 @@ __all__ = [
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
     "PAIRWISE_TRAJECTORY_PROMPT",
     "REDUCERS",
+    "REQUEST_HOOK",
     "RUBRIC_PROMPT",
     "TRAJECTORY_ACCURACY_PROMPT",
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
     "JudgeConcurrency",
     "JudgeOptions",
+    "OutputSpec",
     "RubricDimension",
+    "Usage",
     "create_async_graph_trajectory_llm_as_judge",
     "create_async_trajectory_llm_as_judge",
     "create_graph_trajectory_llm_as_judge",

@@ -23,9 +23,10 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.messages.utils import convert_to_openai_messages
 
 from lg_eval._effects import Effect
+from lg_eval._threads import athread
 from lg_eval.errors import InvalidOptionError, JudgeError
 from lg_eval.judges import prompts
-from lg_eval.judges._limits import JudgeConcurrency, athread, blocking, limited
+from lg_eval.judges._limits import JudgeConcurrency, blocking, limited
 from lg_eval.judges._schema import OutputSpec
 
 DEFAULT_MODEL = "openai:o3-mini"

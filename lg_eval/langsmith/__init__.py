@@ -32,6 +32,7 @@ from lg_eval.langsmith._experiment import require_api_key, run_langsmith_experim
 from lg_eval.langsmith._offline import OfflineClient, is_offline, offline, offline_client
 from lg_eval.langsmith._summary import mean_score, pass_rate
 from lg_eval.langsmith._target import (
+    Checkpointer,
     TargetOutputs,
     agraph_target,
     aplay_outputs,
@@ -42,6 +43,7 @@ from lg_eval.langsmith._target import (
 )
 
 __all__ = [
+    "Checkpointer",
     "LangSmithDatasetError",
     "LangSmithIntegrationError",
     "MissingAPIKeyError",

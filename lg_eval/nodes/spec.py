@@ -56,11 +56,11 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
 from lg_eval._effects import Effect
+from lg_eval._threads import athread, run_in_daemon
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.evaluator import Evaluator, as_evaluator
 from lg_eval.evaluators import get_evaluator
 from lg_eval.feedback import ScoreValue
-from lg_eval.judges._limits import athread, run_in_daemon
 from lg_eval.judges._ranges import ScoreRange, declared_ranges
 from lg_eval.nodes.state import EvalFeedback, score_problem
 

@@ -22,12 +22,15 @@ from lg_eval.play._player import (
     thread_config,
 )
 from lg_eval.play._targets import import_reference, resolve_target
+from lg_eval.play._types import Graph, Saver
 
 __all__ = [
+    "Graph",
     "PendingInterrupt",
     "PlayedCase",
     "PlayedTurn",
     "Reviewer",
+    "Saver",
     "aopen_checkpointer",
     "aplay_case",
     "describe_asks",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.langsmith._target import Checkpointer, case_from_inputs, play_outputs
+from lg_eval.langsmith import Checkpointer, case_from_inputs, play_outputs
 
 
 @dataclass(frozen=True)
