@@ -22,7 +22,7 @@ from rapidfuzz.distance import LCSseq, Levenshtein
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import BOOL, UNIT, Feedback
 from lg_eval.inputs import describe_list, text_arg
 
 _WORD = re.compile(r"\w+")
@@ -183,7 +183,7 @@ def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -
         return max((function(answer, r) for r in references), key=lambda s: float(s.score or 0))
 
     scorer.__doc__ = create_text_evaluator.__doc__
-    return make_evaluator(metric, scorer, reads="output")
+    return make_evaluator(metric, scorer, reads="output", score_range=BOOL if binary else UNIT)
 
 
 def reference_texts(value: Any) -> list[str]:
@@ -229,7 +229,7 @@ def create_keywords_evaluator(
         return Feedback(score=value, comment=comment, metadata={"found": found, "missing": missing})
 
     scorer.__doc__ = create_keywords_evaluator.__doc__
-    return make_evaluator("keywords", scorer, reads="output")
+    return make_evaluator("keywords", scorer, reads="output", score_range=UNIT)
 
 
 def _keywords(value: Any, where: str) -> list[str]:
