@@ -225,12 +225,25 @@ def text_arg(value: Any, argument: str) -> str | None:
             answer = value.get(key)
             if isinstance(answer, str):
                 return answer
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        return _dict_text(value, argument)
     messages = to_openai_messages(value, argument=argument)
     for message in reversed(messages):
         if message.get("role") == "assistant" and not message.get("tool_calls"):
             return message_text(message)
     return None
+
+
+def _dict_text(value: Mapping[Any, Any], argument: str) -> str:
+    """A dict without an answer key, as its JSON text (its ``str`` when it is no JSON)."""
+    try:
+        try:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):  # keys that do not sort together, or are no JSON keys
+            return str(value)
+    except RecursionError as exc:
+        raise TrajectoryFormatError(
+            f"{argument} is nested too deeply to read as an answer; pass the answer text."
+        ) from exc
 
 
 # --------------------------------------------------------------------------- graphs
@@ -360,6 +373,13 @@ def _input_list(inputs: Any) -> list[Any]:
 
 
 def _check_lengths(data: Mapping[str, Any], argument: str) -> None:
+    for key in ("inputs", "results", "steps"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, list | tuple):
+            raise TrajectoryFormatError(
+                f"{argument}[{key!r}] is a {type(value).__name__}; expected a list with one "
+                "entry per turn."
+            )
     sizes = {key: len(data.get(key) or []) for key in ("inputs", "results", "steps")}
     if len(set(sizes.values())) == 1:
         return

@@ -200,3 +200,24 @@ def nested_dict(depth: int, leaf: Any = 1) -> Any:
     for _ in range(depth):
         value = {"a": value}
     return value
+
+
+@st.composite
+def deep(draw: st.DrawFn) -> Any:
+    """A value nested hundreds to thousands of levels deep, placed where readers look."""
+    depth = draw(st.integers(150, 3000))
+    leaf = draw(json_ish(3))
+    value = nested(depth, leaf) if draw(st.booleans()) else nested_dict(depth, leaf)
+    place = draw(st.sampled_from(["bare", "args", "arguments", "content", "steps", "answer"]))
+    if place == "args":
+        return [{"name": "search", "args": {"q": value}}]
+    if place == "arguments":
+        call = {"id": "1", "function": {"name": "search", "arguments": {"q": value}}}
+        return [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    if place == "content":
+        return [{"role": "assistant", "content": value}]
+    if place == "steps":
+        return {"steps": value}
+    if place == "answer":
+        return {"answer": value}
+    return value

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from lg_eval import Evaluator
@@ -23,15 +22,8 @@ from lg_eval.evaluators import (
     create_trajectory_match_evaluator,
     get_evaluator,
 )
-from tests.contract.contract import check_evaluator
-from tests.contract.strategies import answers, any_outputs, graphs, json_ish, messages
-
-FUZZ = settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+from tests.contract.contract import check_evaluator, fuzz
+from tests.contract.strategies import answers, any_outputs, deep, graphs, json_ish, messages
 
 NEEDS_OPTIONS: dict[str, dict[str, Any]] = {
     "call_budget": {"max_tool_calls": 2, "max_tokens": 10},
@@ -40,6 +32,7 @@ NEEDS_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 def builtins() -> dict[str, Evaluator[Any]]:
+    """Every registered evaluator, plus the modes and options registry names do not reach."""
     built = {
         name: get_evaluator(name, **NEEDS_OPTIONS.get(name, {}))
         for name in available_evaluators()
@@ -75,9 +68,8 @@ def builtins() -> dict[str, Evaluator[Any]]:
 BUILTINS = builtins()
 
 
-@pytest.mark.parametrize("name", sorted(BUILTINS))
-@FUZZ
-@given(data=st.data())
+@fuzz(150)
+@given(name=st.sampled_from(sorted(BUILTINS)), data=st.data())
 def test_every_builtin_keeps_the_contract(name: str, data: st.DataObject) -> None:
     evaluator = BUILTINS[name]
     shaped = {"trajectory": graphs(), "messages": messages(), "output": answers()}.get(
@@ -87,3 +79,11 @@ def test_every_builtin_keeps_the_contract(name: str, data: st.DataObject) -> Non
     reference = data.draw(st.one_of(shaped, st.none()), label="reference_outputs")
     inputs = data.draw(st.one_of(st.none(), json_ish(4)), label="inputs")
     check_evaluator(evaluator, outputs=outputs, reference_outputs=reference, inputs=inputs)
+
+
+@fuzz(40)
+@given(
+    name=st.sampled_from(sorted(BUILTINS)), outputs=deep(), reference=st.one_of(st.none(), deep())
+)
+def test_deep_nesting_never_crashes_an_evaluator(name: str, outputs: Any, reference: Any) -> None:
+    check_evaluator(BUILTINS[name], outputs=outputs, reference_outputs=reference)

@@ -298,3 +298,26 @@ def test_a_malformed_score_range_is_refused(declared):
 def test_malformed_score_choices_are_refused(choices):
     with pytest.raises(InvalidOptionError, match="Score choices"):
         ScoreRange.of_choices(choices)
+
+
+@pytest.mark.parametrize("field", ["steps", "results", "inputs"])
+def test_a_graph_trajectory_field_that_is_no_list_is_a_typed_error(field):
+    # found by the contract fuzz: {'steps': 1.0} raised TypeError from len()
+    from lg_eval.inputs import graph_trajectory
+
+    with pytest.raises(TrajectoryFormatError, match=rf"outputs\['{field}'\] is a float"):
+        graph_trajectory({"steps": [["a"]], "results": [{}], field: 1.0})
+
+
+def test_an_answer_dict_nested_too_deep_is_a_typed_error():
+    # found by the contract fuzz: text_arg's json.dumps raised RecursionError
+    from lg_eval.evaluators import exact_match
+
+    with pytest.raises(TrajectoryFormatError, match="nested too deeply"):
+        exact_match(outputs={"x": nested_dict(5000)}, reference_outputs="a")
+
+
+def test_an_answer_dict_with_keys_that_do_not_sort_is_read_as_text():
+    from lg_eval.inputs import text_arg
+
+    assert text_arg({1: "a", "b": 2}, "outputs") == "{1: 'a', 'b': 2}"
