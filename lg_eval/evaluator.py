@@ -14,20 +14,30 @@ The evaluator declares the field it reads (:data:`lg_eval.inputs.Field`) and
 hands its scorer that field of ``outputs`` and ``reference_outputs``
 (:func:`lg_eval.inputs.select_field`), so multi-field target outputs and
 references need no wrapper.
+
+Every result passes through :meth:`Evaluator._core`, which keeps the score
+contract (``docs/contract.md``): an evaluator never scores ``outputs=None``
+(it raises :class:`~lg_eval.errors.TrajectoryFormatError`), and a score that is
+not finite or falls outside the evaluator's declared
+:class:`~lg_eval.feedback.ScoreRange` never leaves it: it becomes ``score=None``
+with ``metadata["error"]``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, cast, overload
 
+from pydantic import ValidationError
 from typing_extensions import TypeVar
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.feedback import Feedback, FeedbackDict
+from lg_eval.feedback import Feedback, FeedbackDict, ScoreRange, ScoreRangeLike
+from lg_eval.feedback import score_range as as_score_range
 from lg_eval.inputs import Field, lookup_hint, select_field
 
 Scorer = Callable[..., Feedback | Generator[Effect[Any], Any, Feedback]]
@@ -52,6 +62,10 @@ class Evaluator(Generic[R]):
         expand: turns the feedback into what the evaluator returns, for evaluators
             whose one judgment yields several feedbacks (the rubric judge returns
             ``[overall, *per_dimension]``); by default the feedback dict itself.
+        score_range: the scores it may give (:class:`~lg_eval.feedback.ScoreRange`,
+            ``"bool"`` or ``(low, high)``); ``None`` declares none, and then only
+            finiteness is checked. A score outside it becomes ``score=None`` with
+            ``metadata["error"]`` (type ``invalid_score``).
     """
 
     @overload
@@ -64,6 +78,7 @@ class Evaluator(Generic[R]):
         name: str | None = None,
         doc: str | None = None,
         expand: None = None,
+        score_range: ScoreRangeLike | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -75,6 +90,7 @@ class Evaluator(Generic[R]):
         name: str | None = None,
         doc: str | None = None,
         expand: Callable[[FeedbackDict], R],
+        score_range: ScoreRangeLike | None = None,
     ) -> None: ...
     def __init__(
         self,
@@ -85,6 +101,7 @@ class Evaluator(Generic[R]):
         name: str | None = None,
         doc: str | None = None,
         expand: Callable[[FeedbackDict], Any] | None = None,
+        score_range: ScoreRangeLike | None = None,
     ) -> None:
         if not isinstance(key, str) or not key:
             raise InvalidOptionError(f"An evaluator's key must be a non-empty string, not {key!r}.")
@@ -94,6 +111,7 @@ class Evaluator(Generic[R]):
         self.scorer = scorer
         self.reads = reads
         self.expand = expand
+        self.score_range: ScoreRange | None = as_score_range(score_range)
         self.__name__ = self.__qualname__ = name or key
         self.__doc__ = doc if doc is not None else scorer.__doc__
 
@@ -125,7 +143,9 @@ class Evaluator(Generic[R]):
     def _core(
         self, outputs: Any, reference_outputs: Any, inputs: Any, extra: Mapping[str, Any]
     ) -> Core[R]:
-        actual, _ = select_field(outputs, self.reads, "outputs")
+        actual, where = select_field(outputs, self.reads, "outputs")
+        if actual is None:  # never read as "nothing happened", which would score perfectly
+            raise TrajectoryFormatError(_no_outputs(self.key, where))
         reference, _ = select_field(reference_outputs, self.reads, "reference_outputs")
         try:
             outcome = self.scorer(
@@ -138,7 +158,12 @@ class Evaluator(Generic[R]):
             if not hint:
                 raise
             raise TrajectoryFormatError(f"{exc}{hint}") from exc
-        result = feedback_dict(outcome, self.key)
+        except RecursionError as exc:  # the last line of defence; readers check depth first
+            raise TrajectoryFormatError(
+                f"{self.key}: outputs or reference_outputs are nested too deeply to evaluate "
+                "(Python's recursion limit was reached); flatten the value."
+            ) from exc
+        result = checked_score(feedback_dict(outcome, self.key), self.score_range)
         return cast(R, result if self.expand is None else self.expand(result))
 
 
@@ -175,10 +200,15 @@ def _async_function(evaluator: Evaluator[R]) -> AsyncEvaluator[R]:
 
 
 def make_evaluator(
-    key: str, scorer: Scorer, *, reads: Field | None = None, name: str | None = None
+    key: str,
+    scorer: Scorer,
+    *,
+    reads: Field | None = None,
+    name: str | None = None,
+    score_range: ScoreRangeLike | None = None,
 ) -> Evaluator:
     """An :class:`Evaluator` scoring with ``scorer`` under ``key``, reading ``reads``."""
-    return Evaluator(key, scorer, reads=reads, name=name)
+    return Evaluator(key, scorer, reads=reads, name=name, score_range=score_range)
 
 
 def as_evaluator(target: Any) -> Evaluator[Any] | None:
@@ -214,12 +244,56 @@ def feedback_dict(outcome: Any, key: str) -> FeedbackDict:
     if isinstance(outcome, Feedback):
         return outcome.to_dict(key)
     if isinstance(outcome, Mapping):
-        return Feedback.model_validate(dict(outcome)).to_dict(key)
+        try:
+            return Feedback.model_validate(dict(outcome)).to_dict(key)
+        except ValidationError as exc:
+            fields = ", ".join(sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
+            raise InvalidOptionError(
+                f"The scorer of evaluator {key!r} returned a dict that is no feedback "
+                f"(bad or unknown fields: {fields or 'the dict itself'}); return "
+                "{'score', 'comment', 'metadata'} with a bool, number or None score."
+            ) from exc
     if outcome is None or isinstance(outcome, bool | int | float):
         return Feedback(score=outcome).to_dict(key)
     raise InvalidOptionError(
         f"The scorer of evaluator {key!r} returned a {type(outcome).__name__}; return an "
         "lg_eval.Feedback (or a {'score', 'comment', 'metadata'} dict, or a bare score)."
+    )
+
+
+def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackDict:
+    """``result``, or, when its score is not finite or outside ``allowed``, an error feedback.
+
+    The rejected score never leaves: ``score`` becomes ``None``, the comment says
+    why, and ``metadata["error"]`` holds ``{"type": "invalid_score", "message",
+    "score"}`` (the score as text) and the scorer's own comment.
+    """
+    score = result["score"]
+    if score is None:
+        return result
+    if isinstance(score, float) and not math.isfinite(score):
+        problem = f"a non-finite score ({score!r})"
+    elif allowed is not None and not allowed.accepts(score):
+        problem = f"the score {score!r}, outside its range ({allowed.describe()})"
+    else:
+        return result
+    message = f"evaluator {result['key']!r} produced {problem}"
+    error = {"type": "invalid_score", "message": message, "score": repr(score)}
+    if result["comment"]:
+        error["comment"] = result["comment"]
+    return {
+        "key": result["key"],
+        "score": None,
+        "comment": f"Not scored: {message}; see metadata['error'].",
+        "metadata": {**(result["metadata"] or {}), "error": error},
+    }
+
+
+def _no_outputs(key: str, where: str) -> str:
+    got = "got None" if where == "outputs" else f"{where} is None"
+    return (
+        f"{key} needs outputs; {got}. An evaluator never scores a missing run: pass what "
+        "the run produced (messages, a trajectory or the answer) as outputs=..."
     )
 
 
@@ -237,6 +311,7 @@ __all__ = [
     "Scorer",
     "as_evaluator",
     "async_twin",
+    "checked_score",
     "feedback_dict",
     "make_evaluator",
 ]

@@ -18,6 +18,7 @@ The one coercion layer of lg_eval, shared by evaluators, judges and nodes.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.messages import (
     ToolCall,
+    check_depth,
     message_text,
     parse_arguments,
     to_openai_messages,
@@ -171,7 +173,15 @@ def _call(item: Any, where: str) -> ToolCall:
 
 def _expected(item: Any, where: str) -> dict[str, Any]:
     if isinstance(item, str):
+        if not item:
+            raise TrajectoryFormatError(
+                f"{where} is an empty tool name; expected a tool name or {{'name': ..., ...}}."
+            )
         return {"name": item, "args": WILDCARD}
+    if not isinstance(item, Mapping):
+        raise TrajectoryFormatError(
+            f"{where} is a {type(item).__name__}; expected a tool name or {{'name': ..., ...}}."
+        )
     function = item.get("function")
     if isinstance(function, Mapping):
         args = parse_arguments(function.get("arguments"), where)
@@ -182,7 +192,14 @@ def _expected(item: Any, where: str) -> dict[str, Any]:
         raise TrajectoryFormatError(f"{where} has no tool name; expected {{'name': ..., ...}}.")
     if args is not WILDCARD and not isinstance(args, Mapping):
         raise TrajectoryFormatError(f"{where}['args'] must be a dict, not {type(args).__name__}.")
-    return {"name": name, "args": None if args is None else dict(args), "id": item.get("id")}
+    if args is not WILDCARD:
+        check_depth(args, f"{where}['args']")
+    call_id = item.get("id")
+    return {
+        "name": name,
+        "args": None if args is None else dict(args),
+        "id": call_id if isinstance(call_id, str) else None,
+    }
 
 
 # --------------------------------------------------------------------------- text
@@ -208,12 +225,25 @@ def text_arg(value: Any, argument: str) -> str | None:
             answer = value.get(key)
             if isinstance(answer, str):
                 return answer
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        return _dict_text(value, argument)
     messages = to_openai_messages(value, argument=argument)
     for message in reversed(messages):
         if message.get("role") == "assistant" and not message.get("tool_calls"):
             return message_text(message)
     return None
+
+
+def _dict_text(value: Mapping[Any, Any], argument: str) -> str:
+    """A dict without an answer key, as its JSON text (its ``str`` when it is no JSON)."""
+    try:
+        try:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):  # keys that do not sort together, or are no JSON keys
+            return str(value)
+    except RecursionError as exc:
+        raise TrajectoryFormatError(
+            f"{argument} is nested too deeply to read as an answer; pass the answer text."
+        ) from exc
 
 
 # --------------------------------------------------------------------------- graphs
@@ -265,7 +295,7 @@ def _steps(value: Any, where: str) -> list[list[str]]:
     for n, turn in enumerate(value):
         if not isinstance(turn, list | tuple) or not all(isinstance(x, str) for x in turn):
             raise TrajectoryFormatError(
-                f"{where}[{n}] must be a list of node names (strings), got {turn!r:.60}."
+                f"{where}[{n}] must be a list of node names (strings), got {brief(turn)}."
             )
         turns.append(list(turn))
     return turns
@@ -343,6 +373,13 @@ def _input_list(inputs: Any) -> list[Any]:
 
 
 def _check_lengths(data: Mapping[str, Any], argument: str) -> None:
+    for key in ("inputs", "results", "steps"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, list | tuple):
+            raise TrajectoryFormatError(
+                f"{argument}[{key!r}] is a {type(value).__name__}; expected a list with one "
+                "entry per turn."
+            )
     sizes = {key: len(data.get(key) or []) for key in ("inputs", "results", "steps")}
     if len(set(sizes.values())) == 1:
         return
@@ -391,6 +428,16 @@ def any_trajectory(value: Any, *, argument: str = "outputs") -> Any:
         return value
 
 
+def brief(value: Any, limit: int = 60) -> str:
+    """A short repr of a user's value for an error message: safe on any nesting or size."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 40, 40
+
+
 def describe_call(call: Mapping[str, Any]) -> str:
     """``name(arg=value, ...)`` for comments; ``name(...)`` when any args are accepted."""
     args = call.get("args")
@@ -413,6 +460,7 @@ __all__ = [
     "GraphLike",
     "GraphSide",
     "any_trajectory",
+    "brief",
     "calls_arg",
     "describe_call",
     "describe_list",

@@ -12,6 +12,7 @@ ReAct steps (thought, action, observation) with the final answer.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
 
@@ -157,7 +158,7 @@ def _to_openai(item: Any, index: int, argument: str) -> dict[str, Any]:
     message_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
     if message_id is not None and converted.get("id") is None:
         converted["id"] = message_id
-    usage = _usage(item)
+    usage = _usage(item, where)
     if usage is not None and converted.get("role") == "assistant":
         converted["usage_metadata"] = usage
     return converted
@@ -171,7 +172,12 @@ def _prepare_dict(item: Mapping[str, Any], where: str) -> dict[str, Any]:
     role = message.get("role", message.get("type"))
     if role == "tool" and message.get("tool_call_id") is None:
         message["tool_call_id"] = ""
-    if role in ("ai", "assistant") and message.get("tool_calls"):
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list | tuple):
+        raise TrajectoryFormatError(
+            f"{where}.tool_calls is a {type(calls).__name__}; expected a list of tool calls."
+        )
+    if role in ("ai", "assistant") and calls:
         message["tool_calls"] = [
             _prepare_tool_call(call, f"{where}.tool_calls[{n}]")
             for n, call in enumerate(message["tool_calls"])
@@ -186,11 +192,20 @@ def _prepare_tool_call(call: Any, where: str) -> dict[str, Any]:
     function = call.get("function")
     if isinstance(function, Mapping):
         args = function.get("arguments")
-        args = json.dumps(args) if isinstance(args, Mapping) else args
+        if isinstance(args, Mapping):
+            check_depth(args, f"{where}: tool-call arguments")
+            try:
+                args = json.dumps(args)
+            except (TypeError, ValueError) as exc:  # bytes, sets, circular references...
+                raise TrajectoryFormatError(
+                    f"{where}: tool-call arguments are not JSON-serializable ({exc})."
+                ) from exc
         parse_arguments(args, where)
         prepared["function"] = {**function, "arguments": args}
     elif not isinstance(call.get("args", {}), Mapping):
         raise TrajectoryFormatError(f"{where}.args must be a dict of arguments.")
+    else:
+        check_depth(call.get("args", {}), f"{where}: tool-call arguments")
     return prepared
 
 
@@ -200,7 +215,7 @@ def parse_arguments(arguments: Any, where: str) -> dict[str, Any]:
     Raises:
         TrajectoryFormatError: the string is not JSON, or not a JSON object.
     """
-    if arguments is None or arguments == "":
+    if arguments is None or arguments == "" or arguments == b"":
         return {}
     try:
         decoded = json.loads(arguments) if isinstance(arguments, str | bytes) else arguments
@@ -209,33 +224,114 @@ def parse_arguments(arguments: Any, where: str) -> dict[str, Any]:
             f"{where}: tool-call arguments are not valid JSON ({exc.msg} at position "
             f"{exc.pos}): {str(arguments)[:80]!r}. Arguments must be a JSON object string."
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise TrajectoryFormatError(
+            f"{where}: tool-call arguments are bytes that are not UTF-8 text ({exc.reason} at "
+            f"byte {exc.start}). Arguments must be a JSON object string."
+        ) from exc
+    except (ValueError, RecursionError) as exc:  # a number past int's digit limit; deep nesting
+        raise TrajectoryFormatError(
+            f"{where}: tool-call arguments could not be decoded ({type(exc).__name__}: "
+            f"{str(exc)[:80]}). Arguments must be a JSON object string."
+        ) from exc
     if not isinstance(decoded, dict):
         raise TrajectoryFormatError(
             f"{where}: tool-call arguments decode to a {type(decoded).__name__}, "
             "expected a JSON object."
         )
+    check_depth(decoded, f"{where}: tool-call arguments")
     return decoded
 
 
-def _usage(item: Any) -> dict[str, int] | None:
-    """Token usage of an AI message, in LangChain's ``usage_metadata`` shape."""
+MAX_ARGS_DEPTH = 100
+"""How deeply tool-call arguments may nest (dicts and lists); deeper ones are refused."""
+
+
+def check_depth(value: Any, what: str, limit: int = MAX_ARGS_DEPTH) -> None:
+    """Refuse ``value`` when its dicts and lists nest deeper than ``limit`` (checked without
+    recursion, so any depth is reported, never a ``RecursionError``)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            raise TrajectoryFormatError(
+                f"{what} nest more than {limit} levels deep; lg_eval compares arguments up to "
+                f"{limit} levels of dicts and lists."
+            )
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _usage(item: Any, where: str) -> dict[str, int] | None:
+    """Token usage of an AI message, in LangChain's ``usage_metadata`` shape.
+
+    Raises:
+        TrajectoryFormatError: a token count is not a whole number >= 0.
+    """
     if isinstance(item, AIMessage):
         usage: Any = item.usage_metadata or item.response_metadata.get("token_usage")
+        where = f"{where}.usage_metadata"
     elif isinstance(item, Mapping):
-        metadata = item.get("response_metadata") or {}
-        usage = item.get("usage_metadata") or item.get("usage") or metadata.get("token_usage")
+        metadata = item.get("response_metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        for field, found in (
+            ("usage_metadata", item.get("usage_metadata")),
+            ("usage", item.get("usage")),
+            ("response_metadata['token_usage']", metadata.get("token_usage")),
+        ):
+            if found:
+                usage, where = found, f"{where}.{field}"
+                break
+        else:
+            return None
     else:
         return None
     if not isinstance(usage, Mapping):
         return None
-    inputs = int(usage.get("input_tokens", usage.get("prompt_tokens", 0)) or 0)
-    outputs = int(usage.get("output_tokens", usage.get("completion_tokens", 0)) or 0)
-    total = int(usage.get("total_tokens", inputs + outputs) or 0)
+    inputs = _tokens(usage, ("input_tokens", "prompt_tokens"), 0, where)
+    outputs = _tokens(usage, ("output_tokens", "completion_tokens"), 0, where)
+    total = _tokens(usage, ("total_tokens",), inputs + outputs, where)
     return {"input_tokens": inputs, "output_tokens": outputs, "total_tokens": total}
 
 
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text of an OpenAI-style message (text blocks joined, other blocks skipped)."""
+def _tokens(usage: Mapping[str, Any], names: tuple[str, ...], default: int, where: str) -> int:
+    """The first of ``names`` present in ``usage``, as a whole number of tokens >= 0."""
+    name = next((n for n in names if n in usage), None)
+    if name is None or usage[name] is None:
+        return default
+    value = usage[name]
+    if isinstance(value, float) and value.is_integer():  # 12.0 from a JSON round trip
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TrajectoryFormatError(
+            f"{where}[{name!r}] is {_brief(value)}; token counts must be whole numbers >= 0."
+        )
+    return value
+
+
+def _brief(value: Any) -> str:
+    """A short repr of a user's value for an error message (safe on any nesting)."""
+    return reprlib.repr(value)
+
+
+def message_text(message: Mapping[str, Any] | BaseMessage) -> str:
+    """The text of an OpenAI-style message (text blocks joined, other blocks skipped).
+
+    Raises:
+        TrajectoryFormatError: ``message`` is neither a message dict nor a LangChain message.
+    """
+    if isinstance(message, BaseMessage):
+        return message.text
+    if not isinstance(message, Mapping):
+        raise TrajectoryFormatError(
+            f"message is a {type(message).__name__}; message_text expects a message dict such "
+            "as {'role': 'assistant', 'content': '...'} or a LangChain message."
+        )
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -271,13 +367,45 @@ def tool_calls_from_openai(messages: list[dict[str, Any]]) -> list[ToolCall]:
 
 
 def iter_tool_calls(messages: list[dict[str, Any]]) -> Iterator[tuple[int, ToolCall]]:
-    """Each tool call with the index of the message that made it."""
+    """Each tool call with the index of the message that made it.
+
+    Raises:
+        TrajectoryFormatError: ``messages`` is not a list of normalized message dicts
+            (:func:`to_openai_messages` makes one), or a tool call is malformed.
+    """
+    if not isinstance(messages, list | tuple):
+        raise TrajectoryFormatError(
+            f"messages is a {type(messages).__name__}; expected a list of OpenAI-style message "
+            "dicts (normalize other shapes with to_openai_messages)."
+        )
     for index, message in enumerate(messages):
-        for n, call in enumerate(message.get("tool_calls") or []):
-            function = call.get("function") or {}
+        if not isinstance(message, Mapping):
+            raise TrajectoryFormatError(
+                f"messages[{index}] is a {type(message).__name__}; expected an OpenAI-style "
+                "message dict (normalize other shapes with to_openai_messages)."
+            )
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list | tuple):
+            raise TrajectoryFormatError(
+                f"messages[{index}]['tool_calls'] is a {type(calls).__name__}; expected a list."
+            )
+        for n, call in enumerate(calls):
             where = f"message {index} (tool call {n})"
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping):
+                raise TrajectoryFormatError(
+                    f"{where} is not an OpenAI-style tool call "
+                    "{'id': ..., 'function': {'name': ..., 'arguments': '...'}}."
+                )
+            name = function.get("name")
+            if not isinstance(name, str) or not name:
+                raise TrajectoryFormatError(f"{where} has no tool name (a non-empty string).")
             args = parse_arguments(function.get("arguments"), where)
-            yield index, ToolCall(name=function.get("name", ""), args=args, id=call.get("id"))
+            call_id = call.get("id")
+            yield (
+                index,
+                ToolCall(name=name, args=args, id=call_id if isinstance(call_id, str) else None),
+            )
 
 
 # --------------------------------------------------------------------------- ReAct steps
@@ -395,10 +523,12 @@ def _thread_messages(graph: Any, config: Mapping[str, Any], messages_key: str) -
 
 
 __all__ = [
+    "MAX_ARGS_DEPTH",
     "ReactStep",
     "ReactTrace",
     "ToolCall",
     "atool_calls_from_thread",
+    "check_depth",
     "message_text",
     "parse_arguments",
     "react_steps_from_messages",

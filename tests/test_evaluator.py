@@ -54,7 +54,7 @@ async def test_as_async_is_a_coroutine_function_keeping_key_and_name():
 
 def test_a_feedback_key_from_the_scorer_wins():
     evaluator = make_evaluator("k", lambda **_: Feedback(key="other", score=True))
-    assert evaluator(outputs=None)["key"] == "other"
+    assert evaluator(outputs=1)["key"] == "other"
 
 
 def test_a_scorer_returning_garbage_is_a_typed_error_naming_the_evaluator():

@@ -35,7 +35,7 @@ from typing import Any, Literal, cast
 from rapidfuzz.distance import LCSseq
 from typing_extensions import TypeIs
 
-from lg_eval.errors import InvalidOptionError
+from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators._matching import pair_args
 from lg_eval.evaluators._tool_args import (
     Args,
@@ -404,8 +404,21 @@ def _unpaired(
 
 
 def fixed_calls(expected: Sequence[Call | str] | None, option: str) -> list[dict[str, Any]] | None:
-    """Expected calls given to a factory (``None``: each example's reference supplies them)."""
-    return None if expected is None else expected_calls_arg(list(expected), option)
+    """Expected calls given to a factory (``None``: each example's reference supplies them).
+
+    Raises:
+        TrajectoryFormatError: ``expected`` is not a list (or tuple) of calls or tool
+            names; a dict or a string is refused, not iterated (its keys or letters
+            would become tool names).
+    """
+    if expected is None:
+        return None
+    if not isinstance(expected, list | tuple):
+        raise TrajectoryFormatError(
+            f"{option} is a {type(expected).__name__}; expected a list of tool names or "
+            f"{{'name': ..., 'args': {{...}}}} dicts, e.g. {option}=['search', 'answer']."
+        )
+    return expected_calls_arg(list(expected), option)
 
 
 def listed_call(index: int, call: Call) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from lg_eval._effects import Core, Effect
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator
 from lg_eval.evaluators.registry import get_evaluator as get
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import UNIT, Feedback, ScoreRange
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class _Part:
     weight: float
     run: Callable[..., Any]
     arun: Callable[..., Any]
+    scores: ScoreRange = UNIT  # the part's declared range; 0..1 when it declares none
 
 
 def create_composite_evaluator(
@@ -47,6 +48,13 @@ def create_composite_evaluator(
     renormalized. Every part gets the same ``outputs``, ``reference_outputs``,
     ``inputs`` and extra keywords. ``metadata["parts"]`` holds each part's
     score, weight and comment; the comment names the parts that scored below 1.
+
+    A part's score must fit the range it declares (``evaluator.score_range``;
+    a part declaring none, such as a plain function, must score from 0 to 1).
+    A part scoring NaN, infinity or outside its range makes the composite
+    ``score=None`` with ``metadata["error"]`` naming the part: a broken part is
+    never averaged in. The composite's own range spans its parts' (0 to 1 for
+    the built-ins).
 
     Awaited (``await composite.aevaluate(...)``), lg_eval evaluators among the
     parts are awaited too (LLM judges then run without blocking) and plain
@@ -68,7 +76,9 @@ def create_composite_evaluator(
         return _combine(parts, results)
 
     scorer.__doc__ = create_composite_evaluator.__doc__
-    return make_evaluator(key, scorer)
+    low = min(part.scores.low for part in parts)
+    high = max(part.scores.high for part in parts)
+    return make_evaluator(key, scorer, score_range=ScoreRange.between(low, high))
 
 
 def _named(evaluators: Any) -> dict[str, Callable[..., Any]]:
@@ -113,7 +123,9 @@ def _weights(named: dict[str, Any], weights: Mapping[str, float] | None) -> dict
 def _part(name: str, weight: float, evaluator: Callable[..., Any]) -> _Part:
     built = as_evaluator(evaluator)
     if built is not None:
-        return _Part(name, weight, built, built.aevaluate)
+        declared = built.score_range or UNIT
+        scores = ScoreRange.between(0, 1) if declared.kind == "bool" else declared
+        return _Part(name, weight, built, built.aevaluate, scores)
     if inspect.iscoroutinefunction(evaluator):
 
         def refuse(**_: Any) -> Any:
@@ -143,13 +155,26 @@ def _value(result: Any) -> float | None:
 def _combine(parts: list[_Part], results: dict[str, Any]) -> Feedback:
     rows: dict[str, dict[str, Any]] = {}
     counted: dict[str, tuple[float, float]] = {}  # name -> (score, weight) of the parts that count
+    broken: list[str] = []
     for part in parts:
         result = results[part.name]
         comment = result.get("comment") if isinstance(result, Mapping) else None
         score = _value(result)
+        if score is not None and not part.scores.accepts(score):
+            broken.append(f"{part.name} scored {score!r}, not {part.scores.describe()}")
+            rows[part.name] = {"score": None, "weight": part.weight, "comment": comment}
+            rows[part.name]["error"] = f"invalid score {score!r}"
+            continue
         rows[part.name] = {"score": score, "weight": part.weight, "comment": comment}
         if score is not None and part.weight > 0:
             counted[part.name] = (score, part.weight)
+    if broken:  # a broken part is never averaged in, nor silently left out
+        message = f"a part gave an invalid score: {'; '.join(broken)}"
+        return Feedback(
+            score=None,
+            comment=f"Not scored: {message}.",
+            metadata={"parts": rows, "error": {"type": "invalid_part_score", "message": message}},
+        )
     total = sum(weight for _, weight in counted.values())
     value = sum(score * weight for score, weight in counted.values()) / total if total else None
     low = [f"{n} {score:.2f}" for n, (score, _) in counted.items() if score < 1.0]

@@ -17,7 +17,7 @@ from typing import Any, Literal, Unpack
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._graph_view import GraphView, GraphViewOptions
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import BOOL, Feedback
 from lg_eval.inputs import describe_list, require
 
 GraphMatchMode = Literal["strict", "unordered", "subset", "superset", "prefix"]
@@ -71,7 +71,7 @@ def create_graph_trajectory_match_evaluator(
         return _judge(trajectory_match_mode, actual, reference, view.scope)
 
     scorer.__doc__ = create_graph_trajectory_match_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="trajectory")
+    return make_evaluator(key, scorer, reads="trajectory", score_range=BOOL)
 
 
 _STRICT_DOC = """Whether the run visited exactly the reference's nodes, turn by turn, in order.

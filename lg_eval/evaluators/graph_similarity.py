@@ -15,7 +15,7 @@ from rapidfuzz.distance import Levenshtein
 
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._graph_view import GraphView, GraphViewOptions
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import UNIT, Feedback
 from lg_eval.inputs import describe_list, require
 
 KEY = "graph_trajectory_similarity"
@@ -59,7 +59,7 @@ def create_graph_trajectory_similarity_evaluator(
         return Feedback(score=value, comment=_comment(turns, view.scope), metadata=metadata)
 
     scorer.__doc__ = create_graph_trajectory_similarity_evaluator.__doc__
-    return make_evaluator(KEY, scorer, reads="trajectory")
+    return make_evaluator(KEY, scorer, reads="trajectory", score_range=UNIT)
 
 
 def _turn(n: int, actual: list[str], reference: list[str]) -> dict[str, Any]:

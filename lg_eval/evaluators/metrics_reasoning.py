@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import UNIT, Feedback
 from lg_eval.inputs import describe_list, text_arg
 from lg_eval.messages import react_steps_from_messages
 
@@ -49,7 +49,7 @@ def create_reasoning_coherence_evaluator() -> Evaluator:
         )
 
     scorer.__doc__ = create_reasoning_coherence_evaluator.__doc__
-    return make_evaluator("reasoning_coherence", scorer, reads="messages")
+    return make_evaluator("reasoning_coherence", scorer, reads="messages", score_range=UNIT)
 
 
 def create_specialized_tool_evaluator(
@@ -121,7 +121,7 @@ def create_specialized_tool_evaluator(
         )
 
     scorer.__doc__ = create_specialized_tool_evaluator.__doc__
-    return make_evaluator("specialized_tool_usage", scorer, reads="messages")
+    return make_evaluator("specialized_tool_usage", scorer, reads="messages", score_range=UNIT)
 
 
 _URL = re.compile(r"https?://[^\s<>\"'{}|\\^`\[\]()]+")
@@ -161,7 +161,7 @@ def create_source_citation_evaluator() -> Evaluator:
         return Feedback(score=value, comment=comment, metadata=metadata)
 
     scorer.__doc__ = create_source_citation_evaluator.__doc__
-    return make_evaluator("source_citation", scorer, reads="messages")
+    return make_evaluator("source_citation", scorer, reads="messages", score_range=UNIT)
 
 
 __all__ = [

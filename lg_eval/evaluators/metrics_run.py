@@ -14,7 +14,7 @@ from typing import Any, Literal
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._tool_calls import EXACT
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import UNIT, Feedback
 from lg_eval.inputs import calls_arg, describe_call, describe_list, require
 from lg_eval.messages import ToolCall, to_openai_messages
 
@@ -65,7 +65,7 @@ def create_step_efficiency_evaluator(
         )
 
     scorer.__doc__ = create_step_efficiency_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="messages")
+    return make_evaluator(key, scorer, reads="messages", score_range=UNIT)
 
 
 def _step_range(value: Any, where: str) -> tuple[int, int]:
@@ -134,7 +134,7 @@ def create_redundancy_evaluator(*, consecutive_only: bool = False) -> Evaluator:
         )
 
     scorer.__doc__ = create_redundancy_evaluator.__doc__
-    return make_evaluator("redundancy", scorer, reads="messages")
+    return make_evaluator("redundancy", scorer, reads="messages", score_range=UNIT)
 
 
 # --------------------------------------------------------------------------- budget
@@ -159,8 +159,8 @@ def create_call_budget_evaluator(
     is skipped and listed in ``metadata["unmeasured"]``. Key ``call_budget``.
 
     Raises:
-        InvalidOptionError: no budget given, a negative one, or ``max_cost``
-            without both token prices.
+        InvalidOptionError: no budget given, a negative or non-finite one (or price),
+            or ``max_cost`` without both token prices.
     """
     limits = {
         "tool_calls": max_tool_calls,
@@ -174,12 +174,18 @@ def create_call_budget_evaluator(
             "Give at least one budget: max_tool_calls, max_model_calls, max_tokens or max_cost."
         )
     for name, limit in limits.items():
-        if not isinstance(limit, int | float) or isinstance(limit, bool) or limit < 0:
-            raise InvalidOptionError(f"max_{name}={limit!r} must be a number >= 0.")
+        if not _finite_amount(limit):
+            raise InvalidOptionError(f"max_{name}={limit!r} must be a number >= 0, and finite.")
     if "cost" in limits and (input_token_price is None or output_token_price is None):
         raise InvalidOptionError(
             "max_cost needs input_token_price and output_token_price (price per token)."
         )
+    for option, price in (
+        ("input_token_price", input_token_price),
+        ("output_token_price", output_token_price),
+    ):
+        if price is not None and not _finite_amount(price):
+            raise InvalidOptionError(f"{option}={price!r} must be a number >= 0, and finite.")
 
     def scorer(*, outputs: Any, **_: Any) -> Feedback:
         used = _usage(outputs, input_token_price or 0.0, output_token_price or 0.0)
@@ -208,7 +214,14 @@ def create_call_budget_evaluator(
         )
 
     scorer.__doc__ = create_call_budget_evaluator.__doc__
-    return make_evaluator("call_budget", scorer, reads="messages")
+    return make_evaluator("call_budget", scorer, reads="messages", score_range=UNIT)
+
+
+def _finite_amount(value: object) -> bool:
+    """A number (not a bool) that is finite and >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value >= 0
 
 
 def _usage(outputs: Any, input_price: float, output_price: float) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from lg_eval.evaluators._tool_calls import (
     pair_tool_calls,
     same_tool_groups,
 )
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import UNIT, Feedback
 from lg_eval.inputs import calls_arg, describe_list, expected_from
 
 Expected = Sequence[Call | str] | None
@@ -87,7 +87,7 @@ def create_tool_selection_evaluator(
         return Feedback(score=value, comment=" ".join(parts) or None, metadata=metadata)
 
     scorer.__doc__ = create_tool_selection_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="messages")
+    return make_evaluator(key, scorer, reads="messages", score_range=UNIT)
 
 
 # --------------------------------------------------------------------------- order
@@ -128,7 +128,7 @@ def create_tool_order_evaluator(expected_order: Expected = None) -> Evaluator:
         return Feedback(score=value, comment=comment, metadata=metadata)
 
     scorer.__doc__ = create_tool_order_evaluator.__doc__
-    return make_evaluator("tool_order", scorer, reads="messages")
+    return make_evaluator("tool_order", scorer, reads="messages", score_range=UNIT)
 
 
 # --------------------------------------------------------------------------- arguments
@@ -190,7 +190,7 @@ def create_argument_precision_evaluator(
         return Feedback(score=value, comment=comment, metadata={"calls": calls})
 
     scorer.__doc__ = create_argument_precision_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="messages")
+    return make_evaluator(key, scorer, reads="messages", score_range=UNIT)
 
 
 def _paired_scores(

@@ -11,6 +11,7 @@ strings scores against the best one (BLEU uses them all, as BLEU does).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -22,7 +23,7 @@ from rapidfuzz.distance import LCSseq, Levenshtein
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import BOOL, UNIT, Feedback
 from lg_eval.inputs import describe_list, text_arg
 
 _WORD = re.compile(r"\w+")
@@ -55,9 +56,31 @@ def _contains(answer: str, reference: str) -> Feedback:
     )
 
 
+EXACT_EDIT_CELLS = 4 * 10**9
+"""Texts whose lengths multiply to at most this are compared exactly (about 0.2 s)."""
+BAND_EDIT_CELLS = 3 * 10**10
+"""Longer texts are compared exactly up to ``BAND_EDIT_CELLS / longer length`` edits (50,000
+for two 600,000-character texts); texts further apart than that get ``score=None``."""
+
+
 def _levenshtein(answer: str, reference: str) -> Feedback:
-    distance = Levenshtein.distance(answer, reference)
-    value = 1.0 - distance / max(len(answer), len(reference))
+    longer = max(len(answer), len(reference))
+    if len(answer) * len(reference) <= EXACT_EDIT_CELLS:
+        distance = Levenshtein.distance(answer, reference)
+    else:  # a banded computation: linear in the texts' length for a bounded distance
+        band = BAND_EDIT_CELLS // longer
+        distance = Levenshtein.distance(answer, reference, score_cutoff=band, score_hint=1000)
+        if distance > band:
+            message = (
+                f"the texts ({len(answer)} and {len(reference)} characters) are more than "
+                f"{band} edits apart, too far to measure exactly at this length"
+            )
+            return Feedback(
+                score=None,
+                comment=f"Not scored: {message}.",
+                metadata={"error": {"type": "too_large", "message": message}},
+            )
+    value = 1.0 - distance / longer
     comment = f"{distance} character edits apart." if distance else None
     return Feedback(score=value, comment=comment, metadata={"distance": distance})
 
@@ -161,7 +184,7 @@ def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -
     Raises:
         InvalidOptionError: an unknown metric name.
     """
-    if metric not in _METRICS:
+    if not isinstance(metric, str) or metric not in _METRICS:
         raise InvalidOptionError(
             f"metric={metric!r} is not allowed; use one of {', '.join(TEXT_METRICS)}."
         )
@@ -183,7 +206,7 @@ def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -
         return max((function(answer, r) for r in references), key=lambda s: float(s.score or 0))
 
     scorer.__doc__ = create_text_evaluator.__doc__
-    return make_evaluator(metric, scorer, reads="output")
+    return make_evaluator(metric, scorer, reads="output", score_range=BOOL if binary else UNIT)
 
 
 def reference_texts(value: Any) -> list[str]:
@@ -222,14 +245,81 @@ def create_keywords_evaluator(
         if not answer:
             return Feedback(score=0.0, comment="The output has no answer text to search.")
         text = normalize_text(answer, case_sensitive=case_sensitive)
-        found = [k for k in wanted if normalize_text(k, case_sensitive=case_sensitive) in text]
-        missing = [k for k in wanted if k not in found]
+        folded = [normalize_text(k, case_sensitive=case_sensitive) for k in wanted]
+        present = _present(frozenset(folded), text)
+        found = [k for k, f in zip(wanted, folded, strict=True) if f in present]
+        missing = [k for k, f in zip(wanted, folded, strict=True) if f not in present]
         value = len(found) / len(wanted) if mode == "all" else float(bool(found))
         comment = None if value == 1.0 else f"Keywords not found: {describe_list(missing, 5)}."
         return Feedback(score=value, comment=comment, metadata={"found": found, "missing": missing})
 
     scorer.__doc__ = create_keywords_evaluator.__doc__
-    return make_evaluator("keywords", scorer, reads="output")
+    return make_evaluator("keywords", scorer, reads="output", score_range=UNIT)
+
+
+_SCAN_CELLS = 2 * 10**7
+"""Up to this many keyword-times-text characters, each keyword is searched on its own (fast
+C searches); beyond it, one Aho-Corasick pass over the text finds them all."""
+
+
+def _present(keywords: frozenset[str], text: str) -> set[str]:
+    """The keywords that occur in ``text`` (as substrings)."""
+    if len(keywords) * len(text) <= _SCAN_CELLS or len(keywords) < 8:
+        return {k for k in keywords if k in text}
+    return _automaton(keywords).found_in(text) | ({""} & keywords)  # "" is in every text
+
+
+@functools.lru_cache(maxsize=8)  # a factory's fixed keywords are compiled once
+def _automaton(keywords: frozenset[str]) -> _Automaton:
+    return _Automaton(keywords)
+
+
+class _Automaton:
+    """An Aho-Corasick automaton over the keywords: which occur in a text, in one pass."""
+
+    def __init__(self, keywords: frozenset[str]) -> None:
+        self.goto: list[dict[str, int]] = [{}]
+        self.ends: list[list[str]] = [[]]  # keywords ending at each node
+        for keyword in keywords:
+            node = 0
+            for char in keyword:
+                nxt = self.goto[node].get(char)
+                if nxt is None:
+                    nxt = len(self.goto)
+                    self.goto[node][char] = nxt
+                    self.goto.append({})
+                    self.ends.append([])
+                node = nxt
+            self.ends[node].append(keyword)
+        self.fail = [0] * len(self.goto)
+        queue = list(self.goto[0].values())
+        for node in queue:  # breadth first: a node's fail link is set before its children's
+            for char, child in self.goto[node].items():
+                link = self.fail[node]
+                while link and char not in self.goto[link]:
+                    link = self.fail[link]
+                target = self.goto[link].get(char, 0)
+                self.fail[child] = target if target != child else 0
+                queue.append(child)
+
+    def found_in(self, text: str) -> set[str]:
+        goto, fail = self.goto, self.fail
+        visited = bytearray(len(goto))
+        node = 0
+        for char in text:
+            while node and char not in goto[node]:
+                node = fail[node]
+            node = goto[node].get(char, 0)
+            visited[node] = 1
+        found: set[str] = set()
+        done = bytearray(len(goto))  # nodes whose fail chain has been collected
+        for start in range(len(goto)):
+            node = start if visited[start] else 0
+            while node and not done[node]:
+                done[node] = 1
+                found.update(self.ends[node])
+                node = fail[node]
+        return found
 
 
 def _keywords(value: Any, where: str) -> list[str]:

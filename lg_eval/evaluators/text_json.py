@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -19,26 +20,82 @@ from langchain_core.messages import BaseMessage
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
-from lg_eval.feedback import Feedback
-from lg_eval.inputs import require, text_arg
+from lg_eval.feedback import BOOL, Feedback
+from lg_eval.inputs import brief, require, text_arg
 
 _FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
 _NOTHING = object()
 
 
+MAX_JSON_DEPTH = 500
+"""How deeply a structured answer (lists, dicts) may nest to be checked; deeper ones, and
+JSON text deeper than the decoder's limit (about 1,000 levels), get ``score=None``
+("too deep to check"), never a crash."""
+
+
+class TooDeep(Exception):
+    """A JSON answer nested past :data:`MAX_JSON_DEPTH`: not checked, so not scored."""
+
+
 def parse_json_answer(value: Any) -> tuple[Any, str | None]:
-    """``(data, None)`` when the answer is JSON, else ``(_NOTHING, reason)``."""
+    """``(data, None)`` when the answer is JSON, else ``(_NOTHING, reason)``.
+
+    JSON is RFC 8259 JSON: ``NaN`` and ``Infinity`` are not JSON, and structured
+    answers may hold only ``None``, bools, finite numbers, strings, lists and
+    dicts with string keys (not bytes, not NaN).
+
+    Raises:
+        TooDeep: the answer nests too deeply to check (see :data:`MAX_JSON_DEPTH`).
+    """
     if isinstance(value, list | tuple | Mapping) and not _is_messages(value):
-        return value, None
+        problem = _not_json(value)
+        return (_NOTHING, problem) if problem else (value, None)
     text = text_arg(value, "outputs")
     if text is None or not text.strip():
         return _NOTHING, "The output has no answer text to parse."
     stripped = text.strip()
     fenced = _FENCE.match(stripped)
     try:
-        return json.loads(fenced.group(1) if fenced else stripped), None
+        data = json.loads(fenced.group(1) if fenced else stripped, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         return _NOTHING, f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+    except ValueError as exc:  # NaN / Infinity, or a number past Python's digit limit
+        return _NOTHING, f"Not valid JSON: {exc}."
+    except RecursionError as exc:  # the decoder's own depth limit (about 1,000 levels)
+        raise TooDeep(stripped[:40]) from exc
+    return data, None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (JSON has no NaN or infinities)")
+
+
+def _not_json(value: Any) -> str | None:
+    """Why a structured answer is no JSON value, or ``None`` (checked without recursion)."""
+    stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise TooDeep(path)
+        if item is None or isinstance(item, bool | int | str):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return f"Not valid JSON: {path} is {item!r}, and JSON has no NaN or infinities."
+            continue
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return (
+                        f"Not valid JSON: {path} has the key {brief(key)}; JSON keys are strings."
+                    )
+                stack.append((child, f"{path}[{key!r:.30}]", depth + 1))
+            continue
+        if isinstance(item, list | tuple):
+            stack.extend((child, f"{path}[{n}]", depth + 1) for n, child in enumerate(item))
+            continue
+        return f"Not valid JSON: {path} is a {type(item).__name__}, which JSON cannot hold."
+    return None
 
 
 def _is_messages(value: Any) -> bool:
@@ -55,11 +112,23 @@ def _json_valid(*, outputs: Any, **_: Any) -> Feedback:
 
     Key ``json_valid``; a bool score, the parse error in the comment.
     """
-    _, problem = parse_json_answer(outputs)
+    try:
+        _, problem = parse_json_answer(outputs)
+    except TooDeep:
+        return _too_deep()
     return Feedback(score=problem is None, comment=problem)
 
 
-json_valid = make_evaluator("json_valid", _json_valid, reads="output")
+def _too_deep() -> Feedback:
+    message = "the answer is nested too deeply to check"
+    return Feedback(
+        score=None,
+        comment=f"Not scored: {message}.",
+        metadata={"error": {"type": "too_deep", "message": message}},
+    )
+
+
+json_valid = make_evaluator("json_valid", _json_valid, reads="output", score_range=BOOL)
 
 
 def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Evaluator:
@@ -82,7 +151,10 @@ def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Eva
             if isinstance(reference, Mapping) and isinstance(reference.get("schema"), Mapping):
                 reference = reference["schema"]
             validator = _validator(reference, "reference_outputs")
-        data, problem = parse_json_answer(outputs)
+        try:
+            data, problem = parse_json_answer(outputs)
+        except TooDeep:
+            return _too_deep()
         if problem:
             return Feedback(score=False, comment=problem, metadata={"errors": []})
         errors = [
@@ -100,7 +172,7 @@ def create_json_schema_evaluator(schema: Mapping[str, Any] | None = None) -> Eva
         return Feedback(score=not errors, comment=comment, metadata={"errors": errors})
 
     scorer.__doc__ = create_json_schema_evaluator.__doc__
-    return make_evaluator("json_schema", scorer, reads="output")
+    return make_evaluator("json_schema", scorer, reads="output", score_range=BOOL)
 
 
 def _path_order(error: Any) -> list[tuple[bool, Any]]:
@@ -117,7 +189,7 @@ def _validator(schema: Any, where: str) -> Any:
             "The json_schema evaluator needs the jsonschema package: pip install jsonschema."
         ) from exc
     if not isinstance(schema, Mapping | bool):
-        raise InvalidOptionError(f"{where} must be a JSON Schema (a dict), not {schema!r:.60}.")
+        raise InvalidOptionError(f"{where} must be a JSON Schema (a dict), not {brief(schema)}.")
     cls = validators.validator_for(schema)
     try:
         cls.check_schema(schema)
@@ -127,6 +199,7 @@ def _validator(schema: Any, where: str) -> Any:
 
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "create_json_schema_evaluator",
     "json_valid",
     "parse_json_answer",

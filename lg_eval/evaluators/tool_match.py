@@ -28,7 +28,7 @@ from lg_eval.evaluators._tool_calls import (
     pair_tool_calls,
     pairing_feedback,
 )
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import BOOL, Feedback
 from lg_eval.inputs import calls_arg, require
 from lg_eval.messages import iter_tool_calls, to_openai_messages
 
@@ -95,7 +95,7 @@ def create_trajectory_match_evaluator(
         return pairing_feedback(pairing, actual_calls, reference_calls)
 
     scorer.__doc__ = create_trajectory_match_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="messages")
+    return make_evaluator(key, scorer, reads="messages", score_range=BOOL)
 
 
 create_async_trajectory_match_evaluator = async_twin(create_trajectory_match_evaluator)

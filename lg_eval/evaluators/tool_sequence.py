@@ -27,7 +27,7 @@ from lg_eval.evaluators._tool_calls import (
     pair_tool_calls,
     pairing_feedback,
 )
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import BOOL, Feedback
 from lg_eval.inputs import calls_arg, expected_from
 
 SequenceMode = CallMatchMode
@@ -104,7 +104,7 @@ def create_tool_sequence_evaluator(
         return pairing_feedback(pairing, actual, wanted)
 
     scorer.__doc__ = create_tool_sequence_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="messages")
+    return make_evaluator(key, scorer, reads="messages", score_range=BOOL)
 
 
 def _option(name: str, value: T | None, old: str, old_value: T | None, default: T) -> tuple[str, T]:

@@ -53,7 +53,7 @@ def test_bool_scores_count_as_one_or_zero_and_none_is_left_out():
 
 
 def test_plain_functions_returning_numbers_are_parts():
-    result = create_composite_evaluator({"half": lambda **_: 0.5})(outputs=None)
+    result = create_composite_evaluator({"half": lambda **_: 0.5})(outputs="run")
     assert result["score"] == 0.5
 
 
@@ -71,7 +71,7 @@ def test_sync_composite_refuses_async_parts_with_a_hint():
         return 1.0
 
     with pytest.raises(InvalidOptionError, match=r"await the composite \(its \.aevaluate\)"):
-        create_composite_evaluator({"judge": judge})(outputs=None)
+        create_composite_evaluator({"judge": judge})(outputs="run")
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from lg_eval.errors import InvalidOptionError
+from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators import create_json_schema_evaluator, json_valid
 
 SCHEMA = {
@@ -28,12 +28,17 @@ SCHEMA = {
         ({"a": 1}, True),
         ("{a: 1}", False),
         ("", False),
-        (None, False),
         ([AIMessage('{"ok": true}')], True),
     ],
 )
 def test_json_valid(outputs, score):
     assert json_valid(outputs=outputs)["score"] is score
+
+
+def test_json_valid_refuses_outputs_none():
+    # json_valid(outputs=None) used to score False; no evaluator scores a missing run now
+    with pytest.raises(TrajectoryFormatError, match="json_valid needs outputs; got None"):
+        json_valid(outputs=None)
 
 
 def test_json_valid_comment_has_the_position():

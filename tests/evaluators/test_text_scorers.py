@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import random
+import time
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from lg_eval.errors import InvalidOptionError
@@ -18,6 +23,7 @@ from lg_eval.evaluators import (
     token_overlap,
     word_error_rate,
 )
+from lg_eval.evaluators.text import _Automaton
 
 
 @pytest.mark.parametrize(
@@ -127,3 +133,52 @@ def test_keywords_option_errors():
 async def test_async_twin_of_a_text_scorer():
     result = await exact_match.as_async()(outputs="a", reference_outputs="A")
     assert result == {"key": "exact_match", "score": True, "comment": None, "metadata": None}
+
+
+# --------------------------------------------------------------------------- big inputs
+
+
+def _random_text(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice("abcdefghij  ") for _ in range(n))
+
+
+def test_levenshtein_on_two_600kb_texts_far_apart_is_fast_and_not_a_guess():
+    a, b = _random_text(600_000, 1), _random_text(600_000, 2)
+    start = time.perf_counter()
+    result = levenshtein(outputs=a, reference_outputs=b)
+    assert time.perf_counter() - start < 5  # 17 s before (quadratic); about 0.3 s now
+    assert result["score"] is None
+    assert result["metadata"]["error"]["type"] == "too_large"
+    assert "more than 50000 edits apart" in result["comment"]
+
+
+def test_levenshtein_on_two_600kb_texts_close_together_is_exact():
+    a = _random_text(600_000, 1)
+    result = levenshtein(outputs=a, reference_outputs=a[:1000] + "XYZ" + a[1000:])
+    assert result["metadata"]["distance"] == 3
+    assert result["score"] == 1 - 3 / 600_003
+
+
+def test_many_keywords_over_a_megabyte_are_found_in_one_pass():
+    text = _random_text(1_000_000, 3)
+    keywords = sorted({_random_text(9, seed).strip() or "x" for seed in range(10_000)})
+    evaluator = create_keywords_evaluator(keywords)
+    start = time.perf_counter()
+    result = evaluator(outputs=text)
+    assert time.perf_counter() - start < 8  # 11 s before (one scan per keyword); about 0.6 s
+    found = set(result["metadata"]["found"])
+    assert found.isdisjoint(result["metadata"]["missing"])
+    for keyword in keywords[::50]:  # the naive check, on a sample (on all it takes the 11 s)
+        assert (keyword in found) == (keyword in text)
+    assert result["score"] == len(found) / len(keywords)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    keywords=st.lists(st.text("abc", max_size=4), min_size=8, max_size=20),
+    text=st.text("abc", max_size=40),
+)
+def test_the_keyword_automaton_finds_exactly_the_substrings(keywords, text):
+    wanted = frozenset(k for k in keywords if k)
+    assert _Automaton(wanted).found_in(text) == {k for k in wanted if k in text}
