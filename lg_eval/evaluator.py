@@ -66,6 +66,8 @@ class Evaluator(Generic[R]):
             ``"bool"`` or ``(low, high)``); ``None`` declares none, and then only
             finiteness is checked. A score outside it becomes ``score=None`` with
             ``metadata["error"]`` (type ``invalid_score``).
+        key_ranges: ranges of the other feedback keys an ``expand`` evaluator returns
+            (the rubric's per-dimension scales), for the eval nodes to enforce.
     """
 
     @overload
@@ -79,6 +81,7 @@ class Evaluator(Generic[R]):
         doc: str | None = None,
         expand: None = None,
         score_range: ScoreRangeLike | None = None,
+        key_ranges: Mapping[str, ScoreRangeLike | None] | None = None,
     ) -> None: ...
     @overload
     def __init__(
@@ -91,6 +94,7 @@ class Evaluator(Generic[R]):
         doc: str | None = None,
         expand: Callable[[FeedbackDict], R],
         score_range: ScoreRangeLike | None = None,
+        key_ranges: Mapping[str, ScoreRangeLike | None] | None = None,
     ) -> None: ...
     def __init__(
         self,
@@ -102,6 +106,7 @@ class Evaluator(Generic[R]):
         doc: str | None = None,
         expand: Callable[[FeedbackDict], Any] | None = None,
         score_range: ScoreRangeLike | None = None,
+        key_ranges: Mapping[str, ScoreRangeLike | None] | None = None,
     ) -> None:
         if not isinstance(key, str) or not key:
             raise InvalidOptionError(f"An evaluator's key must be a non-empty string, not {key!r}.")
@@ -112,6 +117,9 @@ class Evaluator(Generic[R]):
         self.reads = reads
         self.expand = expand
         self.score_range: ScoreRange | None = as_score_range(score_range)
+        self.key_ranges: dict[str, ScoreRange | None] = {
+            name: as_score_range(value) for name, value in (key_ranges or {}).items()
+        }
         self.__name__ = self.__qualname__ = name or key
         self.__doc__ = doc if doc is not None else scorer.__doc__
 

@@ -11,7 +11,6 @@ from lg_eval.inputs import graph_trajectory
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import JudgeOptions, prompt_judge
 from lg_eval.judges._prompting import Prompt
-from lg_eval.judges._ranges import declare_ranges
 from lg_eval.judges.prompts import GRAPH_REFERENCE_BLOCK, GRAPH_TRAJECTORY_ACCURACY_PROMPT
 from lg_eval.trajectory import ThreadTrajectory
 
@@ -69,8 +68,9 @@ def create_graph_trajectory_llm_as_judge(
             ``score=None`` with ``metadata["error"]``.
     """
     judge = prompt_judge(prompt, options)
-    evaluator = make_evaluator(feedback_key, _scorer(prompt, judge), reads="trajectory")
-    return declare_ranges(evaluator, {feedback_key: judge.spec.score_range})
+    return make_evaluator(
+        feedback_key, _scorer(prompt, judge), reads="trajectory", score_range=judge.spec.score_range
+    )
 
 
 create_async_graph_trajectory_llm_as_judge = async_twin(create_graph_trajectory_llm_as_judge)

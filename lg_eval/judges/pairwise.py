@@ -28,7 +28,6 @@ from lg_eval.judges import prompts
 from lg_eval.judges._core import Judge, Request, summaries
 from lg_eval.judges._options import OPTIONS, SCORE_OPTIONS, JudgeOptions, build_judge
 from lg_eval.judges._prompting import Prompt
-from lg_eval.judges._ranges import declare_ranges
 from lg_eval.judges._render import render_fitted
 from lg_eval.judges._schema import Judgment, OutputSpec, object_schema, reasoning_property, require
 
@@ -158,8 +157,9 @@ def create_pairwise_trajectory_judge(
     ``output_schema``).
     """
     judge, rng = _prepare(options, order, seed)
-    evaluator = make_evaluator(feedback_key, _scorer(prompt, judge, order, rng))
-    return declare_ranges(evaluator, {feedback_key: judge.spec.score_range})
+    return make_evaluator(
+        feedback_key, _scorer(prompt, judge, order, rng), score_range=judge.spec.score_range
+    )
 
 
 __all__ = [

@@ -22,7 +22,6 @@ from lg_eval.judges import prompts
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import OPTIONS, SCORE_OPTIONS, JudgeOptions, build_judge
 from lg_eval.judges._prompting import Prompt
-from lg_eval.judges._ranges import declare_ranges
 from lg_eval.judges._schema import Judgment, OutputSpec, object_schema, reasoning_property, require
 
 RUBRIC_KEY = "rubric"
@@ -226,14 +225,15 @@ def create_rubric_judge(
     ``output_schema`` (the dimensions define the output).
     """
     parsed, judge = _prepare(options, dimensions)
-    evaluator = Evaluator(
+    ranges = {f"{feedback_key}.{d.name}": (float(d.scale[0]), float(d.scale[1])) for d in parsed}
+    return Evaluator(
         feedback_key,
         _scorer(prompt, judge, parsed),
         reads="trajectory",
         expand=lambda result: _split(result, parsed),
+        score_range=judge.spec.score_range,
+        key_ranges=ranges,
     )
-    ranges = {f"{feedback_key}.{d.name}": (float(d.scale[0]), float(d.scale[1])) for d in parsed}
-    return declare_ranges(evaluator, {feedback_key: judge.spec.score_range, **ranges})
 
 
 __all__ = [

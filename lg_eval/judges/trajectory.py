@@ -10,7 +10,6 @@ from lg_eval.feedback import Feedback
 from lg_eval.judges._core import Judge
 from lg_eval.judges._options import JudgeOptions, prompt_judge
 from lg_eval.judges._prompting import Prompt
-from lg_eval.judges._ranges import declare_ranges
 from lg_eval.judges.prompts import (
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
@@ -61,8 +60,9 @@ def create_trajectory_llm_as_judge(
     :class:`JudgeOptions` for options.
     """
     judge = prompt_judge(prompt, options)
-    evaluator = make_evaluator(feedback_key, _scorer(prompt, judge), reads="messages")
-    return declare_ranges(evaluator, {feedback_key: judge.spec.score_range})
+    return make_evaluator(
+        feedback_key, _scorer(prompt, judge), reads="messages", score_range=judge.spec.score_range
+    )
 
 
 create_async_trajectory_llm_as_judge = async_twin(create_trajectory_llm_as_judge)

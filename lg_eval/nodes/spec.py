@@ -60,11 +60,10 @@ from lg_eval._threads import athread, run_in_daemon
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.evaluator import Evaluator, as_evaluator
 from lg_eval.evaluators import get_evaluator
-from lg_eval.feedback import ScoreValue
-from lg_eval.judges._ranges import ScoreRange, declared_ranges
+from lg_eval.feedback import ScoreRange, ScoreRangeLike, ScoreValue
+from lg_eval.feedback import score_range as as_score_range
 from lg_eval.nodes.state import EvalFeedback, score_problem
 
-UNIT_RANGE: ScoreRange = (0.0, 1.0)
 DEFAULT_TIMEOUT = 600.0
 """Seconds an eval node's evaluators (or one evaluation-graph evaluator) may take by default."""
 
@@ -91,10 +90,11 @@ class EvalSpec:
         timeout: seconds this evaluator may take (None: the node's
             ``evaluator_timeout``); past it, its feedback is an
             :class:`EvaluatorTimeoutError` and the graph goes on.
-        score_range: ``(low, high)``: a numeric score outside it is an error
-            feedback. Default: lg_eval's evaluators declare their own (0..1,
-            or a judge's ``choices``/scale); other functions' finite scores
-            pass as they are.
+        score_range: the scores this evaluator may give (``"bool"``, ``(low, high)``
+            or a :class:`~lg_eval.feedback.ScoreRange`); a score outside it is an
+            error feedback. Default: what the evaluator declares (every lg_eval
+            evaluator does: bool, 0..1, a judge's scale); other functions' finite
+            scores pass as they are.
     """
 
     evaluator: Callable[..., Any] | str
@@ -103,7 +103,7 @@ class EvalSpec:
     threshold: float | None = None
     reference_key: str | None = None
     timeout: float | None = None
-    score_range: tuple[float, float] | None = None
+    score_range: ScoreRangeLike | None = None
 
     def __post_init__(self) -> None:
         if not (callable(self.evaluator) or isinstance(self.evaluator, str)):
@@ -120,16 +120,7 @@ class EvalSpec:
                 f"EvalSpec threshold={self.threshold!r} must be a finite number or None."
             )
         check_timeout(self.timeout, "EvalSpec timeout")
-        if self.score_range is not None and not (
-            isinstance(self.score_range, tuple)
-            and len(self.score_range) == 2
-            and all(_finite(v) for v in self.score_range)
-            and self.score_range[0] <= self.score_range[1]
-        ):
-            raise InvalidOptionError(
-                f"EvalSpec score_range={self.score_range!r} must be a (low, high) tuple of "
-                "finite numbers with low <= high."
-            )
+        object.__setattr__(self, "score_range", as_score_range(self.score_range))
         if self.reference_key is not None and not (
             isinstance(self.reference_key, str) and self.reference_key
         ):
@@ -182,7 +173,7 @@ class Bound:
     def score_range(self, key: str | None) -> ScoreRange | None:
         """Where a numeric score of feedback ``key`` must lie (None: anywhere finite)."""
         if self.spec.score_range is not None:
-            return self.spec.score_range
+            return as_score_range(self.spec.score_range)
         if key is not None and key in self.ranges:
             return self.ranges[key]
         return self.default_range
@@ -218,17 +209,12 @@ def _bind(spec: EvalSpec) -> Bound:
 def _declared(
     evaluator: Evaluator[Any],
 ) -> tuple[Mapping[str, ScoreRange | None], ScoreRange | None]:
-    """The ranges an evaluator declares: a judge's own, 0..1 for lg_eval's other evaluators.
+    """The ranges an evaluator declares: its own key's, and its other keys' (a rubric's).
 
-    An :class:`~lg_eval.Evaluator` around a user's scorer (``make_evaluator``,
-    or a function registered with ``register_evaluator``) declares none.
+    Every lg_eval evaluator declares one; one built by ``make_evaluator`` without
+    ``score_range`` (or a function registered with ``register_evaluator``) declares none.
     """
-    ranges = declared_ranges(evaluator)
-    scorer = evaluator.scorer
-    module = str(getattr(scorer, "__module__", "") or "")
-    wrapped = str(getattr(scorer, "__qualname__", "")).startswith("_wrapped.")
-    own = module.startswith("lg_eval.") and not wrapped
-    return dict(ranges or {}), UNIT_RANGE if own else None
+    return {evaluator.key: evaluator.score_range, **evaluator.key_ranges}, evaluator.score_range
 
 
 # --------------------------------------------------------------------------- calling
@@ -497,6 +483,9 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     metadata = _plain_metadata(item.get("metadata"), dropped)
     raw = item.get("score")
     score, problem = checked_score(raw, bound.score_range(own_key or bound.name))
+    rejected = _rejected_by_evaluator(metadata)
+    if problem is None and raw is None and rejected is not None:  # the Evaluator core refused it
+        problem, raw = rejected
     if problem is not None:
         text = f"{InvalidScoreError.__name__}: {problem}"
         metadata = {**(metadata or {}), "rejected_score": safe_text(raw, 200)}
@@ -521,6 +510,14 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     )
 
 
+def _rejected_by_evaluator(metadata: Mapping[str, Any] | None) -> tuple[str, Any] | None:
+    """``(why, the score)`` when an lg_eval Evaluator already refused its scorer's score."""
+    error = (metadata or {}).get("error")
+    if not isinstance(error, Mapping) or error.get("type") != "invalid_score":
+        return None
+    return str(error.get("message") or "the score is outside its range"), error.get("score")
+
+
 def checked_score(score: Any, score_range: ScoreRange | None) -> tuple[ScoreValue, str | None]:
     """``(score as plain data, None)``, or ``(None, why it cannot be stored)``.
 
@@ -533,9 +530,11 @@ def checked_score(score: Any, score_range: ScoreRange | None) -> tuple[ScoreValu
     if problem is not None:
         return None, problem
     value: int | float = int(score) if isinstance(score, numbers.Integral) else float(score)
-    if score_range is not None and not score_range[0] <= value <= score_range[1]:
-        low, high = score_range
-        return None, f"the score {value!r} is outside the evaluator's range {low:g}..{high:g}"
+    if score_range is not None and not score_range.accepts(value):
+        return (
+            None,
+            f"the score {value!r} is outside the evaluator's range ({score_range.describe()})",
+        )
     return value, None
 
 
@@ -671,7 +670,6 @@ def _key(key: Any) -> str | None:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "UNIT_RANGE",
     "Bound",
     "Call",
     "EvalSpec",

@@ -13,7 +13,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lg_eval import make_evaluator
 from lg_eval.errors import InvalidOptionError
 from lg_eval.feedback import Feedback
-from lg_eval.judges._ranges import declare_ranges
 from lg_eval.nodes import (
     EvalFeedback,
     EvalNode,
@@ -67,7 +66,7 @@ def test_an_lg_eval_evaluator_with_a_declared_range_never_stores_a_score_outside
     def scorer(**_: Any) -> Any:
         return {"score": 0.5, "comment": "computed"}
 
-    evaluator = declare_ranges(make_evaluator("ranged", scorer), {"ranged": (0.0, 1.0)})
+    evaluator = make_evaluator("ranged", scorer, score_range=(0.0, 1.0))
     bound_score = EvalSpec(returning({"score": score}), threshold=0.5, score_range=(0.0, 1.0))
     state = run(EvalNode([evaluator, bound_score]), tmp_path / "db.sqlite")
     good, bad = stored(state)
@@ -81,10 +80,13 @@ def test_a_declared_range_is_enforced_on_what_the_evaluator_returns(tmp_path):
     def scorer(**_: Any) -> Feedback:
         return Feedback(score=7)
 
-    evaluator = declare_ranges(make_evaluator("ranged", scorer), {"ranged": (0.0, 1.0)})
+    evaluator = make_evaluator("ranged", scorer, score_range=(0.0, 1.0))
     (record,) = stored(run(EvalNode([EvalSpec(evaluator, threshold=0.5)]), tmp_path / "db"))
     assert (record.score, record.passed) == (None, None)
-    assert record.error == ("InvalidScoreError: the score 7 is outside the evaluator's range 0..1")
+    assert record.error == (
+        "InvalidScoreError: evaluator 'ranged' produced the score 7, outside its range "
+        "(a number from 0 to 1)"
+    )
 
 
 def test_a_user_function_without_a_range_keeps_finite_scores_but_never_inf(tmp_path):
