@@ -15,6 +15,7 @@ import typer
 
 from lg_eval.cli.run import run
 from lg_eval.cli.runs import compare, report, runs
+from lg_eval.cli.sweep import sweep
 from lg_eval.cli.threads import dataset_app, extract
 
 app = typer.Typer(
@@ -33,6 +34,7 @@ app.command()(report)
 app.command()(compare)
 app.command()(runs)
 app.command()(extract)
+app.command()(sweep)
 app.add_typer(dataset_app)
 
 

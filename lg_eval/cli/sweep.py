@@ -1,0 +1,119 @@
+"""``lg-eval sweep``: score the threads already in a checkpointer, only those that changed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lg_eval.cli._common import PASSED, input_errors, parse_pairs, say, stdout, write_file
+from lg_eval.cli._reports import write_reports
+from lg_eval.experiments import open_store
+from lg_eval.reports import build_report, render_terminal
+from lg_eval.sweeps import sweep_json, sweep_threads
+from lg_eval.sweeps.sweep import SweepProgress
+
+
+def sweep(
+    graph: Annotated[str, typer.Option(help="The graph as module:attr (graph, builder, factory).")],
+    checkpointer: Annotated[
+        str, typer.Option(help="Checkpointer URL holding the threads (sqlite:///, postgresql://).")
+    ],
+    since: Annotated[
+        str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Newest checkpoint before this time.")] = None,
+    metadata: Annotated[
+        list[str] | None, typer.Option(help="KEY=VALUE a checkpoint's metadata has (repeatable).")
+    ] = None,
+    sample: Annotated[
+        float | None,
+        typer.Option(min=0, max=1, help="Keep this fraction (by thread id hash, stable)."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=0, help="Score at most N threads.")] = None,
+    evaluator: Annotated[
+        list[str] | None,
+        typer.Option(help="A registry name or module:attr (repeatable; default redundancy)."),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="The sweep's name (its incremental state); default --graph.")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option(help="Name the run; the same id resumes it.")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Score every matching thread, changed or not.")
+    ] = False,
+    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="With --executor ray: the cluster (default: local Ray).")
+    ] = None,
+    partition_size: Annotated[int, typer.Option(min=1, help="Threads per task.")] = 50,
+    json_file: Annotated[Path | None, typer.Option("--json", help="Write the JSON report.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Write the HTML report.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
+) -> None:
+    """Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score and
+    store those that changed since the last sweep, and report like an experiment.
+
+    Exit code 0 when the sweep ran (whatever the scores), 2 for bad input (an unknown
+    evaluator, a checkpointer that cannot list threads, a store that cannot be opened).
+    """
+    pairs = parse_pairs(metadata or [], "--metadata", str)
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter("use local or ray", param_hint="--executor")
+    with input_errors():
+        with _progress(quiet) as progress:
+            result = sweep_threads(
+                graph,
+                checkpointer,
+                since=since,
+                until=until,
+                metadata=pairs or None,
+                sample=sample,
+                limit=limit,
+                evaluators=evaluator or ["redundancy"],
+                store=store,
+                executor=executor,
+                ray_address=ray_address,
+                name=name,
+                run_id=run_id,
+                incremental=not full,
+                partition_size=partition_size,
+                progress=progress,
+            )
+        with open_store(store) as results:
+            history = [
+                r
+                for r in results.latest_runs(result.run.info.dataset, 10)
+                if r.info.run_id != result.run.info.run_id
+            ]
+    report = build_report(result.run, history=history)
+    if not quiet:
+        say(f"sweep {result.run.info.run_id}: {len(result.thread_ids)} threads scored")
+        render_terminal(report, stdout)
+    write_reports(report, html=html)
+    if json_file is not None:
+        write_file(json_file, sweep_json(result, report))
+    raise typer.Exit(PASSED)
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool) -> Iterator[SweepProgress | None]:
+    if quiet:
+        yield None
+        return
+
+    def line(scored: int, passed: int, failed: int) -> None:
+        say(f"[{scored} threads] passed {passed}, failed {failed}")
+
+    yield line
+
+
+__all__ = ["sweep"]

@@ -1,0 +1,13 @@
+"""Executors: run a function over partitions and stream the results back to one caller.
+
+An executor knows nothing of graphs, cases or threads: the caller decides what a
+partition holds and what the function returns; the caller (the driver) alone writes
+what comes back. :class:`LocalExecutor` runs partitions in a thread pool of this
+process; :class:`~lg_eval.executors.ray.RayExecutor` (the ``ray`` extra) runs them as
+Ray tasks, one task per partition.
+"""
+
+from lg_eval.executors.base import Executor, get_executor
+from lg_eval.executors.local import LocalExecutor
+
+__all__ = ["Executor", "LocalExecutor", "get_executor"]

@@ -1,0 +1,48 @@
+"""Partitions in a thread pool of this process (the default executor)."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
+from lg_eval.errors import InvalidOptionError
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+class LocalExecutor:
+    """``workers`` partitions at once in threads (``workers=1``: inline, in order)."""
+
+    def __init__(self, workers: int = 2, *, max_in_flight: int | None = None) -> None:
+        if workers < 1:
+            raise InvalidOptionError(f"workers={workers}: at least 1.")
+        self.workers = workers
+        self.max_in_flight = max_in_flight or 2 * workers
+
+    def map_partitions(self, fn: Callable[[P], R], partitions: Iterable[P]) -> Iterator[R]:
+        if self.workers == 1:
+            for partition in partitions:
+                yield fn(partition)
+            return
+        source = iter(partitions)
+        with cf.ThreadPoolExecutor(self.workers, thread_name_prefix="lg-eval-part") as pool:
+            pending: set[cf.Future[R]] = set()
+            try:
+                for partition in source:
+                    pending.add(pool.submit(fn, partition))
+                    if len(pending) >= self.max_in_flight:
+                        done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                        for future in done:
+                            yield future.result()
+                while pending:
+                    done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+            finally:
+                for future in pending:
+                    future.cancel()
+
+
+__all__ = ["LocalExecutor"]

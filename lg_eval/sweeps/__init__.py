@@ -1,0 +1,22 @@
+"""Sweeps: score the threads already in a checkpointer (production traffic), incrementally.
+
+:func:`sweep_threads` lists a SQLite or Postgres checkpointer's threads by the time
+of their newest checkpoint and their checkpoint metadata, extracts each with the
+fast reader, scores it with reference-free evaluators and stores it in the results
+store as a run (dataset ``sweep:<name>``, one case per thread), remembering the
+checkpoint it scored so that the next sweep scores only what changed.
+"""
+
+from lg_eval.sweeps.listing import SweepError, ThreadHead, checkpoint_bound, checkpoint_time
+from lg_eval.sweeps.report import sweep_json
+from lg_eval.sweeps.sweep import SweepResult, sweep_threads
+
+__all__ = [
+    "SweepError",
+    "SweepResult",
+    "ThreadHead",
+    "checkpoint_bound",
+    "checkpoint_time",
+    "sweep_json",
+    "sweep_threads",
+]

@@ -1,0 +1,240 @@
+"""``sweep_threads``: score the threads already in a checkpointer, incrementally.
+
+The driver lists threads page by page (:mod:`lg_eval.sweeps.listing`), keeps those
+that pass the sample and have changed since the sweep last scored them, cuts them
+into partitions and hands those to an executor; each partition's results come back
+to the driver, which alone writes them (state row, then result) to the results
+store. A run is a sweep (``RunInfo.dataset = "sweep:<name>"``, a case per thread,
+``case_id = thread_id``); the same ``run_id`` again resumes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.executors import Executor, get_executor
+from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
+from lg_eval.play import open_checkpointer, resolve_target
+from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
+from lg_eval.sweeps.state import SweepState
+from lg_eval.sweeps.worker import PartitionScorer, resolve_evaluators
+from lg_eval.urls import redact_url
+
+SweepProgress = Callable[[int, int, int], None]
+"""``progress(scored, passed, failed)`` after each partition is stored."""
+
+TimeOption = str | datetime | timedelta | None
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The sweep's run, and the newest checkpoint id it scored of each thread."""
+
+    run: ExperimentRun
+    checkpoints: dict[str, str]
+
+    @property
+    def thread_ids(self) -> list[str]:
+        return [r.case_id for r in self.run.results]
+
+
+def sweep_threads(
+    graph: Any,
+    checkpointer: Any = None,
+    *,
+    since: TimeOption = None,
+    until: TimeOption = None,
+    metadata: Mapping[str, Any] | None = None,
+    sample: float | None = None,
+    limit: int | None = None,
+    evaluators: Sequence[Any] = ("redundancy",),
+    store: ResultStore | str | Path | None = None,
+    executor: str | Executor | None = "local",
+    ray_address: str | None = None,
+    name: str | None = None,
+    run_id: str | None = None,
+    incremental: bool = True,
+    thresholds: Mapping[str, float] | None = None,
+    partition_size: int = 50,
+    page_size: int = 500,
+    progress: SweepProgress | None = None,
+) -> SweepResult:
+    """Score the threads of ``checkpointer`` that match the filters and changed since the
+    last sweep named ``name``.
+
+    ``graph``: a compiled graph, builder, factory or ``"module:attr"``; ``checkpointer``:
+    a SqliteSaver / PostgresSaver or a ``sqlite:///`` / ``postgresql://`` URL (``None``: the
+    graph's own). ``since`` / ``until``: the time of a thread's newest checkpoint (a
+    datetime, a timedelta or ``"24h"`` before now, ISO 8601). ``metadata``: key/values one
+    of its checkpoints carries. ``sample``: a fraction kept by hashing the thread id
+    (the same threads every run). ``limit``: at most this many threads scored.
+    ``executor="ray"`` needs ``graph`` as ``"module:attr"`` and ``checkpointer`` as a URL
+    (workers open their own). Raises :class:`~lg_eval.sweeps.SweepError` for a saver that
+    cannot list threads.
+    """
+    if sample is not None and not 0 < sample <= 1:
+        raise InvalidOptionError(f"sample={sample}: a fraction in (0, 1].")
+    if limit is not None and limit < 0:
+        raise InvalidOptionError(f"limit={limit}: at least 0.")
+    if partition_size < 1 or page_size < 1:
+        raise InvalidOptionError("partition_size and page_size must be at least 1.")
+    since_at, until_at = parse_time(since), parse_time(until)
+    runner = get_executor(executor, address=ray_address)
+    evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
+    label = name or _label(graph)
+    sweep = f"sweep:{label}"
+    with ExitStack() as stack:
+        saver, bound = _open(stack, graph, checkpointer)
+        saver_kind(saver)
+        results = (
+            store if isinstance(store, ResultStore) else stack.enter_context(open_store(store))
+        )
+        state = SweepState(results)
+        remote = not _is_local(runner)
+        if remote and not (isinstance(graph, str) and isinstance(checkpointer, str)):
+            raise InvalidOptionError(
+                "executor='ray' runs on other processes: pass graph as 'module:attr' and "
+                "checkpointer as a URL (sqlite:///... or postgresql://...)."
+            )
+        config = {
+            "since": since_at.isoformat() if since_at else None,
+            "until": until_at.isoformat() if until_at else None,
+            "metadata": dict(metadata or {}),
+            "sample": sample,
+            "limit": limit,
+            "evaluators": evaluator_names,
+            "incremental": incremental,
+            "thresholds": dict(thresholds or {}),
+        }
+        digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+        info, _resumed = results.begin_run(
+            RunInfo(
+                run_id=run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}",
+                dataset=sweep,
+                dataset_hash=digest.hexdigest(),
+                target=graph if isinstance(graph, str) else label,
+                checkpointer=redact_url(checkpointer)
+                if isinstance(checkpointer, str)
+                else (type(saver).__name__),
+                config={**config, "executor": type(runner).__name__},
+                started_at=datetime.now(UTC),
+            )
+        )
+        scorer = PartitionScorer(
+            run_id=info.run_id,
+            graph=graph if remote else bound,
+            evaluators=list(evaluator_names) if remote else list(evaluators),
+            checkpointer=checkpointer if remote else None,
+            thresholds=dict(thresholds or {}),
+        )
+        pending = _pending(
+            state, sweep, info.run_id,
+            list_threads(saver, since=since_at, until=until_at, metadata=metadata,
+                         page_size=page_size),
+            sample=sample, limit=limit, incremental=incremental,
+        )  # fmt: skip
+        ordinal = state.max_ordinal(info.run_id) + 1
+        scored = passed = 0
+        status = "interrupted"
+        try:
+            for pairs in runner.map_partitions(scorer, _chunks(pending, partition_size)):
+                part_results = [r for _, r in pairs]
+                state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
+                results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
+                ordinal += len(part_results)
+                scored += len(part_results)
+                passed += sum(r.status == "passed" for r in part_results)
+                if progress is not None:
+                    progress(scored, passed, scored - passed)
+            status = "finished"
+        finally:
+            final = info.model_copy(
+                update={"status": status, "finished_at": datetime.now(UTC), "cases": scored}
+            )
+            results.update_run(final)
+        run = results.load_run(info.run_id)
+        return SweepResult(run=run, checkpoints=state.checkpoints_of(info.run_id))
+
+
+def _pending(
+    state: SweepState,
+    sweep: str,
+    run_id: str,
+    pages: Iterator[list[ThreadHead]],
+    *,
+    sample: float | None,
+    limit: int | None,
+    incremental: bool,
+) -> Iterator[tuple[str, str]]:
+    """The threads to score, page by page: sampled, changed since scored, not yet in this run."""
+    left = limit
+    for page in pages:
+        if left is not None and left <= 0:
+            return
+        heads = [h for h in page if in_sample(h.thread_id, sample)]
+        ids = [h.thread_id for h in heads]
+        done = state.done_in_run(run_id, ids)
+        scored = state.scored(sweep, ids) if incremental else {}
+        for head in heads:
+            if head.thread_id in done:
+                continue
+            seen = scored.get(head.thread_id)
+            if seen is not None and seen >= head.checkpoint_id:
+                continue
+            yield head.thread_id, head.checkpoint_id
+            if left is not None:
+                left -= 1
+                if left <= 0:
+                    return
+
+
+def _chunks(items: Iterator[tuple[str, str]], size: int) -> Iterator[list[tuple[str, str]]]:
+    chunk: list[tuple[str, str]] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _is_local(executor: Executor) -> bool:
+    from lg_eval.executors import LocalExecutor
+
+    return isinstance(executor, LocalExecutor)
+
+
+def _open(stack: ExitStack, graph: Any, checkpointer: Any) -> tuple[Any, Any]:
+    """``(saver, graph bound to it)``."""
+    saver: Any
+    if isinstance(checkpointer, str):
+        saver = stack.enter_context(open_checkpointer(checkpointer))
+    elif checkpointer is None:
+        saver = getattr(graph, "checkpointer", None)
+        if saver is None:
+            raise InvalidOptionError(
+                "No checkpointer: pass checkpointer= (a saver or a URL), or a graph compiled "
+                "with one."
+            )
+    else:
+        saver = checkpointer
+    return saver, resolve_target(graph, saver)
+
+
+def _label(graph: Any) -> str:
+    if isinstance(graph, str):
+        return graph
+    return str(getattr(graph, "name", None) or type(graph).__name__)
+
+
+__all__ = ["SweepProgress", "SweepResult", "sweep_threads"]

@@ -1,0 +1,131 @@
+"""Score one partition of threads: extract each at its listed checkpoint, run the evaluators.
+
+:class:`PartitionScorer` is what an executor runs. It holds names (graph
+``module:attr``, checkpointer URL, evaluator registry names) or, for the local
+executor only, live objects; a Ray worker opens the checkpointer named by URL once
+per process and reuses it for every partition it is given.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from lg_eval.evaluator import Evaluator, as_evaluator
+from lg_eval.evaluators import get_evaluator
+from lg_eval.experiments import CaseResult, ScoreRow
+from lg_eval.experiments._case import status_of
+from lg_eval.experiments.scoring import case_outputs, final_messages, score_rows, thread_usage
+from lg_eval.extract import extract_thread
+from lg_eval.play import import_reference, open_checkpointer, resolve_target
+
+Partition = Sequence[tuple[str, str]]
+"""``(thread_id, checkpoint_id)`` pairs."""
+
+_OPEN: dict[tuple[str, str], Any] = {}
+_OPEN_LOCK = threading.Lock()
+_STACK = ExitStack()
+
+
+def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[Any]]]:
+    """``(name in results, evaluator)`` for registry names and evaluator objects."""
+    resolved: list[tuple[str, Evaluator[Any]]] = []
+    for item in evaluators:
+        if isinstance(item, str) and ":" not in item:
+            resolved.append((item, get_evaluator(item)))
+            continue
+        target = import_reference(item, what="evaluator") if isinstance(item, str) else item
+        ready = as_evaluator(target)
+        if ready is None:
+            from lg_eval.errors import InvalidOptionError
+
+            raise InvalidOptionError(f"{item!r} is not an evaluator or a registry name.")
+        resolved.append((item if isinstance(item, str) else ready.key, ready))
+    return resolved
+
+
+def _graph_for(graph: str, checkpointer: str) -> Any:
+    """The graph named ``graph`` bound to the checkpointer at URL, once per process."""
+    key = (graph, checkpointer)
+    with _OPEN_LOCK:
+        bound = _OPEN.get(key)
+        if bound is None:
+            saver = _STACK.enter_context(open_checkpointer(checkpointer))
+            bound = _OPEN[key] = resolve_target(graph, saver)
+        return bound
+
+
+@dataclass
+class PartitionScorer:
+    """``scorer(partition) -> [(checkpoint_id, CaseResult)]`` for one sweep run."""
+
+    run_id: str
+    graph: Any
+    """A compiled graph bound to the checkpointer, or ``module:attr`` with ``checkpointer``."""
+    evaluators: Sequence[Any]
+    checkpointer: str | None = None
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    reader: str = "auto"
+
+    def __call__(self, partition: Partition) -> list[tuple[str, CaseResult]]:
+        graph = (
+            _graph_for(self.graph, self.checkpointer or "")
+            if isinstance(self.graph, str)
+            else self.graph
+        )
+        evaluators = resolve_evaluators(self.evaluators)
+        return [(c, self.score(graph, evaluators, t, c)) for t, c in partition]
+
+    def score(
+        self,
+        graph: Any,
+        evaluators: list[tuple[str, Evaluator[Any]]],
+        thread_id: str,
+        checkpoint_id: str,
+    ) -> CaseResult:
+        started = time.perf_counter()
+        result = CaseResult(
+            run_id=self.run_id, case_id=thread_id, status="error", thread_id=thread_id
+        )
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": "",
+                             "checkpoint_id": checkpoint_id}
+        }  # fmt: skip
+        try:
+            thread = extract_thread(graph, config, reader=self.reader)  # type: ignore[arg-type]
+        except Exception as exc:
+            result.error = f"extraction failed: {type(exc).__name__}: {exc}"
+        else:
+            result.trajectory = thread.to_graph_trajectory().steps
+            messages = final_messages(thread)
+            outputs = case_outputs(thread, messages)
+            usage = thread_usage(messages)
+            for name, evaluator in evaluators:
+                try:
+                    outcome = evaluator(outputs=outputs, reference_outputs=None, inputs=None)
+                except Exception as exc:
+                    result.scores.append(
+                        ScoreRow(evaluator=name, key=evaluator.key,
+                                 error=f"{type(exc).__name__}: {exc}")
+                    )  # fmt: skip
+                    continue
+                rows, judged = score_rows(name, outcome, self.thresholds)
+                result.scores.extend(rows)
+                usage.add(judged)
+            result.tokens, result.cost, result.model_calls = (
+                usage.total_tokens, usage.cost, usage.calls
+            )  # fmt: skip
+            result.status = status_of(result.scores)
+        result.latency_s = time.perf_counter() - started
+        result.finished_at = datetime.now(UTC)
+        return result
+
+
+__all__ = ["Partition", "PartitionScorer", "resolve_evaluators"]

@@ -1,0 +1,79 @@
+"""Threads to sweep: a small tool-calling agent played on many threads, with metadata, at
+known times (the weather graph's scripted model is one script per graph, not per thread)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from lg_eval.evaluator import make_evaluator
+from lg_eval.feedback import Feedback
+
+
+def _turns(*, outputs: Any, **_: Any) -> Feedback:
+    """Deterministic and reference-free: the thread's turn count, passing at <= 1."""
+    n = len(outputs["trajectory"].turns)
+    return Feedback(score=1.0 / n if n else 0.0, comment=f"{n} turns")
+
+
+turns = make_evaluator("turns", _turns)
+EVALUATORS = ["redundancy", "tests.sweeps.helpers:turns"]
+
+
+def _agent(state: MessagesState) -> dict[str, Any]:
+    last = state["messages"][-1]
+    if isinstance(last, ToolMessage):
+        return {"messages": [AIMessage(f"It is {last.content} there.")]}
+    call = {"name": "get_weather", "args": {"city": str(last.content)}, "id": "call-1"}
+    return {"messages": [AIMessage("", tool_calls=[call])]}
+
+
+def _tools(state: MessagesState) -> dict[str, Any]:
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    call = last.tool_calls[0]
+    return {"messages": [ToolMessage("sunny", tool_call_id=call["id"])]}
+
+
+def _route(state: MessagesState) -> str:
+    last = state["messages"][-1]
+    return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+
+def build(checkpointer: Any = None) -> Any:
+    """agent -> (tools -> agent)* -> END; deterministic, any number of threads."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", _agent)
+    builder.add_node("tools", _tools)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", _route, ["tools", END])
+    builder.add_edge("tools", "agent")
+    return builder.compile(checkpointer=checkpointer, name="weather")
+
+
+def play(graph: Any, thread_id: str, metadata: dict[str, Any] | None = None) -> None:
+    """One turn: the user asks about a city."""
+    config: Any = {"configurable": {"thread_id": thread_id}, "metadata": metadata or {}}
+    graph.invoke({"messages": [("user", "sf")]}, config)
+
+
+def resume(graph: Any, thread_id: str) -> None:
+    """Another turn on the thread: it gets newer checkpoints."""
+    graph.invoke({"messages": [("user", "nyc")]}, {"configurable": {"thread_id": thread_id}})
+
+
+def populate(graph: Any, n_old: int = 12, n_new: int = 12) -> datetime:
+    """``n_old`` threads ``old-*``, then (after the returned time) ``n_new`` threads ``new-*``;
+    every third thread has metadata ``team=escalated``."""
+    for i in range(n_old):
+        play(graph, f"old-{i:02d}", {"team": "escalated" if i % 3 == 0 else "base"})
+    time.sleep(0.02)
+    boundary = datetime.now(UTC)
+    time.sleep(0.02)
+    for i in range(n_new):
+        play(graph, f"new-{i:02d}", {"team": "escalated" if i % 3 == 0 else "base"})
+    return boundary
