@@ -2,7 +2,7 @@
 
 The root holds the core: extraction, the trajectory models, the evaluator and
 its feedback, the evaluator and judge factories, the eval-node entry points,
-the experiment runner and the errors. Each subpackage's ``__init__`` is the
+the experiment runner, the thread sweep and the errors. Each subpackage's ``__init__`` is the
 documented face of the rest:
 :mod:`lg_eval.evaluators` (ready text evaluators, modes, options),
 :mod:`lg_eval.judges` (prompts, concurrency, models), :mod:`lg_eval.nodes`
@@ -81,6 +81,7 @@ from lg_eval.nodes import (
     create_evaluation_graph,
     route_on_score,
 )
+from lg_eval.sweeps import sweep_threads
 from lg_eval.trajectory import (
     GraphTrajectory,
     InterruptRecord,
@@ -159,4 +160,5 @@ __all__ = [
     "register_evaluator",
     "route_on_score",
     "run_experiment",
+    "sweep_threads",
 ]
