@@ -25,12 +25,13 @@ from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redact_strings
-from lg_eval.experiments.results import CaseResult, CaseStatus, PlayedTurnRecord, ScoreRow
+from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, ScoreRow
 from lg_eval.experiments.scoring import (
     CaseEvaluator,
     case_outputs,
     final_messages,
     score_rows,
+    status_of,
     thread_usage,
 )
 from lg_eval.extract.thread import extraction
@@ -144,13 +145,6 @@ def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResul
     return base
 
 
-def status_of(rows: list[ScoreRow]) -> CaseStatus:
-    """``error`` if an evaluator raised, ``passed`` if every row passed, else ``failed``."""
-    if any(row.error is not None for row in rows):
-        return "error"
-    return "passed" if all(row.passed is True for row in rows) else "failed"
-
-
 def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
     """The player's per-turn records, as plain JSON data."""
     if played is None:
@@ -225,7 +219,6 @@ __all__ = [
     "InfrastructureError",
     "is_infrastructure",
     "run_case",
-    "status_of",
     "thread_id_for",
     "timed_out",
 ]

@@ -32,7 +32,7 @@ from lg_eval.evaluators import (
     graph_trajectory_strict_match,
 )
 from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected, import_reference
-from lg_eval.experiments.results import ScoreRow
+from lg_eval.experiments.results import CaseStatus, ScoreRow
 from lg_eval.feedback import Feedback, ScoreValue
 from lg_eval.inputs import text_arg
 from lg_eval.judges import Usage
@@ -243,6 +243,13 @@ def score_rows(
     return rows, usage
 
 
+def status_of(rows: list[ScoreRow]) -> CaseStatus:
+    """``error`` if an evaluator raised, ``passed`` if every row passed, else ``failed``."""
+    if any(row.error is not None for row in rows):
+        return "error"
+    return "passed" if all(row.passed is True for row in rows) else "failed"
+
+
 __all__ = [
     "DEFAULT_THRESHOLD",
     "CaseEvaluator",
@@ -252,6 +259,7 @@ __all__ = [
     "final_messages",
     "reference_of",
     "score_rows",
+    "status_of",
     "thread_usage",
     "verdict",
 ]

@@ -21,8 +21,13 @@ from langchain_core.runnables import RunnableConfig
 from lg_eval.evaluator import Evaluator, as_evaluator
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import CaseResult, ScoreRow
-from lg_eval.experiments._case import status_of
-from lg_eval.experiments.scoring import case_outputs, final_messages, score_rows, thread_usage
+from lg_eval.experiments.scoring import (
+    case_outputs,
+    final_messages,
+    score_rows,
+    status_of,
+    thread_usage,
+)
 from lg_eval.extract import extract_thread
 from lg_eval.play import import_reference, open_checkpointer, resolve_target
 
