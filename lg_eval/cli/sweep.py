@@ -58,6 +58,10 @@ def sweep(
     json_file: Annotated[Path | None, typer.Option("--json", help="Write the JSON report.")] = None,
     html: Annotated[Path | None, typer.Option(help="Write the HTML report.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
+    redact_pattern: Annotated[
+        list[str] | None,
+        typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
+    ] = None,
 ) -> None:
     """Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score and
     store those that changed since the last sweep, and report like an experiment.
@@ -87,6 +91,7 @@ def sweep(
                 incremental=not full,
                 partition_size=partition_size,
                 progress=progress,
+                redact=redact_pattern or None,
             )
         with open_store(store) as results:
             history = [

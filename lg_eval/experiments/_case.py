@@ -24,7 +24,7 @@ from lg_eval._effects import Core, Effect, sleep
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
-from lg_eval.experiments.redaction import Redactor, redact_strings
+from lg_eval.experiments.redaction import Redactor, redacted
 from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, ScoreRow
 from lg_eval.experiments.scoring import (
     CaseEvaluator,
@@ -198,19 +198,6 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
-
-
-def redacted(result: CaseResult, redactor: Redactor | None) -> CaseResult:
-    """``result`` with ``redactor`` applied to every string taken from the thread."""
-    if redactor is None:
-        return result
-    data = result.model_dump(mode="json")
-    for field in ("error", "turns"):
-        data[field] = redact_strings(data[field], redactor)
-    for row in data["scores"]:
-        for field in ("comment", "metadata", "error"):
-            row[field] = redact_strings(row[field], redactor)
-    return CaseResult.model_validate(data)
 
 
 __all__ = [

@@ -16,11 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments.results import CaseResult
 
 Redactor = Callable[[str], str]
 REDACTED = "[REDACTED]"
 SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD", re.IGNORECASE)
 _MIN_SECRET = 4  # shorter values would scrub ordinary words
+
+
+RedactOption = Redactor | Sequence[str | re.Pattern[str]] | None
+"""What ``redact=`` takes: a ``str -> str`` function, regex patterns, or None."""
 
 
 def make_redactor(redact: Redactor | Sequence[str | re.Pattern[str]] | None) -> Redactor | None:
@@ -81,11 +86,26 @@ def scrub_secrets(value: Any, environ: Mapping[str, str] | None = None) -> Any:
     return redact_strings(value, scrub)
 
 
+def redacted(result: CaseResult, redactor: Redactor | None) -> CaseResult:
+    """``result`` with ``redactor`` applied to every string taken from the thread."""
+    if redactor is None:
+        return result
+    data = result.model_dump(mode="json")
+    for field in ("error", "turns"):
+        data[field] = redact_strings(data[field], redactor)
+    for row in data["scores"]:
+        for field in ("comment", "metadata", "error"):
+            row[field] = redact_strings(row[field], redactor)
+    return CaseResult.model_validate(data)
+
+
 __all__ = [
     "REDACTED",
+    "RedactOption",
     "Redactor",
     "make_redactor",
     "redact_strings",
+    "redacted",
     "scrub_secrets",
     "secret_values",
 ]

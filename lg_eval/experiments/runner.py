@@ -22,12 +22,11 @@ import queue
 import secrets
 import subprocess
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, closing, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from re import Pattern
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -47,7 +46,7 @@ from lg_eval.experiments._upstream import (
 )
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
-from lg_eval.experiments.redaction import Redactor, make_redactor, scrub_secrets
+from lg_eval.experiments.redaction import RedactOption, make_redactor, scrub_secrets
 from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
@@ -56,8 +55,6 @@ from lg_eval.langsmith import offline
 Progress = Callable[[int, int, int, int], None]
 """``progress(done, total, passed, failed)``, called as each case finishes (``failed``
 counts every status but ``passed``; a resumed run starts from what the store holds)."""
-
-RedactOption = Redactor | Sequence[str | Pattern[str]] | None
 
 
 @dataclass(frozen=True)

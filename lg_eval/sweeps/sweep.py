@@ -23,6 +23,7 @@ from typing import Any
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
+from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
 from lg_eval.sweeps.state import SweepState
@@ -67,6 +68,7 @@ def sweep_threads(
     partition_size: int = 50,
     page_size: int = 500,
     progress: SweepProgress | None = None,
+    redact: RedactOption = None,
 ) -> SweepResult:
     """Score the threads of ``checkpointer`` that match the filters and changed since the
     last sweep named ``name``.
@@ -79,7 +81,8 @@ def sweep_threads(
     (the same threads every run). ``limit``: at most this many threads scored.
     ``executor="ray"`` needs ``graph`` as ``"module:attr"`` and ``checkpointer`` as a URL
     (workers open their own). Raises :class:`~lg_eval.sweeps.SweepError` for a saver that
-    cannot list threads.
+    cannot list threads. ``redact``: a ``str -> str`` function or regex patterns applied to
+    every string taken from a thread before its result is stored (as in ``run_experiment``).
     """
     if sample is not None and not 0 < sample <= 1:
         raise InvalidOptionError(f"sample={sample}: a fraction in (0, 1].")
@@ -88,6 +91,7 @@ def sweep_threads(
     if partition_size < 1 or page_size < 1:
         raise InvalidOptionError("partition_size and page_size must be at least 1.")
     since_at, until_at = parse_time(since), parse_time(until)
+    redactor = make_redactor(redact)
     runner = get_executor(executor, address=ray_address)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
     label = name or _label(graph)
@@ -147,7 +151,7 @@ def sweep_threads(
         status = "interrupted"
         try:
             for pairs in runner.map_partitions(scorer, _chunks(pending, partition_size)):
-                part_results = [r for _, r in pairs]
+                part_results = [redacted(r, redactor) for _, r in pairs]
                 state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
                 results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
                 ordinal += len(part_results)

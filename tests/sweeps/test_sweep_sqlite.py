@@ -121,3 +121,26 @@ def test_savers_that_cannot_list_threads_are_refused(tmp_path: Path) -> None:
     saver = InMemorySaver()
     with pytest.raises(SweepError, match="cannot list its threads"):
         sweep_threads(helpers.build(saver), saver, store=tmp_path / "r.sqlite")
+
+
+def test_redact_removes_a_pattern_before_anything_is_stored(world: Any, tmp_path: Path) -> None:
+    from lg_eval import Feedback, make_evaluator
+
+    graph, saver, _, store = world
+
+    def echo(*, outputs: Any, **_: Any) -> Feedback:  # outputs: the thread's final answer
+        return Feedback(score=True, comment=f"answered: {outputs}")
+
+    evaluator = make_evaluator("echo", echo, reads="output", score_range="bool")
+    plain = sweep_threads(graph, saver, evaluators=[evaluator], store=store, name="plain")
+    assert any("It is" in (r.scores[0].comment or "") for r in plain.run.results)
+    redacted_store = f"sqlite:///{tmp_path / 'redacted.sqlite'}"
+    swept = sweep_threads(
+        graph, saver, evaluators=[evaluator], store=redacted_store, name="r",
+        redact=[r"It is \w+"],
+    )  # fmt: skip
+    comments = {r.scores[0].comment for r in swept.run.results}
+    assert comments and all("It is" not in (c or "") for c in comments)
+    assert all("[REDACTED]" in (c or "") for c in comments if c and "answered: " in c)
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("redacted.sqlite*"))
+    assert b"It is " not in raw
