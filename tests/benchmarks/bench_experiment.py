@@ -13,8 +13,8 @@ thread: play only) and ``run_experiment`` (play, extract, score, store in the
 results SQLite file), alternating which goes first over ``--rounds`` rounds; the
 median of each counts (wall and CPU). Goal: runner / plain <= 1.10 (wall).
 
-Both sides play the same compiled graph: the plain loop builds it once, and the runner
-gets it as its target (bound once to the run's checkpointer). ``--target factory``
+Both sides compile the graph once: the plain loop builds it on the checkpointer, and the
+runner is given it compiled (``build()``) and binds it once to the run's checkpointer. ``--target factory``
 hands the runner the factory instead, which it calls once per case by design (each case
 gets its own graph); that build is lg_eval-independent user code and is shown as a phase.
 
