@@ -23,7 +23,7 @@ thread can itself be extracted with :func:`lg_eval.extract_thread`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
+from lg_eval.langsmith import offline
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes.evaluation_state import (
     EvalCase,
@@ -78,6 +79,7 @@ def create_evaluation_graph(
     graphs: Mapping[str, AnyPregel] | None = None,
     fail_fast: bool = False,
     name: str = "evaluation",
+    langsmith: bool = False,
     evaluator_timeout: float | None = DEFAULT_TIMEOUT,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled evaluation graph running ``evaluators`` over one case per run.
@@ -99,6 +101,8 @@ def create_evaluation_graph(
         fail_fast: let an evaluator's exception fail the run (resumable with
             ``invoke(None, config)``) instead of recording it as an error feedback.
         name: the compiled graph's name.
+        langsmith: let its runs be traced to LangSmith as the environment says; by
+            default invoking or streaming it sends nothing (:func:`lg_eval.langsmith.offline`).
         evaluator_timeout: seconds each evaluator may take unless its
             :class:`~lg_eval.nodes.EvalSpec` sets ``timeout`` (default 600;
             None: no limit). One still running then is abandoned and its
@@ -202,7 +206,27 @@ def create_evaluation_graph(
     builder.add_edge("evaluate", "aggregate")
     builder.add_conditional_edges("aggregate", _needs_review, ["review", END])
     builder.add_edge("review", END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    graph = builder.compile(checkpointer=checkpointer, name=name)
+    if not langsmith:
+        graph.__class__ = OfflineGraph  # same state, its runs wrapped in offline()
+    return graph
+
+
+class OfflineGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """A compiled graph whose every run (invoke, stream and their async forms) is offline.
+
+    ``invoke`` and ``ainvoke`` run through ``stream`` and ``astream``, so wrapping those
+    two covers all four; copies made by LangGraph (``with_config``, ``copy``) keep the class.
+    """
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        with offline():
+            yield from super().stream(*args, **kwargs)
+
+    async def astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        with offline():
+            async for chunk in super().astream(*args, **kwargs):
+                yield chunk
 
 
 def summarize(

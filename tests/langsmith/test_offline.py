@@ -69,6 +69,7 @@ def key_fragments(text: str, size: int = 5) -> list[str]:
         "evaluation_graph",
         "evaluate",
         "batch_evaluate_default",
+        "evaluation_graph_default",
         "run_experiment",
         "cli_run",
     ],
