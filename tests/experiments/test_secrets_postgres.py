@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -32,12 +33,13 @@ def test_the_run_record_shows_the_password_as_stars(
         {"id": "sf", "turns": WEATHER, "expected": {"trajectory": {"steps": WEATHER_STEPS}}}
     ]
     store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    run_id = f"secret-{uuid.uuid4().hex[:8]}"  # threads live in the shared test database
     run = run_experiment("graphs.weather:build", dataset("secret", cases), checkpointer=url,
-                         store=store, run_id="s1")  # fmt: skip
-    assert [r.status for r in run.results] == ["passed"]
+                         store=store, run_id=run_id)  # fmt: skip
+    assert [(r.status, r.error) for r in run.results] == [("passed", None)]
     assert "PASSWORD" not in run.info.checkpointer and ":***@" in run.info.checkpointer
     with open_store(store) as results:
-        assert results.load_run("s1").info.checkpointer == run.info.checkpointer
+        assert results.load_run(run_id).info.checkpointer == run.info.checkpointer
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"PASSWORD" not in path.read_bytes(), path
