@@ -25,6 +25,7 @@ from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import ExperimentRun, open_store, run_experiment
 from lg_eval.langsmith import run_langsmith_experiment
+from lg_eval.play import SimulatedReviewer
 from lg_eval.reports import build_report, render_terminal
 
 
@@ -72,6 +73,19 @@ def run(
         typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
+    reviewer_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Answer turns written `resume: {reviewer: true}` with this chat model "
+            "('provider:model'), playing --reviewer-persona."
+        ),
+    ] = None,
+    reviewer_persona: Annotated[
+        str, typer.Option(help="Who the simulated reviewer is.")
+    ] = "a careful human reviewer",
+    reviewer_instructions: Annotated[
+        str, typer.Option(help="How the simulated reviewer decides.")
+    ] = "",
     langsmith: Annotated[
         bool,
         typer.Option(
@@ -114,6 +128,7 @@ def run(
                 judge_cache=not no_cache,
                 progress=progress,
                 redact=redact_pattern or None,
+                reviewer=_reviewer(reviewer_model, reviewer_persona, reviewer_instructions),
             )
         with open_store(store) as results:
             history = _older(results.latest_runs(result.info.dataset, 10), result)
@@ -133,6 +148,12 @@ def _through_langsmith(
         dataset, graph, name=name, evaluators=evaluators, checkpointer=checkpointer
     )
     say(f"LangSmith experiment: {getattr(results, 'experiment_name', results)}")
+
+
+def _reviewer(model: str | None, persona: str, instructions: str) -> SimulatedReviewer | None:
+    if model is None:
+        return None
+    return SimulatedReviewer(model, persona=persona, instructions=instructions)
 
 
 def _older(history: list[ExperimentRun], run: ExperimentRun) -> list[ExperimentRun]:

@@ -35,6 +35,7 @@ from lg_eval.experiments.scoring import (
     thread_usage,
 )
 from lg_eval.extract.thread import extraction
+from lg_eval.play import Reviewer
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""
@@ -63,6 +64,8 @@ class CaseContext:
     redactor: Redactor | None
     fresh_threads: bool
     """Delete a thread before playing on it (a resumed run may have left one half played)."""
+    reviewer: Reviewer | None = None
+    """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResul
             functools.partial(ctx.saver.delete_thread, thread_id),
             functools.partial(ctx.saver.adelete_thread, thread_id),
         )
-    played = yield from playing(graph, case, thread_id=thread_id)
+    played = yield from playing(graph, case, thread_id=thread_id, reviewer=ctx.reviewer)
     turns = turn_records(played)
     thread = yield from extraction(graph, cast(RunnableConfig, played.config))
     base = _base(ctx, plan, thread_id, turns)

@@ -51,6 +51,7 @@ from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, R
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.langsmith import offline
+from lg_eval.play import Reviewer
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(done, total, passed, failed)``, called as each case finishes (``failed``
@@ -74,6 +75,7 @@ class _Options:
     progress: Progress | None
     redact: RedactOption
     langsmith: bool = False
+    reviewer: Reviewer | None = None
 
 
 def run_experiment(
@@ -93,6 +95,7 @@ def run_experiment(
     progress: Progress | None = None,
     redact: RedactOption = None,
     langsmith: bool = False,
+    reviewer: Reviewer | None = None,
 ) -> ExperimentRun:
     """Play every case of ``dataset`` on ``target``, score it, store it; return the run.
 
@@ -117,6 +120,8 @@ def run_experiment(
         progress: ``progress(done, total, passed, failed)`` after each case.
         redact: a ``str -> str`` function or regex patterns, applied to every string
             taken from a thread before it is stored.
+        reviewer: answers turns written ``resume: {reviewer: true}``, e.g. a
+            :class:`~lg_eval.play.SimulatedReviewer` (a chat model playing a persona).
         langsmith: let the graph's and the judges' runs be traced to LangSmith as the
             environment says; by default the run sends nothing (:func:`lg_eval.langsmith.offline`).
 
@@ -126,7 +131,7 @@ def run_experiment(
     """
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
-        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith,
+        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
     )  # fmt: skip
     try:
         asyncio.get_running_loop()
@@ -166,12 +171,13 @@ async def arun_experiment(
     progress: Progress | None = None,
     redact: RedactOption = None,
     langsmith: bool = False,
+    reviewer: Reviewer | None = None,
 ) -> ExperimentRun:
     """:func:`run_experiment`, awaited: the graph is run with ``ainvoke`` on an async
     checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``."""
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
-        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith,
+        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
     )  # fmt: skip
     return await _experiment(options, blocking=False)
 
@@ -224,6 +230,7 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             thresholds=dict(options.thresholds or {}),
             retries=options.retries,
             redactor=make_redactor(options.redact),
+            reviewer=options.reviewer,
             fresh_threads=resumed,
         )
         tally = _Tally(info.cases, options.progress, list(stored.values()))

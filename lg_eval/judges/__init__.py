@@ -17,6 +17,7 @@ from lg_eval.evaluators.registry import register_evaluator
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
 from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK
 from lg_eval.judges._options import JudgeOptions
+from lg_eval.judges._retry import RetryPolicy, is_transient
 from lg_eval.judges._schema import OutputSpec
 from lg_eval.judges._usage import Usage
 from lg_eval.judges.consensus import REDUCERS
@@ -66,6 +67,7 @@ __all__ = [
     "JudgeConcurrency",
     "JudgeOptions",
     "OutputSpec",
+    "RetryPolicy",
     "RubricDimension",
     "Usage",
     "create_async_graph_trajectory_llm_as_judge",
@@ -74,5 +76,6 @@ __all__ = [
     "create_pairwise_trajectory_judge",
     "create_rubric_judge",
     "create_trajectory_llm_as_judge",
+    "is_transient",
     "set_judge_concurrency",
 ]

@@ -23,6 +23,7 @@ from lg_eval.play._player import (
 )
 from lg_eval.play._targets import import_reference, resolve_target
 from lg_eval.play._types import Graph, Saver
+from lg_eval.play.reviewer import ReviewerError, SimulatedReviewer
 
 __all__ = [
     "Graph",
@@ -30,7 +31,9 @@ __all__ = [
     "PlayedCase",
     "PlayedTurn",
     "Reviewer",
+    "ReviewerError",
     "Saver",
+    "SimulatedReviewer",
     "aopen_checkpointer",
     "aplay_case",
     "describe_asks",

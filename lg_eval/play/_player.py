@@ -336,7 +336,10 @@ def _call(fn: Callable[[Any], Any], arg: Any, what: str) -> Effect[Any]:
         return result
 
     async def arun() -> Any:
-        result = fn(arg)
+        awaited = getattr(
+            fn, "acall", None
+        )  # a reviewer with an awaitable twin (SimulatedReviewer)
+        result = awaited(arg) if callable(awaited) else fn(arg)
         return (await result) if inspect.isawaitable(result) else result
 
     return Effect(run, arun)
