@@ -9,10 +9,10 @@ gains them, this module is the one place to switch over.)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lg_eval.experiments.aggregate import by_case, percentile
 from lg_eval.experiments.results import (
     CaseResult,
     Comparison,
@@ -78,20 +78,6 @@ def build_report(
 # --------------------------------------------------------------------------- aggregates
 
 
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The ``q`` quantile (0..1) by linear interpolation between order statistics.
-
-    The same definition as numpy's default (``method="linear"``); None for no values.
-    """
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = q * (len(ordered) - 1)
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
 def counts(results: Iterable[CaseResult]) -> StatusCounts:
     """Results per status."""
     tally = StatusCounts()
@@ -129,28 +115,26 @@ def histogram(
 
 
 def _summary(results: list[CaseResult]) -> Summary:
-    by_case: dict[str, list[CaseResult]] = {}
-    for result in results:
-        by_case.setdefault(result.case_id, []).append(result)
+    cases = by_case(results)
     latencies = [result.latency_s for result in results]
     costs = [result.cost for result in results if result.cost is not None]
     tally = counts(results)
     return Summary(
         results=len(results),
-        cases=len(by_case),
-        k=max((len(reps) for reps in by_case.values()), default=0),
+        cases=len(cases),
+        k=max((len(reps) for reps in cases.values()), default=0),
         counts=tally,
         pass_rate=rate(tally.passed, len(results)),
         pass_at_k=rate(
-            sum(any(r.status == "passed" for r in reps) for reps in by_case.values()),
-            len(by_case),
+            sum(any(r.status == "passed" for r in reps) for reps in cases.values()),
+            len(cases),
         ),
         pass_hat_k=rate(
-            sum(all(r.status == "passed" for r in reps) for reps in by_case.values()),
-            len(by_case),
+            sum(all(r.status == "passed" for r in reps) for reps in cases.values()),
+            len(cases),
         ),
-        latency_p50_s=percentile(latencies, 0.5),
-        latency_p95_s=percentile(latencies, 0.95),
+        latency_p50_s=percentile(latencies, 50),
+        latency_p95_s=percentile(latencies, 95),
         latency_mean_s=sum(latencies) / len(latencies) if latencies else None,
         latency_max_s=max(latencies, default=None),
         tokens=sum(result.tokens for result in results),
@@ -289,4 +273,4 @@ def _played(turn: PlayedTurnRecord) -> PlayedTurn:
     )
 
 
-__all__ = ["build_report", "counts", "histogram", "percentile", "rate"]
+__all__ = ["build_report", "counts", "histogram", "rate"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from lg_eval.experiments.aggregate import percentile
 from lg_eval.experiments.results import ExperimentRun
 from lg_eval.reports import build_report
-from lg_eval.reports.build import histogram, percentile
+from lg_eval.reports.build import histogram
 from tests.reports.conftest import JUDGE, RUN_ID, STRICT
 
 
@@ -175,8 +176,8 @@ def test_empty_run_has_no_rates() -> None:
 
 
 def test_percentile_and_histogram_edges() -> None:
-    assert percentile([], 0.5) is None
-    assert percentile([3.0], 0.95) == 3.0
-    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
+    assert percentile([], 50) is None
+    assert percentile([3.0], 95) == 3.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert histogram("x", [2.0, 2.0]).counts[0] == 0  # a single value gets a width
     assert sum(histogram("x", [2.0, 2.0]).counts) == 2
