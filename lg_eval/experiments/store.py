@@ -212,6 +212,31 @@ class ResultStore:
     ) -> None:
         self.close()
 
+    # --- tables kept beside the store's own (a sweep's incremental state) --------------
+
+    def execute_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run ``statement`` (``?`` placeholders) once per row, in one transaction.
+
+        For tables other packages keep in the same database (a sweep's incremental
+        state), so they share the store's connection, lock and placeholder style. An
+        empty ``rows`` runs the statement once without parameters (DDL).
+        """
+        with self._lock:
+            try:
+                cursor = self._conn.cursor()
+                if rows:
+                    cursor.executemany(self._sql(statement), rows)
+                else:
+                    cursor.execute(statement)
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+
+    def query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows ``statement`` (``?`` placeholders) selects, read in its own transaction."""
+        return self._query(statement, params)
+
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self._postgres else statement
 

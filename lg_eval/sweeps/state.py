@@ -38,7 +38,7 @@ class SweepState:
     def __init__(self, store: ResultStore) -> None:
         self._store = store
         for statement in _SCHEMA:
-            self._write(statement, [()])
+            self._write(statement, [])  # DDL: run once, no parameters
 
     def record(self, sweep: str, run_id: str, heads: Iterable[tuple[str, str]]) -> None:
         """Mark ``(thread_id, checkpoint_id)`` as being scored by ``run_id``."""
@@ -89,24 +89,11 @@ class SweepState:
         rows = self._query("SELECT MAX(ordinal) FROM lg_eval_cases WHERE run_id = ?", [run_id])
         return -1 if not rows or rows[0][0] is None else int(rows[0][0])
 
-    # The store's connection, lock and placeholder style (private to ResultStore).
     def _write(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
-        store: Any = self._store
-        with store._lock:
-            try:
-                cursor = store._conn.cursor()
-                if rows == [()]:
-                    cursor.execute(statement)
-                else:
-                    cursor.executemany(store._sql(statement), rows)
-                store._conn.commit()
-            except BaseException:
-                store._conn.rollback()
-                raise
+        self._store.execute_many(statement, rows)
 
     def _query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        result: list[tuple[Any, ...]] = self._store._query(statement, params)
-        return result
+        return self._store.query(statement, params)
 
 
 __all__ = ["SweepState"]
