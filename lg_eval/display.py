@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lg_eval._visible import visible
 from lg_eval.trajectory import ResumedMode, ThreadTrajectory, Turn
 
 MAX_CELL = 90
@@ -29,14 +30,6 @@ def _short(value: Any, limit: int = MAX_CELL) -> str:
         text = repr(value)
     text = visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def visible(text: str) -> str:
-    """``text`` with control characters (ESC, BEL, C1, bidi overrides) written as escapes."""
-    return "".join(
-        char if char.isprintable() or char == " " else char.encode("unicode_escape").decode()
-        for char in text
-    )
 
 
 def _started_by(turn: Turn) -> str:
