@@ -7,39 +7,46 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.executors.throughput import Throughput, Timed, timed_call
 
 P = TypeVar("P")
 R = TypeVar("R")
 
 
 class LocalExecutor:
-    """``workers`` partitions at once in threads (``workers=1``: inline, in order)."""
+    """``workers`` partitions at once in threads (``workers=1``: inline, in order).
+
+    :attr:`throughput` counts what finished; the threads share one process, so they are
+    one worker (``host:pid``) there.
+    """
 
     def __init__(self, workers: int = 2, *, max_in_flight: int | None = None) -> None:
         if workers < 1:
             raise InvalidOptionError(f"workers={workers}: at least 1.")
         self.workers = workers
         self.max_in_flight = max_in_flight or 2 * workers
+        self.throughput = Throughput()
 
     def map_partitions(self, fn: Callable[[P], R], partitions: Iterable[P]) -> Iterator[R]:
+        unwrap = self.throughput.unwrap
         if self.workers == 1:
             for partition in partitions:
-                yield fn(partition)
+                yield unwrap(timed_call(fn, partition))
             return
         source = iter(partitions)
         with cf.ThreadPoolExecutor(self.workers, thread_name_prefix="lg-eval-part") as pool:
-            pending: set[cf.Future[R]] = set()
+            pending: set[cf.Future[Timed[R]]] = set()
             try:
                 for partition in source:
-                    pending.add(pool.submit(fn, partition))
+                    pending.add(pool.submit(timed_call, fn, partition))
                     if len(pending) >= self.max_in_flight:
                         done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                         for future in done:
-                            yield future.result()
+                            yield unwrap(future.result())
                 while pending:
                     done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                     for future in done:
-                        yield future.result()
+                        yield unwrap(future.result())
             finally:
                 for future in pending:
                     future.cancel()

@@ -4,6 +4,14 @@ One Ray task per partition; results are fetched on the driver as tasks finish
 (``ray.wait``), at most ``max_in_flight`` tasks submitted at once. ``fn`` must be
 picklable (cloudpickle): a module-level function or a dataclass holding names and
 URLs, not open connections; each worker opens what it needs itself.
+
+A task whose worker process dies (killed, out of memory, its node lost) is run
+again by Ray, up to ``max_retries`` times (Ray's ``max_retries`` for system
+failures); an exception raised by ``fn`` itself is not retried
+(``retry_exceptions=False``) and is raised from :meth:`RayExecutor.map_partitions`
+on the driver. So ``fn`` must be safe to run twice on one partition: the driver
+only ever receives one attempt's result, but a dead attempt may have done part of
+the work (the experiment runner deletes a case's thread before playing it).
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.executors.throughput import Throughput, Timed, timed_call
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -28,7 +37,12 @@ def _ray() -> Any:
 class RayExecutor:
     """Run partitions on Ray: ``address`` a cluster (``ray://host:10001``, ``auto``), or None
     for the running Ray of this process, else a new local one (``init`` kwargs are passed to
-    ``ray.init``, e.g. ``num_cpus=2``)."""
+    ``ray.init``, e.g. ``num_cpus=2``).
+
+    ``max_retries``: how often a partition whose worker died is run again (then the
+    driver raises Ray's ``WorkerCrashedError``). :attr:`throughput` counts, per worker
+    (``host:pid``), the partitions and items it finished and its busy seconds.
+    """
 
     def __init__(
         self,
@@ -36,11 +50,16 @@ class RayExecutor:
         *,
         max_in_flight: int | None = None,
         num_cpus_per_task: float = 1,
+        max_retries: int = 3,
         **init: Any,
     ) -> None:
+        if max_retries < 0:
+            raise InvalidOptionError(f"max_retries={max_retries}: at least 0.")
         self.address = address
         self.max_in_flight = max_in_flight
         self.num_cpus_per_task = num_cpus_per_task
+        self.max_retries = max_retries
+        self.throughput = Throughput()
         self._init = init
 
     def _start(self) -> Any:
@@ -51,7 +70,10 @@ class RayExecutor:
 
     def map_partitions(self, fn: Callable[[P], R], partitions: Iterable[P]) -> Iterator[R]:
         ray = self._start()
-        task = ray.remote(num_cpus=self.num_cpus_per_task)(_call)
+        task = ray.remote(
+            num_cpus=self.num_cpus_per_task, max_retries=self.max_retries, retry_exceptions=False
+        )(_call)
+        unwrap = self.throughput.unwrap
         fn_ref = ray.put(fn)
         limit = self.max_in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         pending: list[Any] = []
@@ -61,18 +83,18 @@ class RayExecutor:
                 if len(pending) >= limit:
                     done, pending = ray.wait(pending, num_returns=1)
                     for ref in done:
-                        yield ray.get(ref)
+                        yield unwrap(ray.get(ref))
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
                 for ref in done:
-                    yield ray.get(ref)
+                    yield unwrap(ray.get(ref))
         finally:
             for ref in pending:
                 ray.cancel(ref)
 
 
-def _call(fn: Callable[[Any], Any], partition: Any) -> Any:
-    return fn(partition)
+def _call(fn: Callable[[Any], Any], partition: Any) -> Timed[Any]:
+    return timed_call(fn, partition)
 
 
 __all__ = ["RayExecutor"]

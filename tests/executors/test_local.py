@@ -51,3 +51,14 @@ def test_get_executor() -> None:
     assert get_executor(custom) is custom
     with pytest.raises(InvalidOptionError):
         get_executor("dask")
+
+
+def test_local_throughput_is_one_worker_counting_every_partition_and_item() -> None:
+    from lg_eval.executors.throughput import worker_id
+
+    ex = LocalExecutor(2)
+    out = list(ex.map_partitions(len, ([0] * (i % 4 + 1) for i in range(20))))
+    assert sum(out) == 50
+    (only,) = ex.throughput.workers()
+    assert (only.worker, only.partitions, only.items) == (worker_id(), 20, 50)
+    assert only.busy_s >= 0
