@@ -27,7 +27,7 @@ from contextlib import AsyncExitStack, closing, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -52,6 +52,9 @@ from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.langsmith import offline
 from lg_eval.play import Reviewer
+
+if TYPE_CHECKING:
+    from lg_eval.executors import Executor
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(done, total, passed, failed)``, called as each case finishes (``failed``
@@ -96,6 +99,9 @@ def run_experiment(
     redact: RedactOption = None,
     langsmith: bool = False,
     reviewer: Reviewer | None = None,
+    executor: str | Executor | None = "local",
+    ray_address: str | None = None,
+    partition_size: int | None = None,
 ) -> ExperimentRun:
     """Play every case of ``dataset`` on ``target``, score it, store it; return the run.
 
@@ -124,6 +130,11 @@ def run_experiment(
             :class:`~lg_eval.play.SimulatedReviewer` (a chat model playing a persona).
         langsmith: let the graph's and the judges' runs be traced to LangSmith as the
             environment says; by default the run sends nothing (:func:`lg_eval.langsmith.offline`).
+        executor: ``"local"`` (this process), ``"ray"`` or an Executor object: cases cut into
+            partitions of ``partition_size`` played by workers, stored here
+            (:mod:`lg_eval.experiments.distributed`; target and checkpointer as names).
+        ray_address: with ``executor="ray"``, the cluster (default a local Ray).
+        partition_size: with another executor, cases per task (default ``2 * concurrency``).
 
     Raises:
         InvalidOptionError: a bad option, no target, or an evaluator that cannot be built.
@@ -133,6 +144,12 @@ def run_experiment(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
         retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
     )  # fmt: skip
+    if executor not in (None, "local"):
+        from lg_eval.experiments.distributed import run_distributed
+
+        return run_distributed(
+            options, executor, ray_address=ray_address, partition_size=partition_size
+        )
     try:
         asyncio.get_running_loop()
     except RuntimeError:

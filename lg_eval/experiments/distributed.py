@@ -1,0 +1,294 @@
+"""Experiments on an executor (Ray): cases cut into partitions, played by workers, stored here.
+
+The driver decides what is left to run (a resumed run skips what the store
+holds, exactly as a local run), cuts the case × repetition pairs into
+partitions of ``partition_size`` and hands them to the executor. A worker plays
+its partition with the runner's own case core (:func:`run_case`, driven with
+blocking calls in threads, ``concurrency`` cases at once, each under
+``timeout``), on the checkpointer and target it opens by name once per process,
+and returns the partition's results; the driver alone writes them to the results
+store, one transaction per partition, and keeps the run record.
+
+A partition may be played twice (Ray runs it again when its worker dies), so a
+worker deletes every thread before playing on it (``fresh_threads``); only the
+attempt that came back is stored. Workers get names, never live objects: the
+target as ``module:attr`` (or the dataset's ``graph:``), the checkpointer as a URL,
+the judge cache as a path.
+
+``services``: an object whose ``.active()`` is a context manager entered around a
+partition's cases in the worker (the cluster-wide judge rate limiter and judge
+cache); when given, it replaces the worker's own judge cache file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Iterator, Sequence
+from contextlib import ExitStack, closing, nullcontext
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from lg_eval._effects import drive
+from lg_eval.errors import InvalidOptionError
+from lg_eval.executors import Executor, get_executor
+from lg_eval.experiments._case import CaseContext, CasePlan, run_case
+from lg_eval.experiments._targets import CaseTargets
+from lg_eval.experiments._upstream import (
+    DEFAULT_CHECKPOINTER,
+    Dataset,
+    dataset_hash,
+    load_dataset,
+    open_checkpointer,
+)
+from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
+from lg_eval.experiments.redaction import make_redactor
+from lg_eval.experiments.results import CaseResult, ExperimentRun
+from lg_eval.experiments.runner import (
+    _CaseThreads,
+    _check,
+    _new_run_id,
+    _Options,
+    _run_all,
+    _run_info,
+    _Tally,
+)
+from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
+from lg_eval.experiments.store import ResultStore, open_store
+from lg_eval.langsmith import offline
+from lg_eval.urls import parse_checkpointer_url
+
+Partition = Sequence[tuple[int, int]]
+"""``(ordinal of the case in the dataset, repetition)`` pairs."""
+
+PARTITION_CASES_PER_SLOT = 2
+"""Default partition size, in multiples of ``concurrency`` (a worker's case slots)."""
+
+
+def run_distributed(
+    options: _Options,
+    executor: str | Executor,
+    *,
+    ray_address: str | None = None,
+    partition_size: int | None = None,
+    services: Any = None,
+) -> ExperimentRun:
+    """Run the experiment ``options`` describes on ``executor``; the store is written here.
+
+    ``partition_size``: cases × repetitions per task (default ``2 * concurrency``).
+    ``services``: entered (``services.active()``) around each partition in its worker.
+    """
+    _check(options)
+    size = partition_size
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise InvalidOptionError(f"partition_size={partition_size!r}: use an integer >= 1.")
+    shipped = _for_workers(options)
+    runner = get_executor(executor, address=ray_address)
+    size = partition_size or PARTITION_CASES_PER_SLOT * options.concurrency
+    with nullcontext() if options.langsmith else offline():
+        return _orchestrate(options, shipped, runner, size, services)
+
+
+def _orchestrate(
+    options: _Options, shipped: _Options, runner: Executor, size: int, services: Any
+) -> ExperimentRun:
+    dataset = shipped.dataset
+    assert isinstance(dataset, Dataset)
+    run_id = options.run_id or _new_run_id(dataset.name)
+    targets = CaseTargets(options.target, dataset, cast(Any, None))  # bad references fail here
+    resolver = EvaluatorResolver(dataset)
+    for case in dataset.cases:
+        resolver.for_case(case)  # an evaluator that cannot be built fails before any task
+    with ExitStack() as stack:
+        store = options.store
+        if not isinstance(store, ResultStore):
+            store = stack.enter_context(closing(open_store(store)))
+        info, _resumed = store.begin_run(
+            _run_info(options, dataset, run_id, targets.describe(), store)
+        )
+        config = {**info.config, "executor": type(runner).__name__, "partition_size": size}
+        stored = store.finished(run_id)
+        todo = [
+            (ordinal, repetition)
+            for ordinal, case in enumerate(dataset.cases)
+            for repetition in range(options.repetitions)
+            if (case.id, repetition) not in stored
+        ]
+        work = PlayCases(shipped, run_id, dataset_hash(dataset), services)
+        tally = _Tally(info.cases, options.progress, list(stored.values()))
+        status: Any = "interrupted"
+        try:
+            for results in runner.map_partitions(work, _chunks(todo, size)):
+                store.write(results)
+                for _, result in results:
+                    tally.add(result.status)
+            status = "finished"
+        finally:
+            done = info.model_copy(
+                update={"status": status, "finished_at": datetime.now(UTC), "config": config}
+            )
+            store.update_run(done)
+        return store.load_run(run_id)
+
+
+def _for_workers(options: _Options) -> _Options:
+    """The options as workers get them: names and URLs only, nothing of the driver's."""
+    if options.target is not None and not isinstance(options.target, str):
+        raise InvalidOptionError(
+            f"target={type(options.target).__name__} object: a distributed run plays cases in "
+            "other processes; pass the target as 'module:attr', or None for the dataset's graph."
+        )
+    if options.checkpointer is not None and not isinstance(options.checkpointer, str):
+        raise InvalidOptionError(
+            f"checkpointer={type(options.checkpointer).__name__} object: a distributed run's "
+            "workers open their own; pass its URL (postgresql://... or sqlite:///...)."
+        )
+    if isinstance(options.judge_cache, JudgeCache):
+        raise InvalidOptionError(
+            "judge_cache=JudgeCache object: a distributed run's workers open their own; pass "
+            "its path, True (the default file) or False."
+        )
+    dataset = options.dataset
+    if not isinstance(dataset, Dataset):
+        dataset = load_dataset(dataset)
+    cache: bool | Path = False
+    if options.judge_cache is not False:
+        cache = DEFAULT_CACHE if options.judge_cache is True else Path(options.judge_cache)
+        cache = cache.resolve()
+    return replace(
+        options,
+        dataset=dataset,
+        checkpointer=_absolute(options.checkpointer or DEFAULT_CHECKPOINTER),
+        store=None,
+        progress=None,
+        judge_cache=cache,
+    )
+
+
+def _absolute(url: str) -> str:
+    """A SQLite URL with an absolute path (a worker's working directory may differ)."""
+    parsed = parse_checkpointer_url(url)
+    if parsed.kind != "sqlite" or parsed.path is None:
+        return url
+    return f"sqlite:///{parsed.path.resolve()}"
+
+
+def _chunks(items: list[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# --------------------------------------------------------------------------- in the worker
+
+
+@dataclass(frozen=True)
+class PlayCases:
+    """``play(partition) -> [(ordinal, CaseResult)]``: what a worker runs for one partition."""
+
+    options: _Options
+    run_id: str
+    dataset_hash: str
+    services: Any = None
+    """An object with ``.active()`` (a context manager), entered around the partition."""
+
+    def __call__(self, partition: Partition) -> list[tuple[int, CaseResult]]:
+        options = self.options
+        dataset = options.dataset
+        assert isinstance(dataset, Dataset)
+        ready = _resources(options, self.dataset_hash)
+        context = CaseContext(
+            run_id=self.run_id,
+            targets=ready.targets,
+            saver=ready.saver,
+            thresholds=dict(options.thresholds or {}),
+            retries=options.retries,
+            redactor=make_redactor(options.redact),
+            reviewer=options.reviewer,
+            fresh_threads=True,
+        )
+        plans = [
+            CasePlan(
+                ordinal,
+                case,
+                repetition,
+                ready.resolver.for_case(case),
+                reference_of(case.expected),
+            )
+            for ordinal, repetition in partition
+            for case in (dataset.cases[ordinal],)
+        ]
+        results: list[tuple[int, CaseResult]] = []
+        with ExitStack() as stack:
+            if not options.langsmith:
+                stack.enter_context(offline())
+            if self.services is not None:
+                stack.enter_context(self.services.active())
+            elif ready.cache is not None:
+                stack.enter_context(ready.cache.active())
+            asyncio.run(_play(plans, context, options, results))
+        return results
+
+
+async def _play(
+    plans: list[CasePlan],
+    context: CaseContext,
+    options: _Options,
+    results: list[tuple[int, CaseResult]],
+) -> None:
+    """The runner's loop: ``concurrency`` blocking cases at once, each under ``timeout``."""
+    threads = _CaseThreads(asyncio.get_running_loop())
+    try:
+
+        def execute(plan: CasePlan) -> Awaitable[CaseResult]:
+            return threads.submit(lambda: drive(run_case(context, plan)))
+
+        def finished(plan: CasePlan, result: CaseResult) -> None:
+            results.append((plan.ordinal, result))
+
+        await _run_all(plans, execute, context, options, finished)
+    finally:
+        threads.close()
+
+
+@dataclass(frozen=True)
+class _Resources:
+    saver: Any
+    targets: CaseTargets
+    resolver: EvaluatorResolver
+    cache: JudgeCache | None
+
+
+_LOCK = threading.Lock()
+_OPEN = ExitStack()  # checkpointers stay open for the worker process's life
+_SAVERS: dict[str, Any] = {}
+_CACHES: dict[Path, JudgeCache] = {}
+_READY: dict[tuple[str, str | None, str], _Resources] = {}
+
+
+def _resources(options: _Options, digest: str) -> _Resources:
+    """This process's checkpointer, targets, evaluators and judge cache for a run's options:
+    opened on the first partition, reused by every later one."""
+    url = cast(str, options.checkpointer)
+    key = (url, cast("str | None", options.target), digest)
+    with _LOCK:
+        ready = _READY.get(key)
+        if ready is not None:
+            return ready
+        saver = _SAVERS.get(url)
+        if saver is None:
+            saver = _SAVERS[url] = _OPEN.enter_context(open_checkpointer(url))
+        cache = None
+        if isinstance(options.judge_cache, Path):
+            cache = _CACHES.get(options.judge_cache)
+            if cache is None:
+                cache = _CACHES[options.judge_cache] = JudgeCache(options.judge_cache)
+        dataset = cast(Dataset, options.dataset)
+        ready = _READY[key] = _Resources(
+            saver, CaseTargets(options.target, dataset, saver), EvaluatorResolver(dataset), cache
+        )
+        return ready
+
+
+__all__ = ["PARTITION_CASES_PER_SLOT", "Partition", "PlayCases", "run_distributed"]

@@ -1,0 +1,228 @@
+"""Experiments on an executor: the same stored results as the local runner, a killed worker's
+partition recovered, resuming, and the options a distributed run refuses.
+
+The Ray tests share one local Ray (``num_cpus=2``) per module and a Postgres checkpointer
+(``LG_EVAL_PG_DSN``; skipped without it). Results are compared field by field except
+what legitimately differs between two runs: ``run_id``, the run id inside ``thread_id``
+(``<run_id>:<case>:<repetition>:<attempt>``), ``latency_s``, ``finished_at``, and the ids of
+the interrupts a turn was asked (LangGraph hashes them from the task id, which derives from
+the checkpoint id, a time-based uuid6; their paths and values are compared).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.executors import LocalExecutor
+from lg_eval.experiments import ExperimentRun, open_store, run_experiment
+from lg_eval.experiments.judge_cache import JudgeCache
+from lg_eval.play import open_checkpointer
+from tests.executors import killing
+from tests.experiments.conftest import dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = "tests.experiments.test_ray_distributed:build"
+
+
+class State(TypedDict, total=False):
+    text: str
+    answer: str
+
+
+def _ask(state: State) -> dict[str, Any]:
+    killing.die_once(after=3)  # in a Ray worker, once armed: mid-partition (its 2nd case)
+    reply = interrupt(f"approve {state['text']}?")
+    return {"answer": f"{state['text']}:{reply}"}
+
+
+def _done(state: State) -> dict[str, Any]:
+    return {"answer": state["answer"].upper() if state["text"].endswith("0") else state["answer"]}
+
+
+def build(checkpointer: Any = None) -> Any:
+    """ask (interrupts for approval) -> done; deterministic."""
+    builder = StateGraph(State)
+    builder.add_node("ask", _ask)
+    builder.add_node("done", _done)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "done")
+    builder.add_edge("done", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+STEPS = [["__start__", "ask", "__interrupt__"], ["ask", "done"]]
+
+
+def approvals(n: int) -> Any:
+    """``n`` cases: passing, failing (wrong output, wrong trajectory) and half-played ones."""
+    cases = []
+    for i in range(n):
+        turns: list[dict[str, Any]] = [{"input": {"text": f"t{i}"}}, {"resume": "yes"}]
+        expected: dict[str, Any] = {"output": {"contains": [f"t{i}:yes"]}}
+        if i % 4 == 1:
+            expected["trajectory"] = {"steps": [["__start__", "ask", "done"]]}
+        if i % 4 == 2:
+            turns = turns[:1]
+        if i % 4 == 3:
+            expected["trajectory"] = {"steps": STEPS}
+        cases.append({"id": f"c{i:02d}", "turns": turns, "expected": expected})
+    return dataset("approvals", cases)
+
+
+def comparable(run: ExperimentRun) -> list[dict[str, Any]]:
+    """The stored results without what differs between two runs of one dataset."""
+    rows = []
+    for result in run.results:
+        row = result.model_dump(mode="json", exclude={"run_id", "latency_s", "finished_at"})
+        row["thread_id"] = result.thread_id.removeprefix(f"{result.run_id}:")
+        for turn in row["turns"]:
+            for asked in turn["asked"]:
+                asked.pop("id")
+        rows.append(row)
+    return rows
+
+
+class Calls:
+    """A progress function that keeps every call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int, int, int]] = []
+
+    def __call__(self, done: int, total: int, passed: int, failed: int) -> None:
+        self.calls.append((done, total, passed, failed))
+
+
+# --------------------------------------------------------------------------- no Ray needed
+
+
+def test_a_distributed_run_refuses_a_live_graph_naming_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(InvalidOptionError, match=r"target=CompiledStateGraph.*'module:attr'"):
+        run_experiment(build(), approvals(2), executor=LocalExecutor(), store=tmp_path / "r.db")
+
+
+def test_a_distributed_run_refuses_a_saver_object_naming_what_to_pass(tmp_path: Path) -> None:
+    refused = pytest.raises(InvalidOptionError, match=r"checkpointer=SqliteSaver.*its URL")
+    with open_checkpointer(f"sqlite:///{tmp_path / 'c.db'}") as saver, refused:
+        run_experiment(TARGET, approvals(2), checkpointer=saver, executor=LocalExecutor())
+
+
+def test_a_distributed_run_refuses_a_judge_cache_object(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "cache.db")
+    with pytest.raises(InvalidOptionError, match=r"judge_cache=JudgeCache object.*its path"):
+        run_experiment(TARGET, approvals(2), judge_cache=cache, executor=LocalExecutor())
+    cache.close()
+
+
+def test_an_unknown_executor_name_is_an_invalid_option(tmp_path: Path) -> None:
+    with pytest.raises(InvalidOptionError, match="executor='dask'"):
+        run_experiment(TARGET, approvals(2), executor="dask", store=tmp_path / "r.db")
+
+
+def test_on_a_local_executor_object_the_results_equal_the_local_runner(where: Any) -> None:
+    local = run_experiment(TARGET, approvals(8), run_id="local", **where)
+    calls = Calls()
+    parted = run_experiment(
+        TARGET, approvals(8), run_id="parted", executor=LocalExecutor(2), partition_size=3,
+        progress=calls, **where,
+    )  # fmt: skip
+    assert comparable(parted) == comparable(local)
+    assert [c[0] for c in calls.calls] == list(range(1, 9))
+    assert parted.info.config["executor"] == "LocalExecutor"
+    assert parted.info.config["partition_size"] == 3
+    assert parted.info.status == "finished"
+
+
+# --------------------------------------------------------------------------- on Ray
+
+
+@pytest.fixture(scope="module")
+def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One local Ray for the module (after Postgres is known to be there)."""
+    ray = pytest.importorskip("ray")
+    where = tmp_path_factory.mktemp("kill")
+    env = {"PYTHONPATH": str(ROOT), killing.KILL_DIR: str(where)}
+    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
+    yield where
+    ray.shutdown()
+
+
+@pytest.fixture
+def pg_url(pg_dsn: str) -> Iterator[str]:
+    """A database of its own for checkpoints and results."""
+    import psycopg
+
+    name = f"lg_eval_rayexp_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    base, _, query = pg_dsn.partition("?")
+    yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _ray_executor() -> Any:
+    from lg_eval.executors.ray import RayExecutor
+
+    return RayExecutor()
+
+
+@pytest.mark.postgres
+def test_on_ray_the_stored_results_equal_the_local_runner(
+    kill_dir: Path, pg_url: str, tmp_path: Path
+) -> None:
+    kw: dict[str, Any] = {"checkpointer": pg_url, "store": pg_url, "judge_cache": False}
+    local = run_experiment(TARGET, approvals(12), run_id="local", repetitions=2, **kw)
+    executor = _ray_executor()
+    remote = run_experiment(
+        TARGET, approvals(12), run_id="ray", repetitions=2, executor=executor,
+        partition_size=5, **kw,
+    )  # fmt: skip
+    assert [r.status for r in local.results].count("passed") == 6
+    assert comparable(remote) == comparable(local)
+    assert remote.info.config["executor"] == "RayExecutor"
+    assert executor.throughput.items == 24
+    assert sum(w.partitions for w in executor.throughput.workers()) == 5
+
+
+@pytest.mark.postgres
+def test_on_ray_a_killed_workers_partition_is_replayed_and_stored_once(
+    kill_dir: Path, pg_url: str
+) -> None:
+    kw: dict[str, Any] = {"checkpointer": pg_url, "store": pg_url, "judge_cache": False}
+    undisturbed = run_experiment(TARGET, approvals(12), run_id="undisturbed", **kw)
+    killing.arm(kill_dir)
+    calls, executor = Calls(), _ray_executor()
+    remote = run_experiment(
+        TARGET, approvals(12), run_id="killed", executor=executor, partition_size=4,
+        progress=calls, **kw,
+    )  # fmt: skip
+    assert killing.killed(kill_dir) is not None
+    assert comparable(remote) == comparable(undisturbed)
+    assert [c[0] for c in calls.calls] == list(range(1, 13))  # each case reached the driver once
+    assert executor.throughput.items == 12
+    with open_store(pg_url) as store:
+        assert len(store.finished("killed")) == 12
+
+
+@pytest.mark.postgres
+def test_on_ray_a_resumed_run_plays_only_the_cases_not_stored(kill_dir: Path, pg_url: str) -> None:
+    kw: dict[str, Any] = {"checkpointer": pg_url, "store": pg_url, "judge_cache": False}
+    whole = run_experiment(TARGET, approvals(6), run_id="whole", **kw)
+    with open_store(pg_url) as store:  # as if the run had been killed after 4 cases
+        store.write([(i, r.model_copy(update={"run_id": "cut"})) for i, r in
+                     enumerate(whole.results[:4])])  # fmt: skip
+    with open_store(pg_url) as store:
+        store.begin_run(whole.info.model_copy(update={"run_id": "cut", "status": "running"}))
+    executor = _ray_executor()
+    resumed = run_experiment(TARGET, approvals(6), run_id="cut", executor=executor, **kw)
+    assert executor.throughput.items == 2
+    assert [r.case_id for r in resumed.results] == [f"c{i:02d}" for i in range(6)]
+    assert resumed.info.status == "finished"
