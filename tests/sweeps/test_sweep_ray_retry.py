@@ -1,0 +1,92 @@
+"""A sweep on Ray whose worker is SIGKILLed mid-partition: the partition is scored again
+elsewhere, and every thread is stored exactly once, as in an undisturbed local sweep."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lg_eval.evaluator import make_evaluator
+from lg_eval.experiments import open_store
+from lg_eval.feedback import Feedback
+from lg_eval.play import open_checkpointer
+from lg_eval.sweeps import sweep_threads
+from tests.executors import killing
+from tests.sweeps import helpers
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAPH = "tests.sweeps.helpers:build"
+
+
+def _steps(*, outputs: Any, **_: Any) -> Feedback:
+    """The thread's node steps; in a Ray worker, once armed, its 2nd call kills the worker."""
+    killing.die_once(after=2)
+    steps = sum(len(turn) for turn in outputs["trajectory"].to_graph_trajectory().steps)
+    return Feedback(score=float(steps))
+
+
+steps = make_evaluator("steps", _steps)
+EVALUATORS = ["tests.sweeps.helpers:turns", "tests.sweeps.test_sweep_ray_retry:steps"]
+
+
+@pytest.fixture(scope="module")
+def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One local Ray for the module (after Postgres is known to be there)."""
+    ray = pytest.importorskip("ray")
+    where = tmp_path_factory.mktemp("kill")
+    env = {"PYTHONPATH": str(ROOT), killing.KILL_DIR: str(where)}
+    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
+    yield where
+    ray.shutdown()
+
+
+@pytest.fixture
+def pg_url(pg_dsn: str) -> Iterator[str]:
+    """A database of its own (other tests truncate the shared checkpoint tables)."""
+    import psycopg
+
+    name = f"lg_eval_sweep_retry_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    base, _, query = pg_dsn.partition("?")
+    yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _rows(result: Any) -> list[tuple[str, str, str, list[tuple[str, Any]], Any]]:
+    return sorted(
+        (r.case_id, result.checkpoints[r.case_id], r.status, [(s.key, s.score) for s in r.scores],
+         r.trajectory)
+        for r in result.run.results
+    )  # fmt: skip
+
+
+@pytest.mark.postgres
+def test_a_killed_workers_sweep_partition_is_rescored_and_stored_once(
+    kill_dir: Path, pg_url: str, tmp_path: Path
+) -> None:
+    from lg_eval.executors.ray import RayExecutor
+
+    with open_checkpointer(pg_url) as saver:
+        helpers.populate(helpers.build(saver), 10, 10)
+    kw: dict[str, Any] = {"evaluators": EVALUATORS, "partition_size": 4}
+    undisturbed = sweep_threads(GRAPH, pg_url, store=tmp_path / "local.sqlite", **kw)
+    killing.arm(kill_dir)
+    seen: list[int] = []
+    executor = RayExecutor()
+    remote = sweep_threads(
+        GRAPH, pg_url, store=pg_url, executor=executor, run_id="killed",
+        progress=lambda scored, passed, failed: seen.append(scored), **kw,
+    )  # fmt: skip
+    assert killing.killed(kill_dir) is not None
+    assert _rows(remote) == _rows(undisturbed)
+    assert len(remote.thread_ids) == 20 == len(set(remote.thread_ids))
+    assert seen[-1] == 20 and len(seen) == 5  # five partitions came back, each once
+    assert executor.throughput.items == 20
+    with open_store(pg_url) as store:
+        assert len(store.finished("killed")) == 20
