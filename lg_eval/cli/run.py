@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lg_eval.cli._common import (
     GATE_FAILED,
     PASSED,
     fail,
     input_errors,
-    interactive,
     parse_pairs,
     say,
     stdout,
 )
+from lg_eval.cli._progress import build_executor, progress_display, throughput_of
 from lg_eval.cli._reports import write_reports
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
@@ -98,6 +95,16 @@ def run(
         str | None,
         typer.Option(help="With --langsmith: the LangSmith dataset name (default its own)."),
     ] = None,
+    executor: Annotated[
+        str, typer.Option(help="local (this process) or ray (cases in partitions on Ray).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="With --executor ray: the cluster (default: local Ray).")
+    ] = None,
+    partition_size: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --executor ray: cases per task (default 2 x concurrency)."),
+    ] = None,
 ) -> None:
     """Run DATASET: every case on a fresh thread, scored, stored as it finishes.
 
@@ -112,7 +119,8 @@ def run(
         return
     with input_errors():
         loaded = load_dataset(dataset)
-        with _progress(quiet) as progress:
+        chosen = build_executor(executor, ray_address)
+        with progress_display(quiet, "cases", throughput_of(chosen)) as progress:
             result = run_experiment(
                 graph,
                 loaded,
@@ -129,6 +137,8 @@ def run(
                 progress=progress,
                 redact=redact_pattern or None,
                 reviewer=_reviewer(reviewer_model, reviewer_persona, reviewer_instructions),
+                executor=chosen,
+                partition_size=partition_size,
             )
         with open_store(store) as results:
             history = _older(results.latest_runs(result.info.dataset, 10), result)
@@ -170,38 +180,6 @@ def _exit_code(result: ExperimentRun, fail_under: float | None) -> int:
         say(f"pass rate {rate:.1%} is below --fail-under {fail_under:.1%}")
         return GATE_FAILED
     return PASSED
-
-
-ProgressFn = Callable[[int, int, int, int], None]
-
-
-@contextlib.contextmanager
-def _progress(quiet: bool) -> Iterator[ProgressFn | None]:
-    """A live bar on a terminal, a plain line per case in a log, nothing with --quiet."""
-    if quiet:
-        yield None
-        return
-    if not interactive():
-
-        def line(done: int, total: int, passed: int, failed: int) -> None:
-            say(f"[{done}/{total}] passed {passed}, failed {failed}")
-
-        yield line
-        return
-    columns = (
-        TextColumn("cases"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=True) as bar:
-        task = bar.add_task("cases", total=None, passed=0, failed=0)
-
-        def update(done: int, total: int, passed: int, failed: int) -> None:
-            bar.update(task, completed=done, total=total, passed=passed, failed=failed)
-
-        yield update
 
 
 __all__ = ["run"]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lg_eval.cli._common import PASSED, input_errors, parse_pairs, say, stdout, write_file
+from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.cli._reports import write_reports
 from lg_eval.experiments import open_store
 from lg_eval.reports import build_report, render_terminal
@@ -73,7 +72,8 @@ def sweep(
     if executor not in ("local", "ray"):
         raise typer.BadParameter("use local or ray", param_hint="--executor")
     with input_errors():
-        with _progress(quiet) as progress:
+        chosen = build_executor(executor, ray_address)
+        with progress_display(quiet, "threads", throughput_of(chosen)) as update:
             result = sweep_threads(
                 graph,
                 checkpointer,
@@ -84,13 +84,12 @@ def sweep(
                 limit=limit,
                 evaluators=evaluator or ["redundancy"],
                 store=store,
-                executor=executor,
-                ray_address=ray_address,
+                executor=chosen,
                 name=name,
                 run_id=run_id,
                 incremental=not full,
                 partition_size=partition_size,
-                progress=progress,
+                progress=None if update is None else _scored(update),
                 redact=redact_pattern or None,
             )
         with open_store(store) as results:
@@ -109,16 +108,13 @@ def sweep(
     raise typer.Exit(PASSED)
 
 
-@contextlib.contextmanager
-def _progress(quiet: bool) -> Iterator[SweepProgress | None]:
-    if quiet:
-        yield None
-        return
+def _scored(update: Update) -> SweepProgress:
+    """The sweep's ``progress(scored, passed, failed)`` as a display update (no total)."""
 
-    def line(scored: int, passed: int, failed: int) -> None:
-        say(f"[{scored} threads] passed {passed}, failed {failed}")
+    def progress(scored: int, passed: int, failed: int) -> None:
+        update(scored, None, passed, failed)
 
-    yield line
+    return progress
 
 
 __all__ = ["sweep"]
