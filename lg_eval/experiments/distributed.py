@@ -120,7 +120,8 @@ def _orchestrate(
         tally = _Tally(info.cases, options.progress, list(stored.values()))
         status: Any = "interrupted"
         try:
-            for results in runner.map_partitions(work, _chunks(todo, size)):
+            parts = runner.map_partitions(work, _chunks(todo, size)) if todo else iter(())
+            for results in parts:  # nothing left (a finished run resumed): no executor started
                 store.write(results)
                 for _, result in results:
                     tally.add(result.status)

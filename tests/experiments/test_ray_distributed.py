@@ -140,6 +140,20 @@ def test_on_a_local_executor_object_the_results_equal_the_local_runner(where: An
     assert parted.info.status == "finished"
 
 
+class Unusable:
+    """An executor that must not be asked for anything."""
+
+    def map_partitions(self, fn: Any, partitions: Any) -> Any:
+        raise AssertionError("map_partitions was called")
+
+
+def test_resuming_a_finished_run_plays_nothing_and_starts_no_executor(where: Any) -> None:
+    first = run_experiment(TARGET, approvals(3), run_id="r", executor=LocalExecutor(), **where)
+    again = run_experiment(TARGET, approvals(3), run_id="r", executor=Unusable(), **where)
+    assert comparable(again) == comparable(first)
+    assert again.info.status == "finished"
+
+
 # --------------------------------------------------------------------------- on Ray
 
 
