@@ -7,6 +7,9 @@
 * :func:`create_rubric_judge` grades several rubric dimensions at once;
 * :func:`create_pairwise_trajectory_judge` picks the better of two trajectories.
 
+:class:`RateLimiter` keeps every judge call of a process under a provider's
+:class:`RateLimits` (requests and tokens per minute, calls in flight).
+
 Each returns an :class:`lg_eval.Evaluator` (await it with ``.aevaluate``).
 All share :class:`JudgeOptions` (model, retries, timeouts, consensus sampling,
 a prompt budget) and never raise when the model fails: the result then has
@@ -35,6 +38,7 @@ from lg_eval.judges.prompts import (
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
 )
+from lg_eval.judges.rate_limits import LimiterStats, RateLimiter, RateLimits
 from lg_eval.judges.rubric import (
     DEFAULT_RUBRIC,
     RubricDimension,
@@ -46,7 +50,8 @@ from lg_eval.judges.trajectory import (
 )
 
 # REQUEST_HOOK, OutputSpec and Usage are the extension points for what wraps model calls
-# (lg_eval.experiments' judge cache): the hook sees each request, its answer schema and cost.
+# (lg_eval.experiments' judge cache, the RateLimiter): the hook sees each request, its answer
+# schema and cost; hooks compose (lg_eval.judges._model.use_hook).
 
 # Judges by name, for dataset files and configs ("graph_trajectory_accuracy"); the model
 # a judge uses is only resolved on its first call, so registering costs nothing.
@@ -66,7 +71,10 @@ __all__ = [
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
     "JudgeConcurrency",
     "JudgeOptions",
+    "LimiterStats",
     "OutputSpec",
+    "RateLimiter",
+    "RateLimits",
     "RetryPolicy",
     "RubricDimension",
     "Usage",
