@@ -12,6 +12,7 @@ import itertools
 import pickle
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -48,28 +49,22 @@ def local_ray():
         ray.shutdown()
 
 
-class Barrier:
-    """A Ray actor the tasks wait at, so that both start judging at the same time."""
+def wait_at(barrier: str, parties: int) -> None:
+    """Wait until ``parties`` tasks have arrived at the ``barrier`` directory (one machine)."""
+    import os
+    import uuid
 
-    def __init__(self, parties: int) -> None:
-        self.parties = parties
-        self.arrived = 0
-
-    def arrive(self) -> None:
-        self.arrived += 1
-
-    def open(self) -> bool:
-        return self.arrived >= self.parties
-
-
-def wait_at(barrier: Any) -> None:
-    ray.get(barrier.arrive.remote())
-    while not ray.get(barrier.open.remote()):
+    open(os.path.join(barrier, uuid.uuid4().hex), "w").close()
+    while len(os.listdir(barrier)) < parties:
         time.sleep(0.005)
 
 
 def judge_calls(
-    services: JudgeServices, prompts: list[str], barrier: Any, delay: float = 0.0
+    services: JudgeServices,
+    prompts: list[str],
+    barrier: str,
+    delay: float = 0.0,
+    parties: int = 2,
 ) -> dict[str, Any]:
     """In a worker: judge each prompt (sync) inside ``services.active()``."""
     import os
@@ -81,7 +76,7 @@ def judge_calls(
     model = TimedJudge(script=Script([reply], repeat_last=True), delay=delay)
     judge = create_trajectory_llm_as_judge(judge=model)
     spans = []
-    wait_at(barrier)
+    wait_at(barrier, parties)
     with services.active():
         for prompt in prompts:
             score = judge(outputs=[{"role": "user", "content": prompt}])["score"]
@@ -92,7 +87,7 @@ def judge_calls(
 
 
 def ajudge_calls(
-    services: JudgeServices, prompts: list[str], barrier: Any, delay: float
+    services: JudgeServices, prompts: list[str], barrier: str, delay: float
 ) -> dict[str, Any]:
     """In a worker: judge the prompts concurrently on one event loop."""
     from tests.judges.fake_judge import ScriptedJudge, verdict
@@ -101,7 +96,7 @@ def ajudge_calls(
     judge = create_trajectory_llm_as_judge(judge=model)
 
     async def main() -> list[Any]:
-        wait_at(barrier)
+        wait_at(barrier, 2)
         with services.active():
             calls = [judge.aevaluate(outputs=[{"role": "user", "content": p}]) for p in prompts]
             return [r["score"] for r in await asyncio.gather(*calls)]
@@ -110,8 +105,9 @@ def ajudge_calls(
 
 
 def in_two_workers(fn: Any, services: JudgeServices, batches: list[list[str]], *args: Any):
+    assert len(batches) == 2
     task = ray.remote(num_cpus=1)(fn)
-    barrier = ray.remote(num_cpus=0)(Barrier).remote(len(batches))
+    barrier = tempfile.mkdtemp(prefix="lg-eval-barrier-")
     return ray.get([task.remote(services, batch, barrier, *args) for batch in batches])
 
 
@@ -132,13 +128,23 @@ def start():
         services.close()
 
 
-def test_the_limiter_actor_caps_calls_in_flight_across_workers(start):
-    services = start(limits=RateLimits(max_concurrent=1))
+@pytest.fixture(scope="module")
+def one_at_a_time():
+    """Services whose limiter lets one judge call at a time through (shared by the tests
+    that only look at concurrency: every actor is a process, slow to start)."""
+    services = JudgeServices.start(limits=RateLimits(max_concurrent=1))
+    yield services
+    services.close()
+
+
+def test_the_limiter_actor_caps_calls_in_flight_across_workers(one_at_a_time):
+    services = one_at_a_time
+    before = services.stats()["limiter"]["requests"]
     results = in_two_workers(judge_calls, services, [prompts("a", 3), prompts("b", 3)], 0.1)
     assert results[0]["pid"] != results[1]["pid"]
     spans = sorted(span for r in results for span in r["spans"])
     assert all(end <= following for (_, end), (following, _) in itertools.pairwise(spans))
-    assert services.stats()["limiter"]["requests"] == 6
+    assert services.stats()["limiter"]["requests"] - before == 6
     assert services.stats()["limiter"]["max_in_flight"] == 1
 
 
@@ -154,8 +160,8 @@ def test_the_limiter_actor_holds_the_request_window_across_workers(start):
     assert services.stats()["limiter"]["waits"] >= 2  # the 4th and 5th found the window full
 
 
-def test_async_judges_in_workers_share_the_limiter_actor(start):
-    services = start(limits=RateLimits(max_concurrent=1))
+def test_async_judges_in_workers_share_the_limiter_actor(one_at_a_time):
+    services = one_at_a_time
     results = in_two_workers(ajudge_calls, services, [prompts("a", 3), prompts("b", 3)], 0.05)
     assert [r["scores"] for r in results] == [[True] * 3] * 2
     assert [r["max_in_flight"] for r in results] == [1, 1]
@@ -179,28 +185,26 @@ def test_answers_cached_by_one_worker_are_hits_for_the_other(start, tmp_path):
     assert stats["limiter"]["requests"] == 6  # the hits asked the limiter nothing
 
 
-def test_the_shared_cache_persists_in_the_drivers_file(start, tmp_path):
+def test_the_shared_cache_serves_what_the_drivers_file_holds(start, tmp_path):
     path = tmp_path / "cache.sqlite"
-    services = start(cache=JudgeCache(path))
-    in_two_workers(judge_calls, services, [prompts("a", 2), prompts("b", 2)])
-    services.close()
-    again = start(cache=path)
-    rerun = in_two_workers(judge_calls, again, [prompts("a", 2), prompts("b", 2)])
+    earlier = JudgeCache(path)  # an earlier run, on the driver: two answers kept
+    with earlier.active():
+        local = judge_calls(JudgeServices(), prompts("a", 2), tempfile.mkdtemp(), parties=1)
+    earlier.close()
+    assert local["model_calls"] == 2
+    services = start(cache=path)
+    rerun = in_two_workers(judge_calls, services, [prompts("a", 2), prompts("a", 2)])
     assert [r["model_calls"] for r in rerun] == [0, 0]
-    assert again.stats() == {
+    assert services.stats() == {
         "cache": {"hits": 4, "misses": 0, "saved_calls": 4, "saved_tokens": 480, "saved_cost": 0.0},
         "limiter": None,
     }
-    cache = JudgeCache(path)
-    assert cache._conn.execute("SELECT count(*) FROM judge_cache").fetchone() == (4,)
-    cache.close()
 
 
-def test_services_pickle_as_their_handles(start):
-    services = start(limits={"requests_per_minute": 60})
-    copy = pickle.loads(pickle.dumps(services))
-    assert copy.limits == RateLimits(requests_per_minute=60)
-    assert ray.get(copy.limiter.stats.remote())["requests"] == 0
+def test_services_pickle_as_their_handles(one_at_a_time):
+    copy = pickle.loads(pickle.dumps(one_at_a_time))
+    assert copy.limits == RateLimits(max_concurrent=1)
+    assert ray.get(copy.limiter.stats.remote()) == one_at_a_time.stats()["limiter"]
 
 
 def test_a_cache_of_another_type_is_refused():
