@@ -317,11 +317,9 @@ class RateLimiter:
     (``with limiter.active(), cache.active():``) so cache hits spend no budget.
     """
 
-    def __init__(
-        self, limits: RateLimits | Mapping[str, Any], *, clock: Callable[[], float] | None = None
-    ) -> None:
+    def __init__(self, limits: RateLimits | Mapping[str, Any]) -> None:
         self.limits = RateLimits.of(limits)
-        self._budget = Budget(self.limits, clock=clock or time.monotonic)
+        self._budget = Budget(self.limits)
         self._lock = threading.Lock()
         self.gate = Gate(self._try_acquire, self._settle)
 
