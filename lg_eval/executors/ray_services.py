@@ -32,7 +32,7 @@ from lg_eval._effects import Effect
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors.ray import _ray
 from lg_eval.experiments.judge_cache import CacheAccess, JudgeCache, caching_hook
-from lg_eval.judges._model import use_hook
+from lg_eval.judges import use_hook
 from lg_eval.judges.rate_limits import Budget, Gate, RateLimits, limiting_hook
 
 REMOTE_POLL = (0.005, 0.05)

@@ -27,8 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, mes
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.experiments.store import sqlite_connection
-from lg_eval.judges import OutputSpec
-from lg_eval.judges._model import RequestHook, use_hook
+from lg_eval.judges import OutputSpec, RequestHook, use_hook
 
 T = TypeVar("T")
 

@@ -18,7 +18,7 @@ a prompt budget) and never raise when the model fails: the result then has
 
 from lg_eval.evaluators.registry import register_evaluator
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
-from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK
+from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK, RequestHook, use_hook
 from lg_eval.judges._options import JudgeOptions
 from lg_eval.judges._retry import RetryPolicy, is_transient
 from lg_eval.judges._schema import OutputSpec
@@ -75,6 +75,7 @@ __all__ = [
     "OutputSpec",
     "RateLimiter",
     "RateLimits",
+    "RequestHook",
     "RetryPolicy",
     "RubricDimension",
     "Usage",
@@ -86,4 +87,5 @@ __all__ = [
     "create_trajectory_llm_as_judge",
     "is_transient",
     "set_judge_concurrency",
+    "use_hook",
 ]
