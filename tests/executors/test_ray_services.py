@@ -101,7 +101,12 @@ def ajudge_calls(
             calls = [judge.aevaluate(outputs=[{"role": "user", "content": p}]) for p in prompts]
             return [r["score"] for r in await asyncio.gather(*calls)]
 
-    return {"scores": asyncio.run(main()), "max_in_flight": model.script.max_in_flight}
+    scores = asyncio.run(main())
+    return {
+        "scores": scores,
+        "max_in_flight": model.script.max_in_flight,
+        "model_calls": len(model.calls),
+    }
 
 
 def in_two_workers(fn: Any, services: JudgeServices, batches: list[list[str]], *args: Any):
@@ -129,10 +134,11 @@ def start():
 
 
 @pytest.fixture(scope="module")
-def one_at_a_time():
-    """Services whose limiter lets one judge call at a time through (shared by the tests
-    that only look at concurrency: every actor is a process, slow to start)."""
-    services = JudgeServices.start(limits=RateLimits(max_concurrent=1))
+def one_at_a_time(tmp_path_factory):
+    """Services whose limiter lets one judge call at a time through, with a cache (shared
+    by the tests below with prompts of their own: every actor is a process, slow to start)."""
+    cache = tmp_path_factory.mktemp("one_at_a_time") / "cache.sqlite"
+    services = JudgeServices.start(limits=RateLimits(max_concurrent=1), cache=cache)
     yield services
     services.close()
 
@@ -162,10 +168,19 @@ def test_the_limiter_actor_holds_the_request_window_across_workers(start):
 
 def test_async_judges_in_workers_share_the_limiter_actor(one_at_a_time):
     services = one_at_a_time
-    results = in_two_workers(ajudge_calls, services, [prompts("a", 3), prompts("b", 3)], 0.05)
+    results = in_two_workers(ajudge_calls, services, [prompts("c", 3), prompts("d", 3)], 0.05)
     assert [r["scores"] for r in results] == [[True] * 3] * 2
     assert [r["max_in_flight"] for r in results] == [1, 1]
     assert services.stats()["limiter"]["max_in_flight"] == 1
+
+
+def test_async_judges_in_workers_are_served_by_the_cache_actor(one_at_a_time):
+    batches = [prompts("e", 2), prompts("f", 2)]
+    first = in_two_workers(ajudge_calls, one_at_a_time, batches, 0.0)
+    second = in_two_workers(ajudge_calls, one_at_a_time, batches[::-1], 0.0)
+    assert [r["model_calls"] for r in first] == [2, 2]
+    assert [r["model_calls"] for r in second] == [0, 0]
+    assert [r["scores"] for r in second] == [[True, True]] * 2
 
 
 def test_answers_cached_by_one_worker_are_hits_for_the_other(start, tmp_path):
