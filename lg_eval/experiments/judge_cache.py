@@ -6,7 +6,9 @@ the stored reply with its usage zeroed (no tokens were spent this time) and
 counts what it saved; a miss performs the real call and stores the reply.
 Errors are never cached. The cache plugs into the judges through
 :data:`lg_eval.judges._model.REQUEST_HOOK` (see :meth:`JudgeCache.active`), so
-sync and async judges share it.
+sync and async judges share it; :func:`cached_request` is the one core, reading and
+writing through a :class:`CacheAccess` (this process's SQLite file, or the Ray cache
+actor of :mod:`lg_eval.executors.ray_services`).
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, messages_from_dict
 
-from lg_eval._effects import Effect
+from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.experiments.store import sqlite_connection
-from lg_eval.judges import REQUEST_HOOK, OutputSpec
+from lg_eval.judges import OutputSpec, RequestHook, use_hook
+
+T = TypeVar("T")
 
 DEFAULT_CACHE = Path(".lg_eval") / "judge_cache.sqlite"
 CACHE_MARK = "lg_eval_judge_cache"
@@ -98,6 +102,20 @@ class JudgeCache:
             )
             self._conn.commit()
 
+    def lookup(self, key: str) -> AIMessage | None:
+        """The stored reply for ``key`` (counted as a hit in :attr:`stats`), or None."""
+        cached = self.get(key)
+        if cached is not None:
+            with self._lock:
+                self.stats.add_hit(cached)
+        return cached
+
+    def keep(self, key: str, model: str, reply: AIMessage) -> None:
+        """Store the reply of a miss (counted as a miss in :attr:`stats`)."""
+        self.put(key, model, reply)
+        with self._lock:
+            self.stats.misses += 1
+
     def hook(
         self,
         model: str,
@@ -106,42 +124,80 @@ class JudgeCache:
         make_request: Callable[[], Effect[AIMessage]],
     ) -> Effect[AIMessage]:
         """The :data:`~lg_eval.judges._model.RequestHook`: serve from the cache or call and keep."""
-        key = cache_key(model, messages, spec)
-
-        def hit() -> AIMessage | None:
-            cached = self.get(key)
-            if cached is None:
-                return None
-            for stats in (self.stats, CASE_STATS.get()):
-                if stats is not None:
-                    stats.add_hit(cached)
-            return _served(cached)
-
-        def keep(reply: AIMessage) -> AIMessage:
-            self.stats.misses += 1
-            self.put(key, model, reply)
-            return reply
-
-        def run() -> AIMessage:
-            return hit() or keep(make_request().run())
-
-        async def arun() -> AIMessage:
-            return hit() or keep(await make_request().arun())
-
-        return Effect(run, arun)
+        access = CacheAccess(
+            lookup=lambda key: _now(lambda: self.lookup(key)),
+            keep=lambda key, name, reply: _now(lambda: self.keep(key, name, reply)),
+        )
+        return caching_hook(access)(model, messages, spec, make_request)
 
     @contextmanager
     def active(self) -> Iterator[JudgeCache]:
-        """Route the judge calls made in this context (and tasks/threads copying it) here."""
-        token = REQUEST_HOOK.set(self.hook)
-        try:
+        """Route the judge calls made in this context (and tasks/threads copying it) here,
+        around whatever hook is already active (a rate limiter entered before sees misses
+        only)."""
+        with use_hook(self.hook):
             yield self
-        finally:
-            REQUEST_HOOK.reset(token)
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+@dataclass(frozen=True)
+class CacheAccess:
+    """Where a caching hook reads and writes: ``lookup(key)`` (a hit counted where the
+    replies live) and ``keep(key, model, reply)``, each an :class:`Effect`, so the same
+    :func:`cached_request` serves a local file and a Ray actor."""
+
+    lookup: Callable[[str], Effect[AIMessage | None]]
+    keep: Callable[[str, str, AIMessage], Effect[None]]
+
+
+def cached_request(
+    access: CacheAccess,
+    model: str,
+    messages: Sequence[BaseMessage],
+    spec: OutputSpec,
+    make_request: Callable[[], Effect[AIMessage]],
+) -> Core[AIMessage]:
+    """The cache's one core: a hit is served (counted in the case's :data:`CASE_STATS`), a
+    miss asks ``make_request()`` and keeps the reply. Errors are never kept."""
+    key = cache_key(model, messages, spec)
+    cached = yield access.lookup(key)
+    if cached is not None:
+        case = CASE_STATS.get()
+        if case is not None:
+            case.add_hit(cached)
+        return _served(cached)
+    reply: AIMessage = yield make_request()
+    yield access.keep(key, model, reply)
+    return reply
+
+
+def caching_hook(access: CacheAccess) -> RequestHook:
+    """A :data:`~lg_eval.judges._model.RequestHook` serving requests through ``access``."""
+
+    def hook(
+        model: str,
+        messages: Sequence[BaseMessage],
+        spec: OutputSpec,
+        make_request: Callable[[], Effect[AIMessage]],
+    ) -> Effect[AIMessage]:
+        return Effect(
+            lambda: drive(cached_request(access, model, messages, spec, make_request)),
+            lambda: adrive(cached_request(access, model, messages, spec, make_request)),
+        )
+
+    return hook
+
+
+def _now(call: Callable[[], T]) -> Effect[T]:
+    """An effect doing quick local work (a SQLite read) in place, sync or async."""
+
+    async def acall() -> T:
+        return call()
+
+    return Effect(call, acall)
 
 
 def cache_key(model: str, messages: Sequence[BaseMessage], spec: OutputSpec) -> str:
@@ -167,4 +223,14 @@ def _served(reply: AIMessage) -> AIMessage:
     return reply.model_copy(update={"usage_metadata": zero, "response_metadata": metadata})
 
 
-__all__ = ["CACHE_MARK", "CASE_STATS", "DEFAULT_CACHE", "CacheStats", "JudgeCache", "cache_key"]
+__all__ = [
+    "CACHE_MARK",
+    "CASE_STATS",
+    "DEFAULT_CACHE",
+    "CacheAccess",
+    "CacheStats",
+    "JudgeCache",
+    "cache_key",
+    "cached_request",
+    "caching_hook",
+]

@@ -7,6 +7,9 @@
 * :func:`create_rubric_judge` grades several rubric dimensions at once;
 * :func:`create_pairwise_trajectory_judge` picks the better of two trajectories.
 
+:class:`RateLimiter` keeps every judge call of a process under a provider's
+:class:`RateLimits` (requests and tokens per minute, calls in flight).
+
 Each returns an :class:`lg_eval.Evaluator` (await it with ``.aevaluate``).
 All share :class:`JudgeOptions` (model, retries, timeouts, consensus sampling,
 a prompt budget) and never raise when the model fails: the result then has
@@ -15,7 +18,7 @@ a prompt budget) and never raise when the model fails: the result then has
 
 from lg_eval.evaluators.registry import register_evaluator
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
-from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK
+from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK, RequestHook, use_hook
 from lg_eval.judges._options import JudgeOptions
 from lg_eval.judges._retry import RetryPolicy, is_transient
 from lg_eval.judges._schema import OutputSpec
@@ -35,6 +38,7 @@ from lg_eval.judges.prompts import (
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
 )
+from lg_eval.judges.rate_limits import LimiterStats, RateLimiter, RateLimits
 from lg_eval.judges.rubric import (
     DEFAULT_RUBRIC,
     RubricDimension,
@@ -46,7 +50,8 @@ from lg_eval.judges.trajectory import (
 )
 
 # REQUEST_HOOK, OutputSpec and Usage are the extension points for what wraps model calls
-# (lg_eval.experiments' judge cache): the hook sees each request, its answer schema and cost.
+# (lg_eval.experiments' judge cache, the RateLimiter): the hook sees each request, its answer
+# schema and cost; hooks compose (lg_eval.judges._model.use_hook).
 
 # Judges by name, for dataset files and configs ("graph_trajectory_accuracy"); the model
 # a judge uses is only resolved on its first call, so registering costs nothing.
@@ -66,7 +71,11 @@ __all__ = [
     "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
     "JudgeConcurrency",
     "JudgeOptions",
+    "LimiterStats",
     "OutputSpec",
+    "RateLimiter",
+    "RateLimits",
+    "RequestHook",
     "RetryPolicy",
     "RubricDimension",
     "Usage",
@@ -78,4 +87,5 @@ __all__ = [
     "create_trajectory_llm_as_judge",
     "is_transient",
     "set_judge_concurrency",
+    "use_hook",
 ]

@@ -13,7 +13,8 @@ import inspect
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -52,10 +53,44 @@ RequestHook = Callable[
     [str, Sequence[BaseMessage], OutputSpec, Callable[[], Effect[AIMessage]]], Effect[AIMessage]
 ]
 """Wraps each judge model request: ``hook(model_name, messages, spec, make_request)`` returns
-the effect to perform (``make_request()`` builds the real one). The experiment runner's judge
-cache sets one in :data:`REQUEST_HOOK` for the duration of a run."""
+the effect to perform (``make_request()`` builds the next one in, ending at the real call).
+Install one with :func:`use_hook`; the judge cache and the rate limiter are hooks."""
 
 REQUEST_HOOK: ContextVar[RequestHook | None] = ContextVar("lg_eval_judge_request", default=None)
+"""The hook in force in this context: every hook entered with :func:`use_hook`, composed."""
+
+
+def compose(outer: RequestHook, inner: RequestHook | None) -> RequestHook:
+    """``outer`` around ``inner``: what ``outer`` asks ``make_request()`` for goes through
+    ``inner`` first (and only then to the model), so whatever ``outer`` answers by itself (a
+    cache hit) never reaches ``inner`` (the rate limiter)."""
+    if inner is None:
+        return outer
+
+    def hook(
+        model: str,
+        messages: Sequence[BaseMessage],
+        spec: OutputSpec,
+        make_request: Callable[[], Effect[AIMessage]],
+    ) -> Effect[AIMessage]:
+        return outer(model, messages, spec, lambda: inner(model, messages, spec, make_request))
+
+    return hook
+
+
+@contextmanager
+def use_hook(hook: RequestHook) -> Iterator[None]:
+    """Route the judge requests of this context (and the tasks and threads copying it) through
+    ``hook``, wrapped around whichever hooks are already in force.
+
+    The hook entered last is the outermost: enter the rate limiter first and the cache inside
+    it (``with limiter.active(), cache.active():``), so that cache hits spend no rate budget.
+    """
+    token = REQUEST_HOOK.set(compose(hook, REQUEST_HOOK.get()))
+    try:
+        yield
+    finally:
+        REQUEST_HOOK.reset(token)
 
 
 def model_request(
@@ -254,6 +289,8 @@ __all__ = [
     "LazyClient",
     "OpenAIClient",
     "RequestHook",
+    "compose",
     "model_request",
     "resolve_client",
+    "use_hook",
 ]
