@@ -97,10 +97,12 @@ def extract_threads(
     saver = _checked(graph, configs, batch_size, reader)
 
     def stream() -> Iterator[Result]:
+        done = 0
         for batch in _batches(configs, batch_size):
             with paused_gc():
                 results = drive(batch_extraction(graph, saver, batch, reader))
-            yield from _delivered(batch, results, return_exceptions)
+            yield from _delivered(done, batch, results, return_exceptions)
+            done += len(batch)
 
     return stream()
 
@@ -139,13 +141,15 @@ def aextract_threads(
     saver = _checked(graph, configs, batch_size, reader)
 
     async def stream() -> AsyncIterator[Result]:
+        done = 0
         for batch in _batches(configs, batch_size):
             if sync_only(saver):
                 results = await asyncio.to_thread(_drive_paused, graph, saver, batch, reader)
             else:
                 results = await adrive(batch_extraction(graph, saver, batch, reader))
-            for item in _delivered(batch, results, return_exceptions):
+            for item in _delivered(done, batch, results, return_exceptions):
                 yield item
+            done += len(batch)
 
     return stream()
 
@@ -185,15 +189,16 @@ def _batches(configs: Iterable[RunnableConfig], size: int) -> Iterator[list[Runn
 
 
 def _delivered(
-    batch: Sequence[RunnableConfig], results: Sequence[Result], return_exceptions: bool
+    done: int, batch: Sequence[RunnableConfig], results: Sequence[Result], return_exceptions: bool
 ) -> Iterator[Result]:
-    """The results in order; an error raised in its place unless ``return_exceptions``."""
+    """The results of a batch (after ``done`` configs) in order; an error is raised in its
+    place unless ``return_exceptions``."""
     for position, (config, result) in enumerate(zip(batch, results, strict=True)):
         if isinstance(result, Exception) and not return_exceptions:
             configurable = (config.get("configurable") or {}) if isinstance(config, dict) else {}
             result.add_note(
-                f"while extracting thread {configurable.get('thread_id')!r} "
-                f"(config {position + 1} of a batch of {len(batch)})"
+                f"while extracting thread {configurable.get('thread_id')!r}, "
+                f"config {done + position + 1} in the order given"
             )
             raise result
         yield result

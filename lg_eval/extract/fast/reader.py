@@ -143,8 +143,9 @@ def prepare(
         (row.ns, row.id)
         for rows in by_ns.values()
         for row in rows
-        if (row.ns, row.id) not in stored and thread.stopped(row)
-    ]
+        if (row.ns, row.id) not in stored
+        and (thread.stopped(row) or (row.ns == ROOT_NS and row.id == tip_id))
+    ]  # the tip ends the last turn even where the run went on (an older checkpoint_id)
     return Prepared(thread, storage, by_ns, tip_id, stored, missing)
 
 
