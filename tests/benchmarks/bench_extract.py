@@ -445,10 +445,12 @@ def report(
     targets(console, cases, rates, growth)
 
 
-def throughput_report(console: Console, rates: dict[str, ShortThreads]) -> None:
+def throughput_report(
+    console: Console, rates: dict[str, ShortThreads], spread: str = "over the backend's run"
+) -> None:
     rate_table = Table(
         title=f"Throughput: {SHORT_CALLS}-call threads, one at a time and in batches of {BATCH} "
-        "(passes spread over the backend's run)"
+        f"(passes spread {spread})"
     )
     columns = ("backend", "extraction", "threads", "passes", "fastest pass s", "threads/s")
     for column in (*columns, "median /s"):
@@ -500,7 +502,7 @@ def only_throughput(console: Console, threads: int) -> None:
                 short.time_pass()
                 time.sleep(PAUSE_S)
             short.delete()
-    throughput_report(console, rates)
+    throughput_report(console, rates, f"{PAUSE_S:g} s apart")
     print_checks(console, throughput_checks(rates))
 
 
