@@ -281,3 +281,29 @@ def test_the_sweep_worker_turns_a_failed_thread_into_its_error_result(saver: Any
 def newest(graph: Any, thread_id: str) -> str:
     checkpoint_id: str = graph.get_state(cfg(thread_id)).config["configurable"]["checkpoint_id"]
     return checkpoint_id
+
+
+async def test_async_batch_on_a_sync_saver_equals_the_sync_batch(saver: Any) -> None:
+    graph = weather_threads(saver, 3)
+    configs = [cfg("w2"), cfg(MISSING), cfg("w0")]
+    expected = [outcome(t) for t in extract_threads(graph, configs, return_exceptions=True)]
+    found = aextract_threads(graph, configs, batch_size=2, return_exceptions=True)
+    assert [outcome(item) async for item in found] == expected
+
+
+def test_the_postgres_batch_query_is_costed_below_the_jit_threshold(postgres_saver: Any) -> None:
+    """With ``jsonb_each_text``'s estimate of 100 rows per checkpoint, a batch of 50 from a
+    table of 150 threads was costed past ``jit_above_cost`` (the default, 100,000) and the
+    server compiled it, tens of milliseconds each time."""
+    from lg_eval.extract.fast.postgres import THREADS_SQL
+
+    weather_threads(postgres_saver, 150)
+    conn = postgres_saver.conn
+    conn.execute("ANALYZE checkpoints")
+    with conn.cursor() as cur:
+        cur.execute(
+            "EXPLAIN (FORMAT JSON) " + THREADS_SQL, {"threads": [f"w{i}" for i in range(50)]}
+        )
+        (row,) = cur.fetchall()
+    plan = next(iter(row.values()))[0]["Plan"]
+    assert plan["Total Cost"] < 100_000
