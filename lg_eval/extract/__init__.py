@@ -1,7 +1,9 @@
 """Extractors: checkpointed LangGraph threads to trajectories.
 
 :func:`extract_thread` / :func:`aextract_thread` read a thread from any
-checkpointer into a :class:`~lg_eval.ThreadTrajectory`. The agentevals names
+checkpointer into a :class:`~lg_eval.ThreadTrajectory`; :func:`extract_threads` /
+:func:`aextract_threads` stream the trajectories of many threads, reading a batch of
+them per storage round trip where the saver allows it. The agentevals names
 (:func:`extract_langgraph_trajectory_from_thread` and its async twin,
 :func:`extract_langgraph_trajectory_from_snapshots`) return agentevals' dict
 shape; :func:`to_agentevals` converts an extracted trajectory to it.
@@ -13,14 +15,17 @@ from lg_eval.extract.agentevals_compat import (
     extract_langgraph_trajectory_from_thread,
     to_agentevals,
 )
+from lg_eval.extract.batch import aextract_threads, extract_threads
 from lg_eval.extract.thread import ExtractionWarning, aextract_thread, extract_thread
 
 __all__ = [
     "ExtractionWarning",
     "aextract_langgraph_trajectory_from_thread",
     "aextract_thread",
+    "aextract_threads",
     "extract_langgraph_trajectory_from_snapshots",
     "extract_langgraph_trajectory_from_thread",
     "extract_thread",
+    "extract_threads",
     "to_agentevals",
 ]

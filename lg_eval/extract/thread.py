@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -84,9 +84,13 @@ def thread_of(config: RunnableConfig | None) -> tuple[str, str | None]:
 
 
 def extraction(
-    graph: Any, config: RunnableConfig, reader: Reader = "auto"
+    graph: Any,
+    config: RunnableConfig,
+    reader: Reader = "auto",
+    fast: Callable[[], Core[ThreadRecords]] | None = None,
 ) -> Core[ThreadTrajectory]:
-    """The one extraction core behind the sync and async entry points."""
+    """The one extraction core behind the sync and async entry points (and, per thread, the
+    batch extraction's, whose ``fast`` reads the thread from rows read for the whole batch)."""
     if reader not in READERS:
         raise InvalidOptionError(
             f"reader={reader!r} is not allowed; use one of {', '.join(READERS)}."
@@ -96,7 +100,8 @@ def extraction(
     trajectory = None
     if reader != "generic" and _fast_supported(saver, reader):
         try:
-            trajectory = _assemble((yield from read_fast(graph, saver, thread_id, checkpoint_id)))
+            read = read_fast(graph, saver, thread_id, checkpoint_id) if fast is None else fast()
+            trajectory = _assemble((yield from read))
         except FastPathUnavailable as exc:
             if reader == "fast":
                 raise _fast_refused(str(exc)) from exc

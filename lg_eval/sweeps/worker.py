@@ -1,5 +1,9 @@
 """Score one partition of threads: extract each at its listed checkpoint, run the evaluators.
 
+A partition is extracted as one batch (:func:`~lg_eval.extract.extract_threads`: on
+Postgres one round trip for the rows of all its threads, not one per thread); a thread
+that cannot be extracted becomes that thread's ``error`` result, and the others are scored.
+
 :class:`PartitionScorer` is what an executor runs. It holds names (graph
 ``module:attr``, checkpointer URL, evaluator registry names) or, for the local
 executor only, live objects; a Ray worker opens the checkpointer named by URL once
@@ -14,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
@@ -28,8 +32,10 @@ from lg_eval.experiments.scoring import (
     status_of,
     thread_usage,
 )
-from lg_eval.extract import extract_thread
+from lg_eval.extract import extract_threads
+from lg_eval.extract.thread import Reader
 from lg_eval.play import import_reference, open_checkpointer, resolve_target
+from lg_eval.trajectory import ThreadTrajectory
 
 Partition = Sequence[tuple[str, str]]
 """``(thread_id, checkpoint_id)`` pairs."""
@@ -86,27 +92,42 @@ class PartitionScorer:
             else self.graph
         )
         evaluators = resolve_evaluators(self.evaluators)
-        return [(c, self.score(graph, evaluators, t, c)) for t, c in partition]
+        configs: list[RunnableConfig] = [
+            {"configurable": {"thread_id": t, "checkpoint_ns": "", "checkpoint_id": c}}
+            for t, c in partition
+        ]
+        started = time.perf_counter()
+        extracted = list(
+            extract_threads(
+                graph,
+                configs,
+                batch_size=max(1, len(configs)),
+                reader=cast(Reader, self.reader),
+                return_exceptions=True,
+            )
+        )
+        share = (time.perf_counter() - started) / max(1, len(configs))
+        return [
+            (c, self.score(evaluators, t, thread, share))
+            for (t, c), thread in zip(partition, extracted, strict=True)
+        ]
 
     def score(
         self,
-        graph: Any,
         evaluators: list[tuple[str, Evaluator[Any]]],
         thread_id: str,
-        checkpoint_id: str,
+        thread: ThreadTrajectory | Exception,
+        extraction_s: float,
     ) -> CaseResult:
-        started = time.perf_counter()
+        """Score one extracted thread (or record why it could not be extracted);
+        ``extraction_s`` is its share of the partition's batch extraction, counted in its
+        latency."""
+        started = time.perf_counter() - extraction_s
         result = CaseResult(
             run_id=self.run_id, case_id=thread_id, status="error", thread_id=thread_id
         )
-        config: RunnableConfig = {
-            "configurable": {"thread_id": thread_id, "checkpoint_ns": "",
-                             "checkpoint_id": checkpoint_id}
-        }  # fmt: skip
-        try:
-            thread = extract_thread(graph, config, reader=self.reader)  # type: ignore[arg-type]
-        except Exception as exc:
-            result.error = f"extraction failed: {type(exc).__name__}: {exc}"
+        if isinstance(thread, Exception):
+            result.error = f"extraction failed: {type(thread).__name__}: {thread}"
         else:
             result.trajectory = thread.to_graph_trajectory().steps
             messages = final_messages(thread)

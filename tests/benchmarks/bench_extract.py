@@ -8,14 +8,16 @@ calls (one turn, or a tool that interrupts every ``EVERY`` calls and is resumed)
 InMemorySaver, SqliteSaver and PostgresSaver (when ``LG_EVAL_PG_DSN`` is set). It checks
 that both give the same agentevals-shaped output, then times lg_eval alone at 2,000 calls,
 measures lg_eval's peak extra memory (tracemalloc), and the throughput on 1,000 short
-threads (passes spread over each backend's run, the fastest counting: :class:`ShortThreads`).
+threads, one thread at a time and in batches of ``BATCH`` (``extract_threads``) (passes spread
+over each backend's run, the fastest and the median reported: :class:`ShortThreads`).
 Growth exponents come from the 200-, 800- and 2,000-call threads kept stored and
 extracted in turn, round after round (:func:`interleaved`). Each target of the issue is
 printed as PASS or FAIL.
 
 Options: ``--agentevals-cap SECONDS`` skips agentevals at 800 calls on a backend after one
 agentevals run there took longer (the real time is then reported as skipped, not guessed);
-``--quick`` runs only 50/200 calls and 100 short threads.
+``--quick`` runs only 50/200 calls and 100 short threads; ``--only-throughput`` plays and
+times only the short threads (``THROUGHPUT_PASSES`` passes per backend, ``PAUSE_S`` apart).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from rich.table import Table
 from graphs._scripted import ai, scripted_model, tool_call
 from lg_eval import extract_thread
 from lg_eval._effects import drive
+from lg_eval.extract import extract_threads
 from lg_eval.extract.agentevals_compat import to_agentevals
 from lg_eval.extract.fast import storage_for
 
@@ -58,6 +61,12 @@ SIZES = (50, 200, 800)
 LONG = 2_000
 SHORT_CALLS = 5
 SHORT_THREADS = 1_000
+BATCH = 50
+"""Threads per batch in the batched passes (a sweep partition's default size)."""
+THROUGHPUT_PASSES = 9
+PAUSE_S = 3.0
+"""With ``--only-throughput``: passes per backend, and the pause between them (there is no
+other case to spread them over)."""
 RUNS = 5
 """Timed lg_eval runs per thread (median); agentevals runs fewer on long threads."""
 SCALING_ROUNDS = 7
@@ -317,6 +326,9 @@ class ShortThreads:
     graph: Any
     ids: list[str]
     seconds: list[float] = field(default_factory=list)
+    batched: list[float] = field(default_factory=list)
+    """Passes of ``extract_threads`` in batches of ``BATCH``, each taken next to a
+    one-at-a-time pass (which goes first alternates)."""
 
     @classmethod
     def play(cls, saver: BaseCheckpointSaver, threads: int) -> ShortThreads:
@@ -326,26 +338,39 @@ class ShortThreads:
             run_thread(graph, thread_id)
         settle(saver)
         extract_thread(graph, config(ids[0]))  # warm-up
+        list(extract_threads(graph, [config(t) for t in ids[:BATCH]], batch_size=BATCH))
         return cls(saver, graph, ids)
 
     def time_pass(self) -> None:
-        graph = self.graph
-        seconds, _ = timed(lambda: [extract_thread(graph, config(t)).thread_id for t in self.ids])
-        self.seconds.append(seconds)
+        """One pass of each way, one thread at a time and batched."""
+        graph, ids = self.graph, self.ids
+
+        def one_at_a_time() -> None:
+            seconds, _ = timed(lambda: [extract_thread(graph, config(t)).thread_id for t in ids])
+            self.seconds.append(seconds)
+
+        def batched() -> None:
+            configs = (config(t) for t in ids)
+            seconds, _ = timed(
+                lambda: [t.thread_id for t in extract_threads(graph, configs, batch_size=BATCH)]
+            )
+            self.batched.append(seconds)
+
+        passes = [one_at_a_time, batched]
+        for run in passes if len(self.seconds) % 2 == 0 else passes[::-1]:
+            run()
 
     def delete(self) -> None:
         for thread_id in self.ids:
             self.saver.delete_thread(thread_id)
 
-    @property
-    def best(self) -> float:
+    def best(self, batched: bool = False) -> float:
         """Threads per second in the fastest pass."""
-        return len(self.ids) / min(self.seconds)
+        return len(self.ids) / min(self.batched if batched else self.seconds)
 
-    @property
-    def median(self) -> float:
+    def median(self, batched: bool = False) -> float:
         """Threads per second in the median pass."""
-        return len(self.ids) / statistics.median(self.seconds)
+        return len(self.ids) / statistics.median(self.batched if batched else self.seconds)
 
 
 def settle(saver: BaseCheckpointSaver) -> None:
@@ -402,22 +427,7 @@ def report(
             {True: "yes", False: "NO", None: "—"}[c.equal],
         )
     console.print(table)
-    rate_table = Table(
-        title=f"Throughput: {SHORT_CALLS}-call threads extracted one after another "
-        "(passes spread over the backend's run)"
-    )
-    for column in ("backend", "threads", "passes", "fastest pass s", "threads/s", "median /s"):
-        rate_table.add_column(column)
-    for backend, short in rates.items():
-        rate_table.add_row(
-            backend,
-            str(len(short.ids)),
-            str(len(short.seconds)),
-            f"{min(short.seconds):.3f}",
-            f"{short.best:,.0f}",
-            f"{short.median:,.0f}",
-        )
-    console.print(rate_table)
+    throughput_report(console, rates)
     growth_table = Table(
         title=f"Growth: lg_eval's best of {SCALING_ROUNDS} rounds, the lengths timed in turn"
     )
@@ -433,6 +443,67 @@ def report(
         )
     console.print(growth_table)
     targets(console, cases, rates, growth)
+
+
+def throughput_report(
+    console: Console, rates: dict[str, ShortThreads], spread: str = "over the backend's run"
+) -> None:
+    rate_table = Table(
+        title=f"Throughput: {SHORT_CALLS}-call threads, one at a time and in batches of {BATCH} "
+        f"(passes spread {spread})"
+    )
+    columns = ("backend", "extraction", "threads", "passes", "fastest pass s", "threads/s")
+    for column in (*columns, "median /s"):
+        rate_table.add_column(column)
+    for backend, short in rates.items():
+        for batched in (False, True):
+            seconds = short.batched if batched else short.seconds
+            rate_table.add_row(
+                backend,
+                f"batches of {BATCH}" if batched else "one at a time",
+                str(len(short.ids)),
+                str(len(seconds)),
+                f"{min(seconds):.3f}",
+                f"{short.best(batched):,.0f}",
+                f"{short.median(batched):,.0f}",
+            )
+    console.print(rate_table)
+
+
+def throughput_checks(rates: dict[str, ShortThreads]) -> list[tuple[str, bool | None]]:
+    return [
+        (
+            f"{b}, {'batched' if batched else 'one at a time'}: ≥ 1,000 short threads/s "
+            f"({short.best(batched):,.0f}/s fastest, {short.median(batched):,.0f}/s median of "
+            f"{len(short.seconds)} passes)",
+            short.median(batched) >= 1000 if batched else short.best() >= 1000,
+        )
+        for b, short in rates.items()
+        for batched in (False, True)
+    ]
+
+
+def print_checks(console: Console, checks: list[tuple[str, bool | None]]) -> None:
+    for text, ok in checks:
+        mark = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]SKIP[/]"}[ok]
+        console.print(f"{mark} {text}")
+
+
+def only_throughput(console: Console, threads: int) -> None:
+    """Play and time only the short threads, ``THROUGHPUT_PASSES`` passes ``PAUSE_S`` apart."""
+    rates: dict[str, ShortThreads] = {}
+    for backend, make in backends().items():
+        if backend == "memory":
+            continue
+        with make() as saver:
+            console.log(f"{backend}: throughput, short threads")
+            short = rates[backend] = ShortThreads.play(saver, threads)
+            for _ in range(THROUGHPUT_PASSES):
+                short.time_pass()
+                time.sleep(PAUSE_S)
+            short.delete()
+    throughput_report(console, rates, f"{PAUSE_S:g} s apart")
+    print_checks(console, throughput_checks(rates))
 
 
 def targets(
@@ -472,28 +543,20 @@ def targets(
         )
         for g in growth
     ]
-    checks += [
-        (
-            f"{b}: ≥ 1,000 short threads/s ({short.best:,.0f}/s fastest, "
-            f"{short.median:,.0f}/s median of {len(short.seconds)} passes)",
-            short.best >= 1000,
-        )
-        for b, short in rates.items()
-    ]
+    checks += throughput_checks(rates)
     checks += [
         (f"{c.backend}, {c.variant}, {c.calls} calls: same output as agentevals", c.equal)
         for c in cases
         if c.equal is not None
     ]
-    for text, ok in checks:
-        mark = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "[yellow]SKIP[/]"}[ok]
-        console.print(f"{mark} {text}")
+    print_checks(console, checks)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench_extract", description=__doc__.splitlines()[0])
     parser.add_argument("--agentevals-cap", type=float, default=float("inf"))
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only-throughput", action="store_true")
     parser.add_argument(
         "--long",
         default="sqlite,postgres",
@@ -504,6 +567,10 @@ def main(argv: list[str] | None = None) -> None:
     args.long = set() if args.quick else set(args.long.split(","))
     started = time.perf_counter()
     console = Console(width=max(160, Console().width))
+    if args.only_throughput:
+        only_throughput(console, 100 if args.quick else SHORT_THREADS)
+        console.print(f"benchmark took {time.perf_counter() - started:.0f} s")
+        return
     sizes = SIZES[:2] if args.quick else SIZES
     cases: list[Case] = []
     rates: dict[str, ShortThreads] = {}

@@ -45,6 +45,7 @@ from lg_eval.extract.fast.rows import (
     VALUE_CHANNELS,
     CheckpointRow,
     FastPathUnavailable,
+    ThreadRows,
     UntestedVersion,
     WriteRow,
     kept_per_graph,
@@ -102,18 +103,59 @@ def read_fast(
     """Read a thread from storage rows into the same records as the generic reader."""
     storage = storage_for(saver)
     found = yield from _storage_read(saver, storage.rows(saver, thread_id))
+    return (yield from records_of(prepare(graph, saver, storage, thread_id, checkpoint_id, found)))
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A thread's rows indexed and its tip chosen; what :func:`records_of` still needs from
+    storage is ``missing``. The batch extraction (:mod:`lg_eval.extract.batch`) prepares many
+    threads from one read, then fetches what they all miss in one more (:meth:`supply`)."""
+
+    thread: _Thread
+    storage: ModuleType
+    by_ns: dict[str, list[CheckpointRow]]
+    tip_id: str
+    stored: dict[tuple[str, str], StoredCheckpoint]
+    missing: list[tuple[str, str]]
+    """``(ns, id)`` of the checkpoints where the run may have stopped, not yet read whole."""
+
+    def supply(self, found: dict[tuple[str, str], StoredCheckpoint]) -> None:
+        """Take the checkpoints of ``missing`` that ``found`` has (the rest stay missing)."""
+        self.stored.update((key, found[key]) for key in self.missing if key in found)
+        self.missing = [key for key in self.missing if key not in self.stored]
+
+
+def prepare(
+    graph: Any,
+    saver: BaseCheckpointSaver[Any],
+    storage: ModuleType,
+    thread_id: str,
+    checkpoint_id: str | None,
+    found: ThreadRows,
+) -> Prepared:
+    """Index a thread's rows (from ``storage``) and choose its tip, as :func:`read_fast` does."""
     by_ns = group_by_namespace(found.checkpoints, thread_id)
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
     thread = _Thread(graph, saver, thread_id, found.checkpoints, found.writes)
     stored = dict(found.stored)
-    stopped = [
+    missing = [
         (row.ns, row.id)
         for rows in by_ns.values()
         for row in rows
-        if (row.ns, row.id) not in stored and thread.stopped(row)
-    ]
-    if stopped:  # O(turns) checkpoints, read whole (not decoded) in one round trip
-        stored.update((yield from _storage_read(saver, storage.stored(saver, thread_id, stopped))))
+        if (row.ns, row.id) not in stored
+        and (thread.stopped(row) or (row.ns == ROOT_NS and row.id == tip_id))
+    ]  # the tip ends the last turn even where the run went on (an older checkpoint_id)
+    return Prepared(thread, storage, by_ns, tip_id, stored, missing)
+
+
+def records_of(prepared: Prepared) -> Core[ThreadRecords]:
+    """The records of a prepared thread (reading what it still misses first)."""
+    thread, by_ns, stored = prepared.thread, prepared.by_ns, prepared.stored
+    graph, saver, thread_id = thread.graph, thread.saver, thread.thread_id
+    if prepared.missing:  # O(turns) checkpoints, read whole (not decoded) in one round trip
+        read = prepared.storage.stored(saver, thread_id, prepared.missing)
+        prepared.supply((yield from _storage_read(saver, read)))
     plans = {}
     try:
         for rows in by_ns.values():
@@ -133,7 +175,7 @@ def read_fast(
             ns: [thread.record(row, plans[(ns, row.id)]) for row in rows]
             for ns, rows in by_ns.items()
         }
-    return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=[])
+    return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=prepared.tip_id, warnings=[])
 
 
 def _storage_read(saver: BaseCheckpointSaver[Any], core: Core[Any]) -> Core[Any]:
@@ -347,4 +389,12 @@ def _not_loaded(row: CheckpointRow) -> Callable[[], Any]:
     return load
 
 
-__all__ = ["PULL", "FastPathUnavailable", "read_fast", "storage_for"]
+__all__ = [
+    "PULL",
+    "FastPathUnavailable",
+    "Prepared",
+    "prepare",
+    "read_fast",
+    "records_of",
+    "storage_for",
+]
