@@ -36,6 +36,11 @@ SweepProgress = Callable[[int, int, int], None]
 
 TimeOption = str | datetime | timedelta | None
 
+REPORT_PAGE = 100
+"""Results read per page when the sweep's report is computed from the store: the driver's
+memory for the report is one page of results (with their trajectories), whatever the
+number of threads."""
+
 
 def sweep_threads(
     graph: Any,
@@ -164,7 +169,9 @@ def sweep_threads(
                 update={"status": status, "finished_at": datetime.now(UTC), "cases": scored}
             )
             results.update_run(final)
-        report = stream_report(results, info.run_id, worst=worst, history=history)
+        report = stream_report(
+            results, info.run_id, worst=worst, history=history, batch=REPORT_PAGE
+        )
         marks = state.checkpoints_for(info.run_id, [case.case_id for case in report.cases])
         return SweepResult(
             info=report.info,
