@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -44,7 +45,8 @@ def write_sweep_json(
     batch: int = 500,
 ) -> None:
     """Write the sweep's JSON report to ``out`` (a path, or a text file open for writing),
-    streaming ``results`` and ``threads`` from the store ``batch`` threads at a time.
+    streaming ``results`` and ``threads`` from the store ``batch`` threads at a time (one
+    read of the run; the ``threads`` lines wait in a temporary file, not in memory).
 
     ``report``: the report whose aggregates head the document (default
     ``result.report``); its ``results`` are replaced by every thread of the run.
@@ -57,13 +59,27 @@ def write_sweep_json(
         return
     document = report_document(report or result.report)
     run_id = result.info.run_id
-    streams: dict[str, Iterable[Any]] = {
-        "results": (result_entry(run_id, r) for r in result.results(batch=batch)),
-        "threads": (thread_entry(r, c) for r, c in result.threads(batch=batch)),
-        "worst": [_worst(w) for w in result.worst],
-    }
-    _write_object(out, {k: v for k, v in document.items() if k not in streams}, streams,
-                  indent)  # fmt: skip
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+
+        def results() -> Iterator[dict[str, Any]]:
+            # one read of the run: each result goes out now, its thread line to the spool
+            for case, checkpoint_id in result.threads(batch=batch):
+                spool.write(json.dumps(thread_entry(case, checkpoint_id), ensure_ascii=False))
+                spool.write("\n")
+                yield result_entry(run_id, case)
+
+        def threads() -> Iterator[dict[str, Any]]:
+            spool.seek(0)
+            for line in spool:
+                yield json.loads(line)
+
+        streams: dict[str, Iterable[Any]] = {
+            "results": results(),
+            "threads": threads(),
+            "worst": [_worst(w) for w in result.worst],
+        }
+        fixed = {k: v for k, v in document.items() if k not in streams}
+        _write_object(out, fixed, streams, indent)
 
 
 def sweep_json(result: SweepResult, report: Report | None = None, *, indent: int | None = 2) -> str:
