@@ -49,7 +49,7 @@ class SweepResult:
     worst: list[WorstThread]
     store: ResultStore | str | Path | None = field(repr=False, compare=False)
     """Where the results are: the store object the sweep was given, or its URL (reopened
-    for each read)."""
+    for each read; left out of ``repr``, as a Postgres URL may carry a password)."""
 
     @property
     def scored(self) -> int:
