@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -46,6 +46,8 @@ _SCHEMA = (
         score DOUBLE PRECISION, passed INTEGER, row TEXT NOT NULL,
         PRIMARY KEY (run_id, case_id, repetition, idx))""",
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
+    # keyset pages of a run in dataset order (iter_results), without a scan per page
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
 )
 
 _INSERT_CASE = (
@@ -188,6 +190,107 @@ class ResultStore:
             result.scores = scores.get((case_id, int(repetition)), [])
             results.append(result)
         return ExperimentRun(info=info, results=results)
+
+    def iter_results(self, run_id: str, *, batch: int = 500) -> Iterator[CaseResult]:
+        """The results of ``run_id`` one by one, in the order of :meth:`load_run`, read in
+        pages of ``batch`` cases (keyset on ``(ordinal, repetition)``, one query for the
+        page's cases and one for their scores): memory is one page, whatever the run's size.
+
+        Each page is its own read, so the store can be written to between pages; a
+        generator left unfinished holds nothing open.
+
+        Raises:
+            InvalidOptionError: ``batch`` is below 1.
+        """
+        if batch < 1:
+            raise InvalidOptionError(f"batch={batch}: at least 1.")
+        after: tuple[int, int] | None = None
+        while True:
+            if after is None:
+                page = self._query(
+                    "SELECT ordinal, case_id, repetition, result FROM lg_eval_cases"
+                    " WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?",
+                    (run_id, batch),
+                )
+            else:
+                page = self._query(
+                    "SELECT ordinal, case_id, repetition, result FROM lg_eval_cases"
+                    " WHERE run_id = ? AND (ordinal > ? OR (ordinal = ? AND repetition > ?))"
+                    " ORDER BY ordinal, repetition LIMIT ?",
+                    (run_id, after[0], after[0], after[1], batch),
+                )
+            if not page:
+                return
+            scores = self._scores_of(run_id, sorted({str(row[1]) for row in page}))
+            for _, case_id, repetition, data in page:
+                result = CaseResult.model_validate_json(data)
+                result.scores = scores.get((case_id, int(repetition)), [])
+                yield result
+            if len(page) < batch:
+                return
+            after = (int(page[-1][0]), int(page[-1][2]))
+
+    def _scores_of(
+        self, run_id: str, case_ids: Sequence[str]
+    ) -> dict[tuple[str, int], list[ScoreRow]]:
+        marks = ", ".join("?" for _ in case_ids)
+        scores: dict[tuple[str, int], list[ScoreRow]] = {}
+        for case_id, repetition, row in self._query(
+            "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
+            f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
+            (run_id, *case_ids),
+        ):
+            scores.setdefault((case_id, int(repetition)), []).append(
+                ScoreRow.model_validate_json(row)
+            )
+        return scores
+
+    def status_counts(self, run_id: str) -> dict[str, int]:
+        """``{status: results}`` of ``run_id``, counted in SQL (statuses with no result absent)."""
+        rows = self._query(
+            "SELECT status, COUNT(*) FROM lg_eval_cases WHERE run_id = ? GROUP BY status",
+            (run_id,),
+        )
+        return {str(status): int(n) for status, n in rows}
+
+    def case_counts(self, run_id: str) -> tuple[int, int, int, int]:
+        """``(cases, k, cases with a passed repetition, cases whose every repetition passed)``
+        of ``run_id``, grouped by case in SQL (the inputs of pass@k and pass^k)."""
+        rows = self._query(
+            "SELECT COUNT(*), MAX(n), SUM(CASE WHEN p > 0 THEN 1 ELSE 0 END),"
+            " SUM(CASE WHEN p = n THEN 1 ELSE 0 END) FROM (SELECT case_id, COUNT(*) AS n,"
+            " SUM(CASE WHEN status = 'passed' THEN 1 ELSE 0 END) AS p FROM lg_eval_cases"
+            " WHERE run_id = ? GROUP BY case_id) AS g",
+            (run_id,),
+        )
+        cases, k, some, every = rows[0]
+        return int(cases), int(k or 0), int(some or 0), int(every or 0)
+
+    def latency_percentile(self, run_id: str, q: float) -> float | None:
+        """The ``q``-th percentile (0-100) of ``run_id``'s latencies, linearly interpolated
+        as :func:`~lg_eval.experiments.aggregate.percentile` does, reading only the one or
+        two ranked rows it needs from SQL; None for a run without results."""
+        if not 0 <= q <= 100:
+            raise InvalidOptionError(f"q={q}: a percentile in [0, 100].")
+        total = self._query("SELECT COUNT(*) FROM lg_eval_cases WHERE run_id = ?", (run_id,))
+        n = int(total[0][0])
+        if n == 0:
+            return None
+        rank = (n - 1) * q / 100
+        low = int(rank // 1)
+        high = low if rank == low else low + 1
+        rows = self._query(
+            "SELECT latency_s FROM lg_eval_cases WHERE run_id = ? ORDER BY latency_s"
+            " LIMIT ? OFFSET ?",
+            (run_id, high - low + 1, low),
+        )
+        lo_value, hi_value = float(rows[0][0]), float(rows[-1][0])
+        return lo_value + (hi_value - lo_value) * (rank - low)
+
+    def latency_max(self, run_id: str) -> float | None:
+        """The longest latency of ``run_id`` (None without results)."""
+        rows = self._query("SELECT MAX(latency_s) FROM lg_eval_cases WHERE run_id = ?", (run_id,))
+        return None if rows[0][0] is None else float(rows[0][0])
 
     def latest_runs(self, dataset: str, n: int = 10) -> list[ExperimentRun]:
         """The ``n`` most recent runs of ``dataset``, oldest first (for trend charts)."""

@@ -10,6 +10,9 @@
 * :func:`render_junit`: JUnit XML, one testcase per case × repetition;
 * :func:`render_json`: every case × repetition with its scores, for scripts.
 
+:func:`stream_report` builds the same report from a stored run of any size in bounded
+memory (read a page at a time; ``cases`` holds only its worst results).
+
 Each renderer escapes run content for its own format; see ``docs/security.md``.
 """
 
@@ -32,6 +35,7 @@ from lg_eval.reports.model import (
     TrendPoint,
     TurnDiff,
 )
+from lg_eval.reports.stream import stream_report
 from lg_eval.reports.terminal import render_terminal
 
 __all__ = [
@@ -53,4 +57,5 @@ __all__ = [
     "render_junit",
     "render_markdown",
     "render_terminal",
+    "stream_report",
 ]

@@ -26,18 +26,22 @@ from lg_eval.reports.model import (
     AskedInterrupt,
     CaseReport,
     ComparisonReport,
-    EvaluatorSummary,
     Histogram,
     PlayedTurn,
     Report,
     ScoreLine,
     StatusCounts,
     Summary,
-    TagSummary,
     TrendPoint,
 )
-
-BINS = 10
+from lg_eval.reports.tally import (
+    BINS,
+    Binner,
+    RunTally,
+    histogram_bounds,
+    numeric_score,
+    rate,
+)
 
 
 def build_report(
@@ -54,19 +58,20 @@ def build_report(
     and removed cases.
     """
     results = run.results
-    cases = [_case(index, result) for index, result in enumerate(results)]
+    tally = RunTally()
+    for result in results:
+        tally.add(result)
+    cases = [case_report(index, result) for index, result in enumerate(results)]
     numeric = [
-        float(line.score)
-        for case in cases
-        for line in case.scores
-        if isinstance(line.score, int | float) and not isinstance(line.score, bool)
-    ]
+        value for result in results for row in result.scores
+        if (value := numeric_score(row)) is not None
+    ]  # fmt: skip
     latencies = [result.latency_s for result in results]
     return Report(
         info=run.info,
-        summary=_summary(results),
-        evaluators=_evaluators(results),
-        tags=_tags(results),
+        summary=_summary(results, tally),
+        evaluators=tally.evaluator_summaries(),
+        tags=tally.tag_summaries(),
         cases=cases,
         score_histogram=histogram("numeric scores", numeric, unit_interval=True),
         latency_histogram=histogram("latency (s)", latencies, from_zero=True),
@@ -80,15 +85,10 @@ def build_report(
 
 def counts(results: Iterable[CaseResult]) -> StatusCounts:
     """Results per status."""
-    tally = StatusCounts()
+    tally = RunTally()
     for result in results:
-        setattr(tally, result.status, tally.of(result.status) + 1)
-    return tally
-
-
-def rate(part: int, whole: int) -> float | None:
-    """``part / whole``, None when ``whole`` is 0."""
-    return part / whole if whole else None
+        tally.add(result)
+    return tally.counts
 
 
 def histogram(
@@ -100,31 +100,28 @@ def histogram(
     ``from_zero``: bins start at 0 (latencies). An empty or single-valued range is
     widened so every bin has a width.
     """
-    if unit_interval and all(0.0 <= v <= 1.0 for v in values):
-        lo, hi = 0.0, 1.0
-    else:
-        lo = 0.0 if from_zero else min(values, default=0.0)
-        hi = max(values, default=1.0)
-    if hi <= lo:
-        lo, hi = (lo - 0.5, hi + 0.5) if not from_zero else (0.0, max(hi, 1.0))
-    tally = [0] * BINS
-    width = (hi - lo) / BINS
+    lo, hi = histogram_bounds(
+        min(values, default=None),
+        max(values, default=None),
+        in_unit=all(0.0 <= v <= 1.0 for v in values),
+        unit_interval=unit_interval,
+        from_zero=from_zero,
+    )
+    bins = Binner(lo, hi)
     for value in values:
-        tally[min(int((value - lo) / width), BINS - 1)] += 1
-    return Histogram(label=label, lo=lo, hi=hi, counts=tally)
+        bins.add(value)
+    return bins.histogram(label)
 
 
-def _summary(results: list[CaseResult]) -> Summary:
+def _summary(results: list[CaseResult], tally: RunTally) -> Summary:
     cases = by_case(results)
     latencies = [result.latency_s for result in results]
-    costs = [result.cost for result in results if result.cost is not None]
-    tally = counts(results)
     return Summary(
         results=len(results),
         cases=len(cases),
         k=max((len(reps) for reps in cases.values()), default=0),
-        counts=tally,
-        pass_rate=rate(tally.passed, len(results)),
+        counts=tally.counts,
+        pass_rate=rate(tally.counts.passed, len(results)),
         pass_at_k=rate(
             sum(any(r.status == "passed" for r in reps) for reps in cases.values()),
             len(cases),
@@ -135,52 +132,13 @@ def _summary(results: list[CaseResult]) -> Summary:
         ),
         latency_p50_s=percentile(latencies, 50),
         latency_p95_s=percentile(latencies, 95),
-        latency_mean_s=sum(latencies) / len(latencies) if latencies else None,
+        latency_mean_s=tally.latency_mean,
         latency_max_s=max(latencies, default=None),
-        tokens=sum(result.tokens for result in results),
-        cost=sum(costs) if costs else None,
-        model_calls=sum(result.model_calls for result in results),
-        retries=sum(max(result.attempts - 1, 0) for result in results),
+        tokens=tally.tokens,
+        cost=tally.cost,
+        model_calls=tally.model_calls,
+        retries=tally.retries,
     )
-
-
-def _evaluators(results: list[CaseResult]) -> list[EvaluatorSummary]:
-    rows: dict[str, list[ScoreRow]] = {}
-    for result in results:
-        for row in result.scores:
-            rows.setdefault(row.key, []).append(row)
-    summaries = []
-    for key, group in rows.items():
-        scores = [float(r.score) for r in group if r.score is not None and r.error is None]
-        passed = sum(r.passed is True for r in group)
-        failed = sum(r.passed is False for r in group)
-        summaries.append(
-            EvaluatorSummary(
-                key=key,
-                evaluator=group[0].evaluator,
-                rows=len(group),
-                passed=passed,
-                failed=failed,
-                no_verdict=sum(r.passed is None and r.error is None for r in group),
-                errors=sum(r.error is not None for r in group),
-                pass_rate=rate(passed, passed + failed),
-                mean=sum(scores) / len(scores) if scores else None,
-                min=min(scores, default=None),
-                max=max(scores, default=None),
-            )
-        )
-    return summaries
-
-
-def _tags(results: list[CaseResult]) -> list[TagSummary]:
-    tagged: dict[str, list[CaseResult]] = {}
-    for result in results:
-        for tag in dict.fromkeys(result.tags):
-            tagged.setdefault(tag, []).append(result)
-    return [
-        TagSummary(tag=tag, counts=counts(group), pass_rate=rate(counts(group).passed, len(group)))
-        for tag, group in sorted(tagged.items())
-    ]
 
 
 def _trend(run: ExperimentRun, history: Sequence[ExperimentRun]) -> list[TrendPoint]:
@@ -222,7 +180,8 @@ def _comparison(comparison: Comparison) -> ComparisonReport:
 # --------------------------------------------------------------------------- per case
 
 
-def _case(index: int, result: CaseResult) -> CaseReport:
+def case_report(index: int, result: CaseResult) -> CaseReport:
+    """One result as the report shows it (``index``: its position in the report)."""
     both = sides(result)
     return CaseReport(
         index=index,
@@ -273,4 +232,4 @@ def _played(turn: PlayedTurnRecord) -> PlayedTurn:
     )
 
 
-__all__ = ["build_report", "counts", "histogram", "rate"]
+__all__ = ["BINS", "build_report", "case_report", "counts", "histogram", "rate"]

@@ -243,6 +243,11 @@ class Report(_Model):
         default_factory=list, description="Runs of the same dataset, oldest first (with history)."
     )
     comparison: ComparisonReport | None = None
+    cases_total: int | None = Field(
+        default=None,
+        description="Set when ``cases`` holds only the worst results of a big run "
+        "(``stream_report``): how many results the run has. None: every result is listed.",
+    )
 
     @property
     def failures(self) -> list[CaseReport]:

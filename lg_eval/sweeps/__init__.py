@@ -8,15 +8,19 @@ checkpoint it scored so that the next sweep scores only what changed.
 """
 
 from lg_eval.sweeps.listing import SweepError, ThreadHead, checkpoint_bound, checkpoint_time
-from lg_eval.sweeps.report import sweep_json
-from lg_eval.sweeps.sweep import SweepResult, sweep_threads
+from lg_eval.sweeps.report import sweep_json, write_sweep_html, write_sweep_json
+from lg_eval.sweeps.result import SweepResult, WorstThread
+from lg_eval.sweeps.sweep import sweep_threads
 
 __all__ = [
     "SweepError",
     "SweepResult",
     "ThreadHead",
+    "WorstThread",
     "checkpoint_bound",
     "checkpoint_time",
     "sweep_json",
     "sweep_threads",
+    "write_sweep_html",
+    "write_sweep_json",
 ]

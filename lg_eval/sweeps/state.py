@@ -85,6 +85,18 @@ class SweepState:
         )
         return {str(t): str(c) for t, c in rows}
 
+    def checkpoints_for(self, run_id: str, thread_ids: Sequence[str]) -> dict[str, str]:
+        """``thread_id -> checkpoint_id`` that ``run_id`` scored, for ``thread_ids`` only."""
+        if not thread_ids:
+            return {}
+        marks = ", ".join("?" for _ in thread_ids)
+        rows = self._query(
+            "SELECT thread_id, checkpoint_id FROM lg_eval_sweep_threads"
+            f" WHERE run_id = ? AND thread_id IN ({marks})",
+            [run_id, *thread_ids],
+        )
+        return {str(t): str(c) for t, c in rows}
+
     def max_ordinal(self, run_id: str) -> int:
         rows = self._query("SELECT MAX(ordinal) FROM lg_eval_cases WHERE run_id = ?", [run_id])
         return -1 if not rows or rows[0][0] is None else int(rows[0][0])

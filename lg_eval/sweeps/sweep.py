@@ -15,17 +15,18 @@ import json
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
+from lg_eval.experiments import ResultStore, RunInfo, open_store
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.play import open_checkpointer, resolve_target
+from lg_eval.reports.stream import stream_report
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
+from lg_eval.sweeps.result import SweepResult, worst_threads
 from lg_eval.sweeps.state import SweepState
 from lg_eval.sweeps.worker import PartitionScorer, resolve_evaluators
 from lg_eval.urls import redact_url
@@ -35,17 +36,10 @@ SweepProgress = Callable[[int, int, int], None]
 
 TimeOption = str | datetime | timedelta | None
 
-
-@dataclass(frozen=True)
-class SweepResult:
-    """The sweep's run, and the newest checkpoint id it scored of each thread."""
-
-    run: ExperimentRun
-    checkpoints: dict[str, str]
-
-    @property
-    def thread_ids(self) -> list[str]:
-        return [r.case_id for r in self.run.results]
+REPORT_PAGE = 100
+"""Results read per page when the sweep's report is computed from the store: the driver's
+memory for the report is one page of results (with their trajectories), whatever the
+number of threads."""
 
 
 def sweep_threads(
@@ -69,6 +63,8 @@ def sweep_threads(
     page_size: int = 500,
     progress: SweepProgress | None = None,
     redact: RedactOption = None,
+    worst: int = 20,
+    history: int = 10,
 ) -> SweepResult:
     """Score the threads of ``checkpointer`` that match the filters and changed since the
     last sweep named ``name``.
@@ -83,11 +79,19 @@ def sweep_threads(
     (workers open their own). Raises :class:`~lg_eval.sweeps.SweepError` for a saver that
     cannot list threads. ``redact``: a ``str -> str`` function or regex patterns applied to
     every string taken from a thread before its result is stored (as in ``run_experiment``).
+
+    The result's memory does not grow with the number of threads: its report (counts,
+    per-evaluator aggregates, distributions, the trend over the ``history`` latest sweeps
+    of the same name) is computed from the store a page at a time, it keeps the ``worst``
+    threads with their checkpoint ids, and it reads the results only when asked
+    (:meth:`SweepResult.results`; ``.run`` loads them all).
     """
     if sample is not None and not 0 < sample <= 1:
         raise InvalidOptionError(f"sample={sample}: a fraction in (0, 1].")
     if limit is not None and limit < 0:
         raise InvalidOptionError(f"limit={limit}: at least 0.")
+    if worst < 0 or history < 0:
+        raise InvalidOptionError(f"worst={worst}, history={history}: at least 0.")
     if partition_size < 1 or page_size < 1:
         raise InvalidOptionError("partition_size and page_size must be at least 1.")
     since_at, until_at = parse_time(since), parse_time(until)
@@ -165,8 +169,16 @@ def sweep_threads(
                 update={"status": status, "finished_at": datetime.now(UTC), "cases": scored}
             )
             results.update_run(final)
-        run = results.load_run(info.run_id)
-        return SweepResult(run=run, checkpoints=state.checkpoints_of(info.run_id))
+        report = stream_report(
+            results, info.run_id, worst=worst, history=history, batch=REPORT_PAGE
+        )
+        marks = state.checkpoints_for(info.run_id, [case.case_id for case in report.cases])
+        return SweepResult(
+            info=report.info,
+            report=report,
+            worst=worst_threads(report, marks),
+            store=store,
+        )
 
 
 def _pending(

@@ -159,3 +159,76 @@ def test_a_postgres_store_round_trips_a_run(pg_dsn, where):
     again = build_echo()
     assert run_experiment(again, echo_dataset(4), run_id="pg", **options).results == run.results
     assert not again.calls.counts
+
+
+# --------------------------------------------------------------------------- streaming reads
+
+
+def _stored(url: Any, run_id: str = "stream") -> Any:
+    """A store holding 7 results of ``run_id`` (one case repeated), written out of order."""
+    from tests.reports.conftest import make_support_run
+
+    run = make_support_run()
+    info = run.info.model_copy(update={"run_id": run_id})
+    results = [r.model_copy(update={"run_id": run_id}) for r in run.results]
+    store = open_store(url)
+    for table in ("lg_eval_scores", "lg_eval_cases", "lg_eval_runs"):
+        store.execute_many(f"DELETE FROM {table} WHERE run_id = ?", [(run_id,)])
+    store.begin_run(info)
+    ordinals = [0, 1, 2, 3, 4, 5, 0]  # the repetition of case 0 shares its ordinal
+    pairs = list(zip(ordinals, results, strict=True))
+    store.write(pairs[4:])
+    store.write(pairs[:4])
+    return store, run_id
+
+
+def test_iter_results_reads_the_same_results_as_load_run_in_pages(tmp_path: Path) -> None:
+    store, run_id = _stored(tmp_path / "stream.sqlite")
+    full = [r.model_dump() for r in store.load_run(run_id).results]
+    for batch in (1, 2, 3, 7, 100):
+        assert [r.model_dump() for r in store.iter_results(run_id, batch=batch)] == full
+    store.close()
+
+
+@pytest.mark.postgres
+def test_iter_results_and_sql_counts_on_postgres(pg_dsn: str) -> None:
+    store, run_id = _stored(pg_dsn, "stream-pg")
+    full = [r.model_dump() for r in store.load_run(run_id).results]
+    assert [r.model_dump() for r in store.iter_results(run_id, batch=2)] == full
+    assert store.case_counts(run_id) == (6, 2, 3, 2)
+    from lg_eval.experiments.aggregate import percentile
+
+    latencies = [r["latency_s"] for r in full]
+    assert store.latency_percentile(run_id, 95) == percentile(latencies, 95) != 30.0
+    store.close()
+
+
+def test_iter_results_refuses_a_batch_below_one(tmp_path: Path) -> None:
+    from lg_eval.errors import InvalidOptionError
+
+    store, run_id = _stored(tmp_path / "stream.sqlite")
+    with pytest.raises(InvalidOptionError, match="batch=0"):
+        next(store.iter_results(run_id, batch=0))
+    store.close()
+
+
+def test_sql_counts_equal_counting_the_loaded_run(tmp_path: Path) -> None:
+    store, run_id = _stored(tmp_path / "stream.sqlite")
+    assert store.status_counts(run_id) == {"passed": 3, "failed": 2, "error": 1, "timeout": 1}
+    # (cases, k, cases with a passed repetition, cases whose every repetition passed):
+    # refund-happy passed then failed, so it counts for pass@2 and not for pass^2
+    assert store.case_counts(run_id) == (6, 2, 3, 2)
+    assert store.status_counts("nope") == {} and store.case_counts("nope") == (0, 0, 0, 0)
+    store.close()
+
+
+def test_sql_latency_percentiles_equal_the_interpolated_percentile(tmp_path: Path) -> None:
+    from lg_eval.experiments.aggregate import percentile
+
+    store, run_id = _stored(tmp_path / "stream.sqlite")
+    latencies = [r.latency_s for r in store.load_run(run_id).results]
+    for q in (0, 10, 50, 95, 100):
+        assert store.latency_percentile(run_id, q) == percentile(latencies, q)
+    assert store.latency_max(run_id) == 30.0
+    assert store.latency_percentile("nope", 50) is None and store.latency_max("nope") is None
+    store.close()

@@ -1,0 +1,203 @@
+"""Running totals of a run's results: the one implementation of the report's aggregates.
+
+:func:`~lg_eval.reports.build.build_report` feeds a loaded run's results through a
+:class:`RunTally`; :func:`~lg_eval.reports.stream.stream_report` feeds a stored run's
+results through the same tally one page at a time, so a 100,000-result run is
+aggregated in memory that does not grow with it, and both give the same numbers.
+Only what needs every value at once (percentiles, pass@k) is computed elsewhere.
+"""
+
+from __future__ import annotations
+
+from lg_eval.experiments.results import CaseResult, ScoreRow
+from lg_eval.reports.model import EvaluatorSummary, Histogram, StatusCounts, TagSummary
+
+BINS = 10
+
+
+def rate(part: int, whole: int) -> float | None:
+    """``part / whole``, None when ``whole`` is 0."""
+    return part / whole if whole else None
+
+
+def numeric_score(row: ScoreRow) -> float | None:
+    """The row's score as shown in the score distribution: ints and floats, not booleans."""
+    score = row.score
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        return float(score)
+    return None
+
+
+def histogram_bounds(
+    lowest: float | None,
+    highest: float | None,
+    *,
+    in_unit: bool,
+    unit_interval: bool = False,
+    from_zero: bool = False,
+) -> tuple[float, float]:
+    """``(lo, hi)`` of the bins for values spanning ``[lowest, highest]`` (None: no values).
+
+    ``unit_interval``: [0, 1] when every value lies there (``in_unit``); ``from_zero``: bins
+    start at 0. An empty or single-valued range is widened so every bin has a width.
+    """
+    if unit_interval and in_unit:
+        lo, hi = 0.0, 1.0
+    else:
+        lo = 0.0 if from_zero else (0.0 if lowest is None else lowest)
+        hi = 1.0 if highest is None else highest
+    if hi <= lo:
+        lo, hi = (lo - 0.5, hi + 0.5) if not from_zero else (0.0, max(hi, 1.0))
+    return lo, hi
+
+
+class Binner:
+    """Counts of values in ``BINS`` equal-width bins over ``[lo, hi]`` (``hi`` in the last)."""
+
+    def __init__(self, lo: float, hi: float) -> None:
+        self.lo, self.hi = lo, hi
+        self.width = (hi - lo) / BINS
+        self.counts = [0] * BINS
+
+    def add(self, value: float) -> None:
+        """Count ``value`` (which lies in ``[lo, hi]``)."""
+        self.counts[min(int((value - self.lo) / self.width), BINS - 1)] += 1
+
+    def histogram(self, label: str) -> Histogram:
+        """The bins as a :class:`Histogram`."""
+        return Histogram(label=label, lo=self.lo, hi=self.hi, counts=list(self.counts))
+
+
+class EvaluatorTally:
+    """One feedback key's verdicts and score statistics, row by row."""
+
+    def __init__(self, key: str, evaluator: str) -> None:
+        self.key, self.evaluator = key, evaluator
+        self.rows = self.passed = self.failed = self.no_verdict = self.errors = 0
+        self.scores = 0
+        self.total = 0.0
+        self.min: float | None = None
+        self.max: float | None = None
+
+    def add(self, row: ScoreRow) -> None:
+        """Count one score row of this key."""
+        self.rows += 1
+        self.passed += row.passed is True
+        self.failed += row.passed is False
+        self.no_verdict += row.passed is None and row.error is None
+        self.errors += row.error is not None
+        if row.score is not None and row.error is None:
+            value = float(row.score)
+            self.scores += 1
+            self.total += value
+            self.min = value if self.min is None or value < self.min else self.min
+            self.max = value if self.max is None or value > self.max else self.max
+
+    def summary(self) -> EvaluatorSummary:
+        """The key's :class:`EvaluatorSummary`."""
+        return EvaluatorSummary(
+            key=self.key,
+            evaluator=self.evaluator,
+            rows=self.rows,
+            passed=self.passed,
+            failed=self.failed,
+            no_verdict=self.no_verdict,
+            errors=self.errors,
+            pass_rate=rate(self.passed, self.passed + self.failed),
+            mean=self.total / self.scores if self.scores else None,
+            min=self.min,
+            max=self.max,
+        )
+
+
+class RunTally:
+    """Status counts, sums, per-key and per-tag aggregates and score range of the results
+    added so far, in the order added (sums are accumulated in that order)."""
+
+    def __init__(self) -> None:
+        self.results = 0
+        self.counts = StatusCounts()
+        self.latency_total = 0.0
+        self.tokens = 0
+        self.cost_total = 0.0
+        self.costs = 0
+        self.model_calls = 0
+        self.retries = 0
+        self.evaluators: dict[str, EvaluatorTally] = {}
+        self.tags: dict[str, StatusCounts] = {}
+        self.lowest: float | None = None
+        self.highest: float | None = None
+        self.in_unit = True
+        self.unit_bins = Binner(0.0, 1.0)
+
+    def add(self, result: CaseResult) -> None:
+        """Count one result."""
+        self.results += 1
+        _bump(self.counts, result)
+        self.latency_total += result.latency_s
+        self.tokens += result.tokens
+        if result.cost is not None:
+            self.cost_total += result.cost
+            self.costs += 1
+        self.model_calls += result.model_calls
+        self.retries += max(result.attempts - 1, 0)
+        for row in result.scores:
+            tally = self.evaluators.get(row.key)
+            if tally is None:
+                tally = self.evaluators[row.key] = EvaluatorTally(row.key, row.evaluator)
+            tally.add(row)
+            value = numeric_score(row)
+            if value is not None:
+                self._score(value)
+        for tag in dict.fromkeys(result.tags):
+            _bump(self.tags.setdefault(tag, StatusCounts()), result)
+
+    def _score(self, value: float) -> None:
+        self.lowest = value if self.lowest is None or value < self.lowest else self.lowest
+        self.highest = value if self.highest is None or value > self.highest else self.highest
+        if 0.0 <= value <= 1.0:
+            if self.in_unit:
+                self.unit_bins.add(value)
+        else:
+            self.in_unit = False
+
+    @property
+    def latency_mean(self) -> float | None:
+        """Mean latency (None without results)."""
+        return self.latency_total / self.results if self.results else None
+
+    @property
+    def cost(self) -> float | None:
+        """Total cost, None when no result reported one."""
+        return self.cost_total if self.costs else None
+
+    def evaluator_summaries(self) -> list[EvaluatorSummary]:
+        """Per feedback key, in first-seen order."""
+        return [tally.summary() for tally in self.evaluators.values()]
+
+    def tag_summaries(self) -> list[TagSummary]:
+        """Per tag, sorted by tag."""
+        return [
+            TagSummary(tag=tag, counts=tally, pass_rate=rate(tally.passed, tally.total))
+            for tag, tally in sorted(self.tags.items())
+        ]
+
+    def score_bounds(self) -> tuple[float, float]:
+        """``(lo, hi)`` of the score distribution's bins."""
+        return histogram_bounds(self.lowest, self.highest, in_unit=self.in_unit,
+                                unit_interval=True)  # fmt: skip
+
+
+def _bump(counts: StatusCounts, result: CaseResult) -> None:
+    setattr(counts, result.status, counts.of(result.status) + 1)
+
+
+__all__ = [
+    "BINS",
+    "Binner",
+    "EvaluatorTally",
+    "RunTally",
+    "histogram_bounds",
+    "numeric_score",
+    "rate",
+]
