@@ -7,12 +7,10 @@ from typing import Annotated
 
 import typer
 
-from lg_eval.cli._common import PASSED, input_errors, parse_pairs, say, stdout, write_file
+from lg_eval.cli._common import PASSED, input_errors, parse_pairs, say, stdout
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
-from lg_eval.cli._reports import write_reports
-from lg_eval.experiments import open_store
-from lg_eval.reports import build_report, render_terminal
-from lg_eval.sweeps import sweep_json, sweep_threads
+from lg_eval.reports import render_terminal
+from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json
 from lg_eval.sweeps.sweep import SweepProgress
 
 
@@ -92,19 +90,16 @@ def sweep(
                 progress=None if update is None else _scored(update),
                 redact=redact_pattern or None,
             )
-        with open_store(store) as results:
-            history = [
-                r
-                for r in results.latest_runs(result.run.info.dataset, 10)
-                if r.info.run_id != result.run.info.run_id
-            ]
-    report = build_report(result.run, history=history)
+    report = result.report  # bounded: aggregates, distributions, worst threads, trend
     if not quiet:
-        say(f"sweep {result.run.info.run_id}: {len(result.thread_ids)} threads scored")
+        say(f"sweep {result.info.run_id}: {result.scored} threads scored")
         render_terminal(report, stdout)
-    write_reports(report, html=html)
+    if html is not None:
+        write_sweep_html(result, html)
+        say(f"wrote {html}")
     if json_file is not None:
-        write_file(json_file, sweep_json(result, report))
+        write_sweep_json(result, json_file)
+        say(f"wrote {json_file}")
     raise typer.Exit(PASSED)
 
 
