@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -93,3 +93,28 @@ __all__ = [
     "stdout",
     "write_file",
 ]
+
+
+JudgeRpm = Annotated[
+    int | None,
+    typer.Option("--judge-rpm", min=1, help="Judge requests per minute, across every worker."),
+]
+JudgeTpm = Annotated[
+    int | None,
+    typer.Option("--judge-tpm", min=1, help="Judge tokens per minute, across every worker."),
+]
+JudgeInFlight = Annotated[
+    int | None,
+    typer.Option("--judge-concurrency", min=1, help="Judge calls in flight at once, in all."),
+]
+
+
+def judge_limits(rpm: int | None, tpm: int | None, in_flight: int | None) -> dict[str, int] | None:
+    """The ``--judge-*`` options as ``judge_limits=`` (None when none is given)."""
+    limits = {
+        "requests_per_minute": rpm,
+        "tokens_per_minute": tpm,
+        "max_concurrent": in_flight,
+    }
+    given = {name: value for name, value in limits.items() if value is not None}
+    return given or None

@@ -10,8 +10,12 @@ import typer
 from lg_eval.cli._common import (
     GATE_FAILED,
     PASSED,
+    JudgeInFlight,
+    JudgeRpm,
+    JudgeTpm,
     fail,
     input_errors,
+    judge_limits,
     parse_pairs,
     say,
     stdout,
@@ -105,6 +109,9 @@ def run(
         int | None,
         typer.Option(min=1, help="With --executor ray: cases per task (default 2 x concurrency)."),
     ] = None,
+    judge_rpm: JudgeRpm = None,
+    judge_tpm: JudgeTpm = None,
+    judge_concurrency: JudgeInFlight = None,
 ) -> None:
     """Run DATASET: every case on a fresh thread, scored, stored as it finishes.
 
@@ -139,6 +146,7 @@ def run(
                 reviewer=_reviewer(reviewer_model, reviewer_persona, reviewer_instructions),
                 executor=chosen,
                 partition_size=partition_size,
+                judge_limits=judge_limits(judge_rpm, judge_tpm, judge_concurrency),
             )
         with open_store(store) as results:
             history = _older(results.latest_runs(result.info.dataset, 10), result)

@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from lg_eval.cli._common import PASSED, input_errors, parse_pairs, say, stdout
+from lg_eval.cli._common import (
+    PASSED,
+    JudgeInFlight,
+    JudgeRpm,
+    JudgeTpm,
+    input_errors,
+    judge_limits,
+    parse_pairs,
+    say,
+    stdout,
+)
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.reports import render_terminal
 from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json
@@ -59,6 +69,12 @@ def sweep(
         list[str] | None,
         typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
     ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Call judge models even for cached prompts.")
+    ] = False,
+    judge_rpm: JudgeRpm = None,
+    judge_tpm: JudgeTpm = None,
+    judge_concurrency: JudgeInFlight = None,
 ) -> None:
     """Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score and
     store those that changed since the last sweep, and report like an experiment.
@@ -89,6 +105,8 @@ def sweep(
                 partition_size=partition_size,
                 progress=None if update is None else _scored(update),
                 redact=redact_pattern or None,
+                judge_limits=judge_limits(judge_rpm, judge_tpm, judge_concurrency),
+                judge_cache=not no_cache,
             )
     report = result.report  # bounded: aggregates, distributions, worst threads, trend
     if not quiet:

@@ -26,7 +26,7 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 
-def _ray() -> Any:
+def import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
@@ -62,14 +62,15 @@ class RayExecutor:
         self.throughput = Throughput()
         self._init = init
 
-    def _start(self) -> Any:
-        ray = _ray()
+    def start(self) -> Any:
+        """Connect to (or start) Ray as configured, once; return the ``ray`` module."""
+        ray = import_ray()
         if not ray.is_initialized():
             ray.init(address=self.address, include_dashboard=False, **self._init)
         return ray
 
     def map_partitions(self, fn: Callable[[P], R], partitions: Iterable[P]) -> Iterator[R]:
-        ray = self._start()
+        ray = self.start()
         task = ray.remote(
             num_cpus=self.num_cpus_per_task, max_retries=self.max_retries, retry_exceptions=False
         )(_call)
@@ -97,4 +98,4 @@ def _call(fn: Callable[[Any], Any], partition: Any) -> Timed[Any]:
     return timed_call(fn, partition)
 
 
-__all__ = ["RayExecutor"]
+__all__ = ["RayExecutor", "import_ray"]

@@ -44,6 +44,7 @@ from lg_eval.experiments._upstream import (
     open_checkpointer,
 )
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
+from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.redaction import make_redactor
 from lg_eval.experiments.results import CaseResult, ExperimentRun
 from lg_eval.experiments.runner import (
@@ -116,22 +117,32 @@ def _orchestrate(
             for repetition in range(options.repetitions)
             if (case.id, repetition) not in stored
         ]
-        work = PlayCases(shipped, run_id, dataset_hash(dataset), services)
         tally = _Tally(info.cases, options.progress, list(stored.values()))
         status: Any = "interrupted"
         try:
-            parts = runner.map_partitions(work, _chunks(todo, size)) if todo else iter(())
-            for results in parts:  # nothing left (a finished run resumed): no executor started
-                store.write(results)
-                for _, result in results:
-                    tally.add(result.status)
+            if todo:  # nothing left (a finished run resumed): no executor started
+                if services is None:
+                    services = stack.enter_context(_shared_judges(runner, shipped))
+                work = PlayCases(shipped, run_id, dataset_hash(dataset), services)
+                for results in runner.map_partitions(work, _chunks(todo, size)):
+                    store.write(results)
+                    for _, result in results:
+                        tally.add(result.status)
             status = "finished"
         finally:
+            if services is not None and hasattr(services, "stats"):
+                config.update(services_record(services.stats()))
             done = info.model_copy(
                 update={"status": status, "finished_at": datetime.now(UTC), "config": config}
             )
             store.update_run(done)
         return store.load_run(run_id)
+
+
+def _shared_judges(runner: Executor, shipped: _Options) -> Any:
+    """The run's judge limiter and cache for ``runner`` (:func:`judge_services`)."""
+    cache = shipped.judge_cache if isinstance(shipped.judge_cache, Path) else None
+    return judge_services(runner, shipped.judge_limits, cache)
 
 
 def _for_workers(options: _Options) -> _Options:

@@ -8,7 +8,7 @@ Errors are never cached. The cache plugs into the judges through
 :data:`lg_eval.judges._model.REQUEST_HOOK` (see :meth:`JudgeCache.active`), so
 sync and async judges share it; :func:`cached_request` is the one core, reading and
 writing through a :class:`CacheAccess` (this process's SQLite file, or the Ray cache
-actor of :mod:`lg_eval.executors.ray_services`).
+actor of :mod:`lg_eval.experiments.judge_services`).
 """
 
 from __future__ import annotations

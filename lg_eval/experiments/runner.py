@@ -23,7 +23,7 @@ import secrets
 import subprocess
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack, closing, nullcontext
+from contextlib import AsyncExitStack, ExitStack, closing, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,6 +50,7 @@ from lg_eval.experiments.redaction import RedactOption, make_redactor, scrub_sec
 from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
+from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.langsmith import offline
 from lg_eval.play import Reviewer
 
@@ -79,6 +80,7 @@ class _Options:
     redact: RedactOption
     langsmith: bool = False
     reviewer: Reviewer | None = None
+    judge_limits: RateLimits | None = None
 
 
 def run_experiment(
@@ -99,6 +101,7 @@ def run_experiment(
     redact: RedactOption = None,
     langsmith: bool = False,
     reviewer: Reviewer | None = None,
+    judge_limits: RateLimits | Mapping[str, Any] | None = None,
     executor: str | Executor | None = "local",
     ray_address: str | None = None,
     partition_size: int | None = None,
@@ -130,6 +133,9 @@ def run_experiment(
             :class:`~lg_eval.play.SimulatedReviewer` (a chat model playing a persona).
         langsmith: let the graph's and the judges' runs be traced to LangSmith as the
             environment says; by default the run sends nothing (:func:`lg_eval.langsmith.offline`).
+        judge_limits: the judge provider's limits (:class:`~lg_eval.judges.RateLimits` or
+            its dict: requests and tokens per minute, calls in flight), held for the whole
+            run, across every worker with ``executor="ray"``; cache hits spend none.
         executor: ``"local"`` (this process), ``"ray"`` or an Executor object: cases cut into
             partitions of ``partition_size`` played by workers, stored here
             (:mod:`lg_eval.experiments.distributed`; target and checkpointer as names).
@@ -143,6 +149,7 @@ def run_experiment(
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
         retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
+        _limits(judge_limits),
     )  # fmt: skip
     if executor not in (None, "local"):
         from lg_eval.experiments.distributed import run_distributed
@@ -189,12 +196,14 @@ async def arun_experiment(
     redact: RedactOption = None,
     langsmith: bool = False,
     reviewer: Reviewer | None = None,
+    judge_limits: RateLimits | Mapping[str, Any] | None = None,
 ) -> ExperimentRun:
     """:func:`run_experiment`, awaited: the graph is run with ``ainvoke`` on an async
     checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``."""
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
         retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
+        _limits(judge_limits),
     )  # fmt: skip
     return await _experiment(options, blocking=False)
 
@@ -227,6 +236,7 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         cache = _judge_cache(options.judge_cache)
         if cache is not None and not isinstance(options.judge_cache, JudgeCache):
             stack.callback(cache.close)
+        limiter = None if options.judge_limits is None else RateLimiter(options.judge_limits)
         resolver = EvaluatorResolver(dataset)
         info, resumed = store.begin_run(
             _run_info(options, dataset, run_id, targets.describe(), store)
@@ -270,7 +280,11 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
 
         status: Any = "interrupted"
         try:
-            with cache.active() if cache is not None else nullcontext():
+            with ExitStack() as judges:  # the limiter first: cache hits spend no budget
+                if limiter is not None:
+                    judges.enter_context(limiter.active())
+                if cache is not None:
+                    judges.enter_context(cache.active())
                 await _run_all(plans, execute, context, options, finished)
             status = "finished"
         finally:
@@ -278,6 +292,8 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             config = dict(info.config)
             if cache is not None:
                 config["judge_cache"] = {"enabled": True, **cache.stats.as_dict()}
+            if limiter is not None:
+                config["judge_limiter"] = limiter.stats().as_dict()
             done = info.model_copy(
                 update={"status": status, "finished_at": datetime.now(UTC), "config": config}
             )
@@ -418,6 +434,11 @@ def _check(options: _Options) -> None:
         raise InvalidOptionError("progress= takes a function (done, total, passed, failed).")
 
 
+def _limits(option: RateLimits | Mapping[str, Any] | None) -> RateLimits | None:
+    """``judge_limits=`` checked (InvalidOptionError naming the field) before anything runs."""
+    return None if option is None else RateLimits.of(option)
+
+
 def _judge_cache(option: bool | str | Path | JudgeCache) -> JudgeCache | None:
     if isinstance(option, JudgeCache):
         return option
@@ -448,6 +469,7 @@ def _run_info(
         "thresholds": dict(options.thresholds or {}),
         "fail_under": options.fail_under,
         "judge_cache": {"enabled": options.judge_cache is not False},
+        "judge_limits": None if options.judge_limits is None else options.judge_limits.model_dump(),
         "store": store.url,
         "redact": None if redact is None else "function" if callable(redact) else "patterns",
     }

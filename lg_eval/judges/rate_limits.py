@@ -17,7 +17,7 @@ failed request, which counts as a request too).
 One bookkeeping core, :class:`Budget`, decides; :func:`limited_request` is the
 one request core (sync and async, see :mod:`lg_eval._effects`), asking a
 :class:`Gate` for permission: the local limiter's gate is a lock around a
-``Budget``, the Ray limiter actor's gate (:mod:`lg_eval.executors.ray_services`)
+``Budget``, the Ray limiter actor's gate (:mod:`lg_eval.experiments.judge_services`)
 a remote ``Budget``. Waiting callers poll: a sync caller sleeps its thread, an
 async one awaits ``asyncio.sleep``, so its event loop keeps running. Polling is
 not first-come-first-served; under a long wait any caller may go next.

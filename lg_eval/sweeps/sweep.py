@@ -22,7 +22,10 @@ from typing import Any
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import ResultStore, RunInfo, open_store
+from lg_eval.experiments.judge_cache import DEFAULT_CACHE
+from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
+from lg_eval.judges import RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.reports.stream import stream_report
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
@@ -63,6 +66,8 @@ def sweep_threads(
     page_size: int = 500,
     progress: SweepProgress | None = None,
     redact: RedactOption = None,
+    judge_limits: RateLimits | Mapping[str, Any] | None = None,
+    judge_cache: bool | str | Path = True,
     worst: int = 20,
     history: int = 10,
 ) -> SweepResult:
@@ -79,6 +84,9 @@ def sweep_threads(
     (workers open their own). Raises :class:`~lg_eval.sweeps.SweepError` for a saver that
     cannot list threads. ``redact``: a ``str -> str`` function or regex patterns applied to
     every string taken from a thread before its result is stored (as in ``run_experiment``).
+    ``judge_limits``: the judge provider's limits (:class:`~lg_eval.judges.RateLimits`),
+    held across every worker; ``judge_cache``: judge answers cached on the driver's disk
+    (True: ``.lg_eval/judge_cache.sqlite``; a path; False), shared by every worker.
 
     The result's memory does not grow with the number of threads: its report (counts,
     per-evaluator aggregates, distributions, the trend over the ``history`` latest sweeps
@@ -95,6 +103,7 @@ def sweep_threads(
     if partition_size < 1 or page_size < 1:
         raise InvalidOptionError("partition_size and page_size must be at least 1.")
     since_at, until_at = parse_time(since), parse_time(until)
+    limits = None if judge_limits is None else RateLimits.of(judge_limits)
     redactor = make_redactor(redact)
     runner = get_executor(executor, address=ray_address)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
@@ -133,16 +142,22 @@ def sweep_threads(
                 checkpointer=redact_url(checkpointer)
                 if isinstance(checkpointer, str)
                 else (type(saver).__name__),
-                config={**config, "executor": type(runner).__name__},
+                config={
+                    **config,
+                    "executor": type(runner).__name__,
+                    "judge_limits": None if limits is None else limits.model_dump(),
+                },
                 started_at=datetime.now(UTC),
             )
         )
+        services = stack.enter_context(judge_services(runner, limits, _cache_path(judge_cache)))
         scorer = PartitionScorer(
             run_id=info.run_id,
             graph=graph if remote else bound,
             evaluators=list(evaluator_names) if remote else list(evaluators),
             checkpointer=checkpointer if remote else None,
             thresholds=dict(thresholds or {}),
+            services=services,
         )
         pending = _pending(
             state, sweep, info.run_id,
@@ -165,9 +180,10 @@ def sweep_threads(
                     progress(scored, passed, scored - passed)
             status = "finished"
         finally:
-            final = info.model_copy(
-                update={"status": status, "finished_at": datetime.now(UTC), "cases": scored}
-            )
+            done: dict[str, Any] = {"status": status, "finished_at": datetime.now(UTC)}
+            if services is not None:
+                done["config"] = {**info.config, **services_record(services.stats())}
+            final = info.model_copy(update={**done, "cases": scored})
             results.update_run(final)
         report = stream_report(
             results, info.run_id, worst=worst, history=history, batch=REPORT_PAGE
@@ -222,6 +238,12 @@ def _chunks(items: Iterator[tuple[str, str]], size: int) -> Iterator[list[tuple[
             chunk = []
     if chunk:
         yield chunk
+
+
+def _cache_path(option: bool | str | Path) -> Path | None:
+    if option is False:
+        return None
+    return (DEFAULT_CACHE if option is True else Path(option)).resolve()
 
 
 def _is_local(executor: Executor) -> bool:

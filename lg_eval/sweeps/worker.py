@@ -84,8 +84,17 @@ class PartitionScorer:
     checkpointer: str | None = None
     thresholds: Mapping[str, float] = field(default_factory=dict)
     reader: str = "auto"
+    services: Any = None
+    """The run's shared judge limiter and cache (``.active()`` entered around the partition:
+    :func:`lg_eval.experiments.judge_services.judge_services`), or None."""
 
     def __call__(self, partition: Partition) -> list[tuple[str, CaseResult]]:
+        if self.services is None:
+            return self._score_all(partition)
+        with self.services.active():
+            return self._score_all(partition)
+
+    def _score_all(self, partition: Partition) -> list[tuple[str, CaseResult]]:
         graph = (
             _graph_for(self.graph, self.checkpointer or "")
             if isinstance(self.graph, str)

@@ -20,6 +20,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
+from lg_eval.datasets import dataset_from_dict
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import LocalExecutor
 from lg_eval.experiments import ExperimentRun, open_store, run_experiment
@@ -240,3 +241,30 @@ def test_on_ray_a_resumed_run_plays_only_the_cases_not_stored(kill_dir: Path, pg
     assert executor.throughput.items == 2
     assert [r.case_id for r in resumed.results] == [f"c{i:02d}" for i in range(6)]
     assert resumed.info.status == "finished"
+
+
+@pytest.mark.postgres
+def test_on_ray_judge_limits_and_the_judge_cache_are_shared_by_every_worker(
+    kill_dir: Path, pg_url: str, tmp_path: Path
+) -> None:
+    from tests.experiments.judged import JUDGE
+
+    cases = [
+        {"id": f"c{i}", "evaluators": [JUDGE],
+         "turns": [{"input": {"messages": [{"role": "user", "content": f"city {i}?"}]}}]}
+        for i in range(6)
+    ]  # fmt: skip
+    judged = dataset_from_dict({"name": "judged", "cases": cases}, allows_code=True)
+    kw: dict[str, Any] = {
+        "checkpointer": pg_url, "store": pg_url, "judge_cache": tmp_path / "cache.sqlite",
+        "judge_limits": {"max_concurrent": 1}, "concurrency": 2, "partition_size": 2,
+    }  # fmt: skip
+    agent = "tests.experiments.graphs:build_agent"
+    first = run_experiment(agent, judged, run_id="first", executor=_ray_executor(), **kw)
+    assert [r.status for r in first.results] == ["passed"] * 6
+    limiter = first.info.config["judge_limiter"]
+    assert (limiter["requests"], limiter["max_in_flight"]) == (6, 1)
+    assert first.info.config["judge_cache"]["misses"] == 6
+    again = run_experiment(agent, judged, run_id="again", executor=_ray_executor(), **kw)
+    assert again.info.config["judge_cache"]["hits"] == 6
+    assert again.info.config["judge_limiter"]["requests"] == 0

@@ -20,7 +20,7 @@ keeps running. Ray is imported only when called (``pip install 'lg-eval[ray]'``)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +30,10 @@ from langchain_core.messages import AIMessage
 
 from lg_eval._effects import Effect
 from lg_eval.errors import InvalidOptionError
-from lg_eval.executors.ray import _ray
+from lg_eval.executors.ray import import_ray
 from lg_eval.experiments.judge_cache import CacheAccess, JudgeCache, caching_hook
 from lg_eval.judges import use_hook
-from lg_eval.judges.rate_limits import Budget, Gate, RateLimits, limiting_hook
+from lg_eval.judges.rate_limits import Budget, Gate, RateLimiter, RateLimits, limiting_hook
 
 REMOTE_POLL = (0.005, 0.05)
 """Seconds between asking the limiter actor again while every slot is in flight
@@ -95,7 +95,7 @@ class JudgeServices:
         """Start the actors on this (the driver's) node of the running Ray
         (``ray.init`` first): a limiter holding ``limits`` and a cache actor reading and
         writing ``cache`` (a :class:`JudgeCache`, whose file is used, or a path)."""
-        ray = _ray()
+        ray = import_ray()
         if not ray.is_initialized():
             raise InvalidOptionError(
                 "JudgeServices.start needs a running Ray: call ray.init(...) (or start the "
@@ -132,7 +132,7 @@ class JudgeServices:
     def stats(self) -> dict[str, Any]:
         """``{"cache": {hits, misses, saved_calls, saved_tokens, saved_cost} | None,
         "limiter": {requests, waits, waited_seconds, tokens, max_in_flight} | None}``."""
-        ray = _ray()
+        ray = import_ray()
         cache = None if self.cache is None else self.cache.stats.remote()
         limiter = None if self.limiter is None else self.limiter.stats.remote()
         return {
@@ -142,7 +142,7 @@ class JudgeServices:
 
     def close(self) -> None:
         """Close the cache file and kill both actors (closing again does nothing)."""
-        ray = _ray()
+        ray = import_ray()
         from ray.exceptions import RayActorError
 
         if self.cache is not None:
@@ -169,7 +169,7 @@ def _cache_path(cache: JudgeCache | str | Path | None) -> Path | None:
 def _remote_gate(actor: Any) -> Gate:
     """The limiter actor as a :class:`Gate`: a blocking or awaited ``try_acquire``, a
     ``settle`` sent without waiting (Ray runs one caller's calls in order)."""
-    ray = _ray()
+    ray = import_ray()
 
     def try_acquire(estimate: int, waited: float) -> Effect[tuple[int | None, float | None]]:
         return Effect(
@@ -181,7 +181,7 @@ def _remote_gate(actor: Any) -> Gate:
 
 
 def _remote_cache(actor: Any) -> CacheAccess:
-    ray = _ray()
+    ray = import_ray()
 
     def lookup(key: str) -> Effect[AIMessage | None]:
         return Effect(
@@ -202,4 +202,95 @@ async def _awaited(ref: Any) -> Any:
     return await ref
 
 
-__all__ = ["CacheActor", "JudgeServices", "LimiterActor"]
+# --------------------------------------------------------------------------- a run's services
+
+
+@dataclass(frozen=True)
+class LocalJudgeServices:
+    """The same ``active()`` / ``stats()`` as :class:`JudgeServices`, for partitions run in
+    this process (:class:`~lg_eval.executors.LocalExecutor`): a :class:`RateLimiter` and a
+    :class:`JudgeCache` (either may be None)."""
+
+    limiter: RateLimiter | None = None
+    cache: JudgeCache | None = None
+
+    @contextmanager
+    def active(self) -> Iterator[LocalJudgeServices]:
+        """Route the judge calls of this context through the cache, then the limiter."""
+        with ExitStack() as stack:
+            if self.limiter is not None:
+                stack.enter_context(self.limiter.active())
+            if self.cache is not None:
+                stack.enter_context(self.cache.active())
+            yield self
+
+    def stats(self) -> dict[str, Any]:
+        """As :meth:`JudgeServices.stats`."""
+        return {
+            "cache": None if self.cache is None else self.cache.stats.as_dict(),
+            "limiter": None if self.limiter is None else self.limiter.stats().as_dict(),
+        }
+
+
+@contextmanager
+def judge_services(
+    executor: Any, limits: RateLimits | Mapping[str, Any] | None, cache: Path | None
+) -> Iterator[JudgeServices | LocalJudgeServices | None]:
+    """The judge limiter and cache a run's partitions share, for the executor running them.
+
+    On a :class:`~lg_eval.executors.ray.RayExecutor`: :class:`JudgeServices` (Ray started
+    first; the actors killed at the end). On a :class:`~lg_eval.executors.LocalExecutor`:
+    :class:`LocalJudgeServices`. ``None`` when there is nothing to share (no limits, no
+    cache); another executor (its own processes) gets None too and each worker opens the
+    cache file itself, and limits are refused there (they would hold per process only).
+    """
+    from lg_eval.executors import LocalExecutor
+    from lg_eval.executors.ray import RayExecutor
+
+    checked = None if limits is None else RateLimits.of(limits)
+    if checked is None and cache is None:
+        yield None
+        return
+    if isinstance(executor, RayExecutor):
+        executor.start()
+        services = JudgeServices.start(limits=checked, cache=cache)
+        try:
+            yield services
+        finally:
+            services.close()
+        return
+    if isinstance(executor, LocalExecutor):
+        opened = None if cache is None else JudgeCache(cache)
+        try:
+            yield LocalJudgeServices(None if checked is None else RateLimiter(checked), opened)
+        finally:
+            if opened is not None:
+                opened.close()
+        return
+    if checked is not None:
+        raise InvalidOptionError(
+            f"judge_limits= with executor {type(executor).__name__}: limits are shared by the "
+            "local and ray executors only (use executor='local' or 'ray')."
+        )
+    yield None
+
+
+def services_record(stats: dict[str, Any]) -> dict[str, Any]:
+    """What a run record keeps of its services' :meth:`~JudgeServices.stats`: the cache's
+    hits and savings (``judge_cache``) and the limiter's counters (``judge_limiter``)."""
+    kept: dict[str, Any] = {}
+    if stats.get("cache") is not None:
+        kept["judge_cache"] = {"enabled": True, **stats["cache"]}
+    if stats.get("limiter") is not None:
+        kept["judge_limiter"] = stats["limiter"]
+    return kept
+
+
+__all__ = [
+    "CacheActor",
+    "JudgeServices",
+    "LimiterActor",
+    "LocalJudgeServices",
+    "judge_services",
+    "services_record",
+]

@@ -24,7 +24,7 @@ from lg_eval.judges import RateLimits, create_trajectory_llm_as_judge
 
 ray = pytest.importorskip("ray")
 
-from lg_eval.executors.ray_services import JudgeServices  # noqa: E402
+from lg_eval.experiments.judge_services import JudgeServices  # noqa: E402
 
 JITTER = 0.2
 """Seconds between a grant on the actor and the model call starting in a worker."""
@@ -36,7 +36,7 @@ def nap(seconds: float) -> None:
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    # This module is imported as ``executors.test_ray_services`` (tests/ is not a package),
+    # This module is imported as ``experiments.test_judge_services`` (tests/ is not a package),
     # a name workers cannot import: send its functions by value.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     started = not ray.is_initialized()
@@ -230,7 +230,7 @@ def test_a_cache_of_another_type_is_refused():
 def test_the_executors_package_imports_without_ray():
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "import lg_eval.executors, lg_eval.executors.ray_services\n"
+        "import lg_eval.executors, lg_eval.experiments.judge_services\n"
         "print('ok')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
