@@ -236,8 +236,10 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         tally = _Tally(info.cases, options.progress, list(stored.values()))
         writer = BatchWriter(store)
 
-        def finished(plan: CasePlan, result: CaseResult) -> None:
-            writer.put(plan.ordinal, result)
+        async def finished(plan: CasePlan, result: CaseResult) -> None:
+            # The case stays in flight until its rows are committed: a kill loses at most
+            # the ``concurrency`` cases in flight (see BatchWriter).
+            await asyncio.wrap_future(writer.put(plan.ordinal, result))
             tally.add(result.status)
 
         if blocking:
@@ -273,9 +275,10 @@ async def _run_all(
     execute: Callable[[CasePlan], Awaitable[CaseResult]],
     context: CaseContext,
     options: _Options,
-    finished: Callable[[CasePlan, CaseResult], None],
+    finished: Callable[[CasePlan, CaseResult], Awaitable[None]],
 ) -> None:
-    """Run ``plans`` on ``options.concurrency`` workers; hand each result to ``finished``."""
+    """Run ``plans`` on ``options.concurrency`` workers; a worker awaits ``finished`` (the
+    case stored) before it takes its next case."""
     pending = iter(plans)
     timeout = options.timeout
 
@@ -288,7 +291,7 @@ async def _run_all(
                     result = await asyncio.wait_for(execute(plan), timeout)
                 except TimeoutError:
                     result = timed_out(context, plan, timeout)
-            finished(plan, result)
+            await finished(plan, result)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(options.concurrency, len(plans))):
