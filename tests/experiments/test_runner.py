@@ -1,9 +1,14 @@
-"""The runner end to end: statuses, scores, built-in checks, retries, timeouts, repetitions."""
+"""The runner end to end: statuses, scores, built-in checks, retries, timeouts, repetitions,
+resuming after a kill."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +22,11 @@ from lg_eval.experiments import (
     run_experiment,
     summarize,
 )
+from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
-from tests.experiments.graphs import build_agent, build_echo
+from tests.experiments.graphs import build_agent, build_echo, starts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PAYMENT = [{"input": {"amount": 120}}, {"resume": "ops-card"}, {"resume": True}]
 PAYMENT_STEPS = [
@@ -270,3 +278,42 @@ def test_the_target_may_come_from_the_dataset_file(where, tmp_path):
     )
     (result,) = run_experiment(None, path, **where).results
     assert (result.status, result.scores[0].key) == ("passed", "max_steps")
+
+
+def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path):
+    """kill -9 mid-run, then the same run id: every case stored once, equal to an
+    uninterrupted run, and no more than ``concurrency`` cases were started twice."""
+    log = tmp_path / "starts.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1"]
+    child = subprocess.Popen(command, cwd=tmp_path, env=env)
+    deadline = time.monotonic() + 60
+    while sum(starts(log).values()) < crash_run.CASES // 3 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    child.kill()  # SIGKILL: no cleanup of any kind
+    child.wait()
+    with open_store(tmp_path / "results.sqlite") as store:
+        interrupted = store.load_run("r1")
+    assert 0 < len(interrupted.results) < crash_run.CASES
+    assert interrupted.info.status == "running"
+
+    crash_run.main(tmp_path, "r1")  # the rerun
+    started = starts(log)
+    crash_run.main(tmp_path, "clean")  # an uninterrupted run to compare with
+    with open_store(tmp_path / "results.sqlite") as store:
+        resumed, clean = store.load_run("r1"), store.load_run("clean")
+    assert [r.case_id for r in resumed.results] == [f"case-{n:02d}" for n in range(60)]
+    assert essentials(resumed) == essentials(clean)
+    assert [r.status for r in resumed.results].count("passed") == 40
+    assert resumed.info.status == "finished"
+    assert set(started) == {f"word {n}" for n in range(crash_run.CASES)}
+    restarted = sorted(text for text, count in started.items() if count > 1)
+    assert len(restarted) <= crash_run.CONCURRENCY, restarted
+
+
+def essentials(run: Any) -> list[tuple[Any, ...]]:
+    """What must be equal between an interrupted-then-resumed run and an uninterrupted one."""
+    return [
+        (r.case_id, r.repetition, r.status, r.trajectory, r.error, r.turns, scores(r))
+        for r in run.results
+    ]
