@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,9 @@ from lg_eval.experiments import (
     run_experiment,
     summarize,
 )
+from lg_eval.experiments._writer import BatchWriter
+from lg_eval.experiments.results import CaseResult
+from lg_eval.experiments.store import ResultStore, sqlite_connection
 from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
 from tests.experiments.graphs import build_agent, build_echo, starts
@@ -317,3 +322,54 @@ def essentials(run: Any) -> list[tuple[Any, ...]]:
         (r.case_id, r.repetition, r.status, r.trajectory, r.error, r.turns, scores(r))
         for r in run.results
     ]
+
+
+class _GatedStore(ResultStore):
+    """A real SQLite store whose first write waits for ``gate``; records each batch size."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(sqlite_connection(path), url=str(path))
+        self.entered, self.gate = threading.Event(), threading.Event()
+        self.batches: list[int] = []
+
+    def write(self, results: Any) -> None:
+        self.entered.set()
+        if not self.batches:
+            self.gate.wait(10)
+        self.batches.append(len(results))
+        super().write(results)
+
+
+def _result(case_id: str) -> CaseResult:
+    return CaseResult(run_id="w", case_id=case_id, status="passed")
+
+
+def test_cases_finishing_during_a_commit_share_the_next_commit(tmp_path):
+    store = _GatedStore(tmp_path / "results.sqlite")
+    writer = BatchWriter(store)
+    first = writer.put(0, _result("a"))
+    assert store.entered.wait(10)  # the writer is committing case a alone
+    later = [writer.put(n, _result(case_id)) for n, case_id in enumerate("bcd", start=1)]
+    assert not first.done()
+    store.gate.set()
+    for future in (first, *later):
+        future.result(timeout=10)
+    writer.close()
+    assert store.batches == [1, 3]
+    store.close()
+
+
+def test_a_case_future_is_settled_only_once_its_rows_are_committed(tmp_path):
+    store = _GatedStore(tmp_path / "results.sqlite")
+    writer = BatchWriter(store)
+    done = writer.put(0, _result("a"))
+    time.sleep(0.05)
+    assert not done.done()
+    assert store.finished("w") == {}
+    store.gate.set()
+    done.result(timeout=10)
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:  # another connection sees it
+        rows = conn.execute("SELECT case_id, status FROM lg_eval_cases").fetchall()
+    assert rows == [("a", "passed")]
+    writer.close()
+    store.close()
