@@ -74,8 +74,9 @@ class BatchWriter:
                 self._commit(pending)
 
     def _commit(self, pending: list[_Item]) -> None:
-        # Mark each future running first: a waiter cancelled from now on (Ctrl-C) can no
-        # longer cancel it, and its case is still written.
+        # Every queued case is written, even one whose waiter was cancelled (Ctrl-C): its
+        # future is just not settled. The rest are marked running, so they can no longer
+        # be cancelled between the commit and being settled.
         futures = [done for _, _, done in pending if done.set_running_or_notify_cancel()]
         error = self._error
         if error is None:
