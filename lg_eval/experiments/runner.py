@@ -275,10 +275,13 @@ async def _run_all(
     execute: Callable[[CasePlan], Awaitable[CaseResult]],
     context: CaseContext,
     options: _Options,
-    finished: Callable[[CasePlan, CaseResult], Awaitable[None]],
+    finished: Callable[[CasePlan, CaseResult], Awaitable[None] | None],
 ) -> None:
-    """Run ``plans`` on ``options.concurrency`` workers; a worker awaits ``finished`` (the
-    case stored) before it takes its next case."""
+    """Run ``plans`` on ``options.concurrency`` workers; hand each result to ``finished``.
+
+    When ``finished`` returns an awaitable (the local runner's: the case's commit), the
+    worker awaits it before it takes its next case.
+    """
     pending = iter(plans)
     timeout = options.timeout
 
@@ -291,7 +294,9 @@ async def _run_all(
                     result = await asyncio.wait_for(execute(plan), timeout)
                 except TimeoutError:
                     result = timed_out(context, plan, timeout)
-            await finished(plan, result)
+            stored = finished(plan, result)
+            if stored is not None:
+                await stored
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(options.concurrency, len(plans))):
