@@ -263,8 +263,10 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         tally = _Tally(info.cases, options.progress, list(stored.values()))
         writer = BatchWriter(store)
 
-        def finished(plan: CasePlan, result: CaseResult) -> None:
-            writer.put(plan.ordinal, result)
+        async def finished(plan: CasePlan, result: CaseResult) -> None:
+            # The case stays in flight until its rows are committed: a kill loses at most
+            # the ``concurrency`` cases in flight (see BatchWriter).
+            await asyncio.wrap_future(writer.put(plan.ordinal, result))
             tally.add(result.status)
 
         if blocking:
@@ -306,9 +308,13 @@ async def _run_all(
     execute: Callable[[CasePlan], Awaitable[CaseResult]],
     context: CaseContext,
     options: _Options,
-    finished: Callable[[CasePlan, CaseResult], None],
+    finished: Callable[[CasePlan, CaseResult], Awaitable[None] | None],
 ) -> None:
-    """Run ``plans`` on ``options.concurrency`` workers; hand each result to ``finished``."""
+    """Run ``plans`` on ``options.concurrency`` workers; hand each result to ``finished``.
+
+    When ``finished`` returns an awaitable (the local runner's: the case's commit), the
+    worker awaits it before it takes its next case.
+    """
     pending = iter(plans)
     timeout = options.timeout
 
@@ -321,7 +327,9 @@ async def _run_all(
                     result = await asyncio.wait_for(execute(plan), timeout)
                 except TimeoutError:
                     result = timed_out(context, plan, timeout)
-            finished(plan, result)
+            stored = finished(plan, result)
+            if stored is not None:
+                await stored
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(options.concurrency, len(plans))):

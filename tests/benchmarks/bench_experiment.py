@@ -19,19 +19,25 @@ runner is given it compiled (``build()``) and binds it once to the run's checkpo
 by design (each case gets its own graph); that build is lg_eval-independent user code and
 is shown as a phase.
 
-After the timed rounds, a sequential pass over up to ``PHASE_CASES`` of the runner's
-threads times each piece of lg_eval's extra work on its own (the player's state checks,
-extraction, the evaluators, the store's serialization and write, the factory build), in
-ms per case and as a share of the plain loop's time per case.
+``--ab-concurrency N`` also times the runner at concurrency N in every round, so one run
+compares, say, the default 4 with 1 (sequential, like the plain loop).
+
+After the timed rounds, the runner's own case core (play, extract, score, store) runs
+sequentially over ``PHASE_CASES`` cases with each step's CPU time added to what it does
+(the graph's invokes, the player's state checks, the extraction's reads, the evaluators,
+the pure-Python rest, the store), next to the plain loop's CPU per case measured just
+before it: what lg_eval adds per case, all of it, not a sample of pieces.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,17 +48,13 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.types import Command
 
 from graphs import hitl_agent
-from lg_eval._effects import drive
+from lg_eval._effects import Core, Effect
 from lg_eval.datasets import Dataset
+from lg_eval.evaluator import Evaluator
 from lg_eval.experiments import ExperimentRun, open_store, run_experiment
-from lg_eval.experiments._case import thread_id_for
-from lg_eval.experiments.scoring import (
-    EvaluatorResolver,
-    case_outputs,
-    final_messages,
-    reference_of,
-)
-from lg_eval.extract.thread import extraction
+from lg_eval.experiments._case import CaseContext, CasePlan, run_case
+from lg_eval.experiments._targets import CaseTargets
+from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.play import open_checkpointer
 
 GOAL = 1.10
@@ -150,50 +152,86 @@ def _per_case(seconds: float, cases: int) -> float:
     return seconds / cases * 1000
 
 
-def phases(url: str, folder: Path, data: Dataset, run: ExperimentRun) -> dict[str, float]:
-    """Milliseconds per case of each piece of lg_eval's work, timed alone, sequentially."""
+GRAPH = "the graph's own invokes (what the plain loop does)"
+STATE = "player: state checks (get_state after each turn)"
+READS = "extraction: checkpointer reads"
+EVALUATORS = "3 evaluators"
+PURE = "extraction assembly, scoring, results (pure Python)"
+STORE = "store: serialize + write (one commit per case)"
+
+
+def _effect_kind(effect: Effect[Any]) -> str:
+    run = effect.run
+    if isinstance(run, functools.partial) and isinstance(run.func, Evaluator):
+        return EVALUATORS
+    name = getattr(run, "__qualname__", "")
+    if name.startswith("_invoke."):
+        return GRAPH
+    if name.startswith("_get_state."):
+        return STATE
+    return READS
+
+
+def _timed_drive(core: Core[Any], spent: Counter[str]) -> Any:
+    """:func:`lg_eval._effects.drive`, adding the CPU time of each effect to its kind in
+    ``spent`` and the time between effects (the core's own Python) to ``PURE``."""
+    clock = time.process_time
+    mark = clock()
+    try:
+        effect = next(core)
+        while True:
+            now = clock()
+            spent[PURE] += now - mark
+            kind, mark = _effect_kind(effect), now
+            try:
+                result = effect.run()
+            except Exception as exc:
+                now = clock()
+                spent[kind] += now - mark
+                mark = now
+                effect = core.throw(exc)
+            else:
+                now = clock()
+                spent[kind] += now - mark
+                mark = now
+                effect = core.send(result)
+    except StopIteration as stop:
+        spent[PURE] += clock() - mark
+        return stop.value
+
+
+def phases(url: str, folder: Path, data: Dataset, target: Any) -> tuple[float, dict[str, float]]:
+    """The runner's own case core (play, extract, score, store), run sequentially on this
+    thread over ``PHASE_CASES`` cases, its CPU split by what each step does; and the plain
+    loop's CPU per case measured just before it. Milliseconds per case."""
     cases = data.cases[:PHASE_CASES]
     n = len(cases)
-    found: dict[str, float] = {}
-    with open_checkpointer(url) as saver:
-        graph = build(saver)
-        configs: list[Any] = [
-            {"configurable": {"thread_id": thread_id_for(run.info.run_id, case.id, 0, 1)}}
-            for case in cases
-        ]
-        start = time.perf_counter()
-        for config in configs:  # the player: one check of a fresh thread, one after each turn
-            fresh = {"configurable": {"thread_id": config["configurable"]["thread_id"] + "-x"}}
-            graph.get_state(fresh, subgraphs=True)
-            graph.get_state(config, subgraphs=True)
-            graph.get_state(config, subgraphs=True)
-        found["player state checks (3 get_state)"] = _per_case(time.perf_counter() - start, n)
-        start = time.perf_counter()
-        threads = [drive(extraction(graph, config)) for config in configs]
-        found["extraction (reads the checkpointer)"] = _per_case(time.perf_counter() - start, n)
+    plain_ms = _per_case(plain_loop(url, n, "phase-plain")[1], n)
+    spent: Counter[str] = Counter()
+    with open_checkpointer(url) as saver, open_store(folder / "phase-store.sqlite") as store:
         resolver = EvaluatorResolver(data)
-        start = time.perf_counter()
-        for case, thread in zip(cases, threads, strict=True):
-            outputs = case_outputs(thread, final_messages(thread))
-            for item in resolver.for_case(case):
-                reference = item.reference if item.own_reference else reference_of(case.expected)
-                item.evaluator(outputs=outputs, reference_outputs=reference, inputs=[])
-        found["3 evaluators"] = _per_case(time.perf_counter() - start, n)
-        start = time.perf_counter()
-        with open_store(folder / "phase-store.sqlite") as store:
-            store.write(list(enumerate(run.results[:n])))
-        found["store (serialize + one batch write)"] = _per_case(time.perf_counter() - start, n)
-        start = time.perf_counter()
-        for _ in cases:
-            build(saver)
-        found["graph build (factory targets only)"] = _per_case(time.perf_counter() - start, n)
-    return found
+        context = CaseContext(
+            run_id="phase", targets=CaseTargets(target, data, saver), saver=saver,
+            thresholds={}, retries=1, redactor=None, fresh_threads=False,
+        )  # fmt: skip
+        for ordinal, case in enumerate(cases):
+            plan = CasePlan(ordinal, case, 0, resolver.for_case(case), reference_of(case.expected))
+            result = _timed_drive(run_case(context, plan), spent)
+            mark = time.process_time()
+            store.write([(ordinal, result)])
+            spent[STORE] += time.process_time() - mark
+    order = (GRAPH, STATE, READS, PURE, EVALUATORS, STORE)
+    return plain_ms, {kind: _per_case(spent[kind], n) for kind in order}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench_experiment")
     parser.add_argument("--quick", action="store_true", help="100 cases instead of 1,000")
     parser.add_argument("--concurrency", type=int, default=4, help="the runner's (default 4)")
+    parser.add_argument(
+        "--ab-concurrency", type=int, default=None, metavar="N",
+        help="also time the runner at concurrency N in every round (an A/B in one run)",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"default {ROUNDS}")
     parser.add_argument(
         "--target", choices=("compiled", "factory"), default="compiled",
@@ -203,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     cases = 100 if args.quick else 1_000
     data = dataset(cases)
     target: Any = build() if args.target == "compiled" else build
+    levels = [args.concurrency]
+    if args.ab_concurrency is not None and args.ab_concurrency != args.concurrency:
+        levels.append(args.ab_concurrency)
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         url = f"sqlite:///{folder / 'checkpoints.sqlite'}"
@@ -210,46 +251,53 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.chdir(folder)  # the default .lg_eval files, if any, stay in the temporary folder
         plain_loop(url, 10, "warm")  # imports, first compile, SQLite tables
         runner(url, store, dataset(10), "warm", args.concurrency, target)
-        timings: dict[str, list[Timing]] = {"plain": [], "runner": []}
-        last: list[ExperimentRun] = []
 
-        def run_job(r: int) -> Timing:
-            elapsed, run = runner(url, store, data, f"run{r}", args.concurrency, target)
-            last[:] = [run]
-            return elapsed
+        def run_job(level: int) -> Callable[[int], Timing]:
+            return lambda r: runner(url, store, data, f"run{r}-c{level}", level, target)[0]
 
         jobs: list[tuple[str, Callable[[int], Timing]]] = [
             ("plain", lambda r: plain_loop(url, cases, f"plain{r}")),
-            ("runner", run_job),
+            *((f"c{level}", run_job(level)) for level in levels),
         ]
-        for round_ in range(args.rounds):
+        timings: dict[str, list[Timing]] = {job_name: [] for job_name, _ in jobs}
+        for round_ in range(args.rounds):  # alternate which goes first
             for job_name, job in jobs if round_ % 2 == 0 else reversed(jobs):
                 timings[job_name].append(job(round_))
-        per_phase = phases(url, folder, data, last[0])
-    pairs = list(zip(timings["plain"], timings["runner"], strict=True))
-    ratios = [r[0] / p[0] for p, r in pairs]  # each round's runner against its own plain loop
-    cpu_ratios = [r[1] / p[1] for p, r in pairs]
+        plain_cpu_ms, per_phase = phases(url, folder, data, build())
+        start = time.perf_counter()
+        with open_checkpointer(url) as saver:
+            for _ in range(PHASE_CASES):
+                build(saver)
+        factory_ms = _per_case(time.perf_counter() - start, PHASE_CASES)
     plain = statistics.median(w for w, _ in timings["plain"])
-    ran = statistics.median(w for w, _ in timings["runner"])
     plain_cpu = statistics.median(c for _, c in timings["plain"])
-    ran_cpu = statistics.median(c for _, c in timings["runner"])
-    ratio = statistics.median(ratios)
     print(f"{cases} HITL cases (2 turns each), 3 evaluators, SQLite checkpointer; runner "
           f"target: {args.target}; medians of {args.rounds} interleaved rounds")  # fmt: skip
     print(f"  plain invoke loop   {plain:7.2f} s wall  ({_per_case(plain, cases):6.2f} ms/case)"
-          f"  {plain_cpu:6.2f} s CPU")  # fmt: skip
-    print(f"  run_experiment      {ran:7.2f} s wall  ({_per_case(ran, cases):6.2f} ms/case)"
-          f"  {ran_cpu:6.2f} s CPU  concurrency={args.concurrency}")  # fmt: skip
-    verdict = "PASS" if ratio <= GOAL else "FAIL"
-    print(f"  RATIO runner/plain  {ratio:7.3f} wall   goal <= {GOAL:.2f}: {verdict}")
-    print(f"                      {statistics.median(cpu_ratios):7.3f} CPU  (median per-round)")
-    print("  per-round ratios, wall: " + ", ".join(f"{r:.3f}" for r in ratios)
-          + "; CPU: " + ", ".join(f"{r:.3f}" for r in cpu_ratios))  # fmt: skip
-    print(f"  lg_eval's work, timed alone over {min(cases, PHASE_CASES)} cases "
-          "(ms/case; % of the plain loop's ms/case):")  # fmt: skip
-    plain_ms = _per_case(plain, cases)
+          f"  {plain_cpu:6.2f} s CPU  (sequential)")  # fmt: skip
+    for level in levels:
+        ran = timings[f"c{level}"]
+        pairs = list(zip(timings["plain"], ran, strict=True))
+        ratios = [r[0] / p[0] for p, r in pairs]  # each round against its own plain loop
+        cpu_ratios = [r[1] / p[1] for p, r in pairs]
+        wall, cpu = statistics.median(w for w, _ in ran), statistics.median(c for _, c in ran)
+        ratio = statistics.median(ratios)
+        print(f"  run_experiment      {wall:7.2f} s wall  ({_per_case(wall, cases):6.2f} ms/case)"
+              f"  {cpu:6.2f} s CPU  concurrency={level}")  # fmt: skip
+        verdict = "PASS" if ratio <= GOAL else "FAIL"
+        print(f"    RATIO runner/plain  {ratio:7.3f} wall   goal <= {GOAL:.2f}: {verdict}")
+        print(
+            f"                        {statistics.median(cpu_ratios):7.3f} CPU  (median per-round)"
+        )
+        print("    per-round ratios, wall: " + ", ".join(f"{r:.3f}" for r in ratios)
+              + "; CPU: " + ", ".join(f"{r:.3f}" for r in cpu_ratios))  # fmt: skip
+    print(f"  The runner's case core run sequentially over {min(cases, PHASE_CASES)} cases, CPU "
+          f"ms/case; % of the plain loop's {plain_cpu_ms:.2f} ms CPU/case:")  # fmt: skip
     for phase, ms in per_phase.items():
-        print(f"    {phase:38s} {ms:7.3f} ms  {ms / plain_ms:6.1%}")
+        print(f"    {phase:52s} {ms:7.3f} ms  {ms / plain_cpu_ms:6.1%}")
+    extra = sum(ms for phase, ms in per_phase.items() if phase != GRAPH)
+    print(f"    {'everything lg_eval adds':52s} {extra:7.3f} ms  {extra / plain_cpu_ms:6.1%}")
+    print(f"    {'graph build per case (factory targets only, wall)':52s} {factory_ms:7.3f} ms")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lg_eval.cli import app
+from tests.experiments.graphs import starts
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "golden" / "weather.yaml"
@@ -162,35 +163,71 @@ def test_a_password_in_a_url_is_never_printed(here: dict[str, str], tmp_path: Pa
             assert b"PASSWORD" not in path.read_bytes(), path
 
 
-def test_a_killed_cli_run_resumes_with_every_case_once(tmp_path: Path) -> None:
-    """kill -9 the CLI mid-run; the same --run-id finishes it with each case stored once."""
-    cases = "\n".join(
-        f"  - id: c{n}\n    turns:\n      - input: {{text: '{n}', delay: 0.15}}" for n in range(12)
+def test_a_killed_cli_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path: Path) -> None:
+    """kill -9 the CLI mid-run; the same --run-id stores each case once, equal to an
+    uninterrupted run, and starts again at most ``--concurrency`` cases (those in flight)."""
+    log, cases, concurrency = tmp_path / "starts.log", 60, 2
+    data = tmp_path / "quick.yaml"
+    data.write_text(
+        json.dumps(
+            {
+                "name": "quick",
+                "graph": "tests.experiments.graphs:slow_echo",
+                "cases": [
+                    {
+                        "id": f"c{n:02d}",
+                        "turns": [{"input": {"text": f"w{n}", "delay": 0.005, "log": str(log)}}],
+                        "expected": {"output": f"W{n}" if n % 3 else "nope"},
+                    }
+                    for n in range(cases)
+                ],
+            }
+        )
     )
-    data = tmp_path / "slow.yaml"
-    data.write_text(f"name: slow\ngraph: tests.cli.graphs:build_slow\ncases:\n{cases}\n")
     store = tmp_path / "results.sqlite"
-    command = [
-        sys.executable, "-m", "lg_eval", "run", str(data), "--run-id", "k1", "--store",
-        f"sqlite:///{store}", "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
-        "--concurrency", "2", "--quiet",
-    ]  # fmt: skip
+
+    def command(run_id: str) -> list[str]:
+        return [
+            sys.executable, "-m", "lg_eval", "run", str(data), "--run-id", run_id, "--store",
+            f"sqlite:///{store}", "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
+            "--concurrency", str(concurrency), "--quiet",
+        ]  # fmt: skip
+
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    process = subprocess.Popen(command("k1"), cwd=ROOT, env=env, start_new_session=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _stored(store) < 3:
-        time.sleep(0.05)
+    while time.monotonic() < deadline and sum(starts(log).values()) < cases // 3:
+        time.sleep(0.005)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    done_before = _stored(store)
-    assert 3 <= done_before < 12
-    finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=120)
-    assert finished.returncode == 0, finished.stderr.decode()
+    assert 0 < _stored(store) < cases  # killed mid-run
+    resumed = subprocess.run(command("k1"), cwd=ROOT, env=env, capture_output=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    started = starts(log)
+    clean = subprocess.run(command("clean"), cwd=ROOT, env=env, capture_output=True, timeout=120)
+    assert clean.returncode == 0, clean.stderr.decode()
     with sqlite3.connect(store) as connection:
-        rows = connection.execute(
-            "SELECT case_id, COUNT(*) FROM lg_eval_cases WHERE run_id = 'k1' GROUP BY case_id"
-        ).fetchall()
-    assert sorted(rows) == sorted((f"c{n}", 1) for n in range(12))
+        stored = {
+            run_id: connection.execute(
+                "SELECT case_id, status, result FROM lg_eval_cases WHERE run_id = ?"
+                " ORDER BY ordinal",
+                (run_id,),
+            ).fetchall()
+            for run_id in ("k1", "clean")
+        }
+    assert [row[0] for row in stored["k1"]] == [f"c{n:02d}" for n in range(cases)]  # each once
+    assert [_essentials(row) for row in stored["k1"]] == [
+        _essentials(row) for row in stored["clean"]
+    ]
+    assert set(started) == {f"w{n}" for n in range(cases)}
+    restarted = sorted(text for text, count in started.items() if count > 1)
+    assert len(restarted) <= concurrency, restarted
+
+
+def _essentials(row: tuple[str, str, str]) -> tuple[Any, ...]:
+    """What a resumed case and the same case of an uninterrupted run must share."""
+    result = json.loads(row[2])
+    return row[0], row[1], result["trajectory"], result["error"], result["turns"]
 
 
 def _stored(store: Path) -> int:

@@ -1,4 +1,9 @@
-"""Run the crash test's 20-case experiment: ``python -m tests.experiments.crash_run DIR RUN_ID``."""
+"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID``.
+
+Every case start is appended (and fsynced) to ``DIR/starts.log`` before the
+case's node runs, so the test can count how often each case was started across a
+``kill -9`` and the resumed run.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,19 @@ from lg_eval.datasets import Dataset
 from lg_eval.experiments import run_experiment
 from tests.experiments.graphs import slow_echo
 
-CASES = 20
+CASES = 60
+CONCURRENCY = 2
 
 
-def dataset() -> Dataset:
+def dataset(folder: Path) -> Dataset:
+    log = str(folder / "starts.log")
     return Dataset.model_validate(
         {
             "name": "slow",
             "cases": [
                 {
                     "id": f"case-{n:02d}",
-                    "turns": [{"input": {"text": f"word {n}", "delay": 0.05}}],
+                    "turns": [{"input": {"text": f"word {n}", "delay": 0.005, "log": log}}],
                     "expected": {"output": f"WORD {n}" if n % 3 else "nope"},
                 }
                 for n in range(CASES)
@@ -31,11 +38,11 @@ def dataset() -> Dataset:
 def main(folder: Path, run_id: str) -> None:
     run_experiment(
         slow_echo,
-        dataset(),
+        dataset(folder),
         checkpointer=f"sqlite:///{folder / 'checkpoints.sqlite'}",
         store=folder / "results.sqlite",
         run_id=run_id,
-        concurrency=2,
+        concurrency=CONCURRENCY,
         judge_cache=False,
     )
 

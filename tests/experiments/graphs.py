@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -51,6 +53,7 @@ class EchoState(TypedDict, total=False):
     answer: str
     delay: float
     fail: str
+    log: str
 
 
 class Calls:
@@ -71,12 +74,15 @@ def build_echo(calls: Calls | None = None) -> Any:
 
     ``fail="operational-once"`` raises ``sqlite3.OperationalError`` on the first run for a
     text, ``"value"`` raises ``ValueError`` always; ``text`` ending in ``?`` alternates
-    between ``yes`` and ``no`` from one run to the next.
+    between ``yes`` and ``no`` from one run to the next. With ``log`` (a file path) each run
+    first appends ``text`` to that file durably (see :func:`record_start`).
     """
     calls = calls or Calls()
 
     def factory(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
         def echo(state: EchoState) -> dict[str, Any]:
+            if "log" in state:
+                record_start(Path(state["log"]), state["text"])
             count = calls.hit(state["text"])
             time.sleep(state.get("delay", 0.0))
             fail = state.get("fail")
@@ -96,6 +102,22 @@ def build_echo(calls: Calls | None = None) -> Any:
 
     factory.calls = calls  # type: ignore[attr-defined]
     return factory
+
+
+def record_start(log: Path, text: str) -> None:
+    """Append ``text`` as one line to ``log`` and fsync it: a ``kill -9`` right after still
+    leaves the line on disk, so a crash test can count every start of every case."""
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, f"{text}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def starts(log: Path) -> Counter[str]:
+    """How many times each text was started, from a :func:`record_start` log."""
+    return Counter(log.read_text().splitlines()) if log.exists() else Counter()
 
 
 slow_echo = build_echo()

@@ -1,9 +1,16 @@
-"""The runner end to end: statuses, scores, built-in checks, retries, timeouts, repetitions."""
+"""The runner end to end: statuses, scores, built-in checks, retries, timeouts, repetitions,
+resuming after a kill."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +24,14 @@ from lg_eval.experiments import (
     run_experiment,
     summarize,
 )
+from lg_eval.experiments._writer import BatchWriter
+from lg_eval.experiments.results import CaseResult
+from lg_eval.experiments.store import ResultStore, sqlite_connection
+from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
-from tests.experiments.graphs import build_agent, build_echo
+from tests.experiments.graphs import build_agent, build_echo, starts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PAYMENT = [{"input": {"amount": 120}}, {"resume": "ops-card"}, {"resume": True}]
 PAYMENT_STEPS = [
@@ -270,3 +283,93 @@ def test_the_target_may_come_from_the_dataset_file(where, tmp_path):
     )
     (result,) = run_experiment(None, path, **where).results
     assert (result.status, result.scores[0].key) == ("passed", "max_steps")
+
+
+def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path):
+    """kill -9 mid-run, then the same run id: every case stored once, equal to an
+    uninterrupted run, and no more than ``concurrency`` cases were started twice."""
+    log = tmp_path / "starts.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1"]
+    child = subprocess.Popen(command, cwd=tmp_path, env=env)
+    deadline = time.monotonic() + 60
+    while sum(starts(log).values()) < crash_run.CASES // 3 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    child.kill()  # SIGKILL: no cleanup of any kind
+    child.wait()
+    with open_store(tmp_path / "results.sqlite") as store:
+        interrupted = store.load_run("r1")
+    assert 0 < len(interrupted.results) < crash_run.CASES
+    assert interrupted.info.status == "running"
+
+    crash_run.main(tmp_path, "r1")  # the rerun
+    started = starts(log)
+    crash_run.main(tmp_path, "clean")  # an uninterrupted run to compare with
+    with open_store(tmp_path / "results.sqlite") as store:
+        resumed, clean = store.load_run("r1"), store.load_run("clean")
+    assert [r.case_id for r in resumed.results] == [f"case-{n:02d}" for n in range(60)]
+    assert essentials(resumed) == essentials(clean)
+    assert [r.status for r in resumed.results].count("passed") == 40
+    assert resumed.info.status == "finished"
+    assert set(started) == {f"word {n}" for n in range(crash_run.CASES)}
+    restarted = sorted(text for text, count in started.items() if count > 1)
+    assert len(restarted) <= crash_run.CONCURRENCY, restarted
+
+
+def essentials(run: Any) -> list[tuple[Any, ...]]:
+    """What must be equal between an interrupted-then-resumed run and an uninterrupted one."""
+    return [
+        (r.case_id, r.repetition, r.status, r.trajectory, r.error, r.turns, scores(r))
+        for r in run.results
+    ]
+
+
+class _GatedStore(ResultStore):
+    """A real SQLite store whose first write waits for ``gate``; records each batch size."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(sqlite_connection(path), url=str(path))
+        self.entered, self.gate = threading.Event(), threading.Event()
+        self.batches: list[int] = []
+
+    def write(self, results: Any) -> None:
+        self.entered.set()
+        if not self.batches:
+            self.gate.wait(10)
+        self.batches.append(len(results))
+        super().write(results)
+
+
+def _result(case_id: str) -> CaseResult:
+    return CaseResult(run_id="w", case_id=case_id, status="passed")
+
+
+def test_cases_finishing_during_a_commit_share_the_next_commit(tmp_path):
+    store = _GatedStore(tmp_path / "results.sqlite")
+    writer = BatchWriter(store)
+    first = writer.put(0, _result("a"))
+    assert store.entered.wait(10)  # the writer is committing case a alone
+    later = [writer.put(n, _result(case_id)) for n, case_id in enumerate("bcd", start=1)]
+    assert not first.done()
+    store.gate.set()
+    for future in (first, *later):
+        future.result(timeout=10)
+    writer.close()
+    assert store.batches == [1, 3]
+    store.close()
+
+
+def test_a_case_future_is_settled_only_once_its_rows_are_committed(tmp_path):
+    store = _GatedStore(tmp_path / "results.sqlite")
+    writer = BatchWriter(store)
+    done = writer.put(0, _result("a"))
+    time.sleep(0.05)
+    assert not done.done()
+    assert store.finished("w") == {}
+    store.gate.set()
+    done.result(timeout=10)
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:  # another connection sees it
+        rows = conn.execute("SELECT case_id, status FROM lg_eval_cases").fetchall()
+    assert rows == [("a", "passed")]
+    writer.close()
+    store.close()

@@ -1,25 +1,17 @@
-"""The results store: resuming, crash safety, Postgres, file modes, what the run config keeps."""
+"""The results store: resuming, Postgres, file modes, what the run config keeps."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import stat
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lg_eval.experiments import ExperimentRun, open_store, run_experiment
 from lg_eval.experiments.redaction import scrub_secrets
-from tests.experiments import crash_run
 from tests.experiments.conftest import ask, dataset
 from tests.experiments.graphs import build_echo
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def essentials(run: ExperimentRun) -> list[tuple[Any, ...]]:
@@ -64,41 +56,6 @@ def test_a_run_id_of_another_dataset_is_refused(where):
     run_experiment(build_echo(), echo_dataset(2), run_id="r", **where)
     with pytest.raises(Exception, match="was started on dataset 'echo'"):
         run_experiment(build_echo(), echo_dataset(3), run_id="r", **where)
-
-
-def test_a_killed_run_resumes_with_every_case_exactly_once(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1"]
-    child = subprocess.Popen(command, cwd=tmp_path, env=env)
-    deadline = time.monotonic() + 60
-    stored = 0
-    while stored < 3 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.02)
-        if (tmp_path / "results.sqlite").exists():
-            with sqlite3.connect(tmp_path / "results.sqlite", timeout=5) as conn:
-                try:
-                    stored = conn.execute("SELECT COUNT(*) FROM lg_eval_cases").fetchone()[0]
-                except sqlite3.OperationalError:  # the tables are not there yet
-                    continue
-    child.kill()  # SIGKILL: no cleanup of any kind
-    child.wait()
-    with open_store(tmp_path / "results.sqlite") as store:
-        interrupted = store.load_run("r1")
-    assert 3 <= len(interrupted.results) < crash_run.CASES
-    assert interrupted.info.status == "running"
-
-    crash_run.main(tmp_path, "r1")  # the rerun, and an uninterrupted run to compare with
-    crash_run.main(tmp_path, "clean")
-    with open_store(tmp_path / "results.sqlite") as store:
-        resumed, clean = store.load_run("r1"), store.load_run("clean")
-    with sqlite3.connect(tmp_path / "results.sqlite") as conn:
-        counts = conn.execute(
-            "SELECT case_id, COUNT(*) FROM lg_eval_cases WHERE run_id = 'r1' GROUP BY case_id"
-        ).fetchall()
-    assert sorted(counts) == [(f"case-{n:02d}", 1) for n in range(crash_run.CASES)]
-    assert essentials(resumed) == essentials(clean)
-    assert [r.status for r in resumed.results].count("passed") == 13
-    assert resumed.info.status == "finished"
 
 
 def test_store_files_are_owner_only(where, tmp_path):
