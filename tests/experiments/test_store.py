@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+from pathlib import Path
 from typing import Any
 
 import pytest
