@@ -278,3 +278,20 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             "ERROR: CI=true but no `postgres`-marked test passed: failing the run", red=True
         )
+
+
+@pytest.fixture
+def pg_url(pg_dsn: str) -> Iterator[str]:
+    """The URL of a Postgres database of the test's own, dropped after it (other tests
+    truncate the shared checkpoint tables; Ray workers connect to it by URL)."""
+    import secrets
+
+    import psycopg
+
+    name = f"lg_eval_{secrets.token_hex(6)}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    base, _, query = pg_dsn.partition("?")
+    yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

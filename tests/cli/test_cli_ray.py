@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,19 +31,6 @@ def local_ray(pg_dsn: str) -> Iterator[None]:
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})  # fmt: skip
     yield
     ray.shutdown()
-
-
-@pytest.fixture
-def pg_url(pg_dsn: str) -> Iterator[str]:
-    import psycopg
-
-    name = f"lg_eval_cliray_{secrets.token_hex(4)}"
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    base, _, query = pg_dsn.partition("?")
-    yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def last_workers(stderr: str) -> dict[str, tuple[int, int]]:

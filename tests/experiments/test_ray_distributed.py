@@ -11,7 +11,6 @@ the checkpoint id, a time-based uuid6; their paths and values are compared).
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
@@ -167,20 +166,6 @@ def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
     yield where
     ray.shutdown()
-
-
-@pytest.fixture
-def pg_url(pg_dsn: str) -> Iterator[str]:
-    """A database of its own for checkpoints and results."""
-    import psycopg
-
-    name = f"lg_eval_rayexp_{secrets.token_hex(4)}"
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    base, _, query = pg_dsn.partition("?")
-    yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _ray_executor() -> Any:

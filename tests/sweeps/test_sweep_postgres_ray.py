@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +14,6 @@ from tests.sweeps import helpers
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPH = "tests.sweeps.helpers:build"
-
-
-@pytest.fixture
-def pg_url(pg_dsn: str) -> Iterator[str]:
-    """A database of its own (other tests truncate the shared checkpoint tables)."""
-    import psycopg
-
-    name = f"lg_eval_sweep_{secrets.token_hex(4)}"
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    base, _, query = pg_dsn.partition("?")
-    url = base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
-    yield url
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _summary(result: Any) -> list[tuple[str, str, str, list[tuple[str, Any]]]]:

@@ -3,7 +3,6 @@ elsewhere, and every thread is stored exactly once, as in an undisturbed local s
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,20 +41,6 @@ def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
     yield where
     ray.shutdown()
-
-
-@pytest.fixture
-def pg_url(pg_dsn: str) -> Iterator[str]:
-    """A database of its own (other tests truncate the shared checkpoint tables)."""
-    import psycopg
-
-    name = f"lg_eval_sweep_retry_{secrets.token_hex(4)}"
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    base, _, query = pg_dsn.partition("?")
-    yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _rows(result: Any) -> list[tuple[str, str, str, list[tuple[str, Any]], Any]]:
