@@ -10,8 +10,10 @@ password included.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -102,7 +104,12 @@ async def aopen_checkpointer(url: str | None = None) -> AsyncIterator[Saver]:
             parsed.dsn or "", row_factory=dict_row, **_pg_kwargs(parsed)
         )
         asaver = AsyncPostgresSaver(aconn)
-        await asaver.setup()
+        while not await _atry_setup_lock(aconn):
+            await asyncio.sleep(SETUP_POLL)  # see SETUP_LOCK
+        try:
+            await asaver.setup()
+        finally:
+            await aconn.execute(_UNLOCK_SETUP, (SETUP_LOCK,))
     except Exception as exc:  # psycopg's messages echo the DSN: never chain them
         problem = _pg_problem(parsed, exc)
     if problem is not None:
@@ -127,7 +134,12 @@ def _postgres_sync(parsed: CheckpointerURL) -> Iterator[Saver]:
     try:
         conn = Connection.connect(parsed.dsn or "", row_factory=dict_row, **_pg_kwargs(parsed))
         saver = PostgresSaver(conn)
-        saver.setup()
+        while not conn.execute(_LOCK_SETUP, (SETUP_LOCK,)).fetchone()["locked"]:
+            time.sleep(SETUP_POLL)  # see SETUP_LOCK
+        try:
+            saver.setup()
+        finally:
+            conn.execute(_UNLOCK_SETUP, (SETUP_LOCK,))
     except Exception as exc:  # psycopg's messages echo the DSN: never chain them
         problem = _pg_problem(parsed, exc)
     if problem is not None:
@@ -138,6 +150,23 @@ def _postgres_sync(parsed: CheckpointerURL) -> Iterator[Saver]:
         yield saver
     finally:
         conn.close()
+
+
+SETUP_LOCK = 0x6C675F6576616C
+"""The Postgres advisory lock held while LangGraph's migrations run: ``setup()`` is not safe
+to run at once from two connections on a fresh database (both insert the same
+``checkpoint_migrations`` row), which is what Ray workers opening one URL together do.
+It is taken by polling ``pg_try_advisory_lock``, not by waiting in ``pg_advisory_lock``:
+a migration runs ``CREATE INDEX CONCURRENTLY``, which waits for every open transaction,
+including a session blocked on the lock (a deadlock)."""
+SETUP_POLL = 0.02
+_LOCK_SETUP = "SELECT pg_try_advisory_lock(%s) AS locked"
+_UNLOCK_SETUP = "SELECT pg_advisory_unlock(%s)"
+
+
+async def _atry_setup_lock(aconn: Any) -> bool:
+    row = await (await aconn.execute(_LOCK_SETUP, (SETUP_LOCK,))).fetchone()
+    return bool(row["locked"])
 
 
 def _require_postgres(parsed: CheckpointerURL) -> None:

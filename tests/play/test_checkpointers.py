@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import stat
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -167,3 +170,37 @@ async def test_async_postgres_url_opens_a_ready_saver(pg_dsn: str) -> None:
             weather.build(checkpointer=saver), SCRIPT, thread_id=f"apg-{uuid.uuid4()}"
         )
         assert played.completed
+
+
+@pytest.mark.postgres
+def test_many_processes_opening_a_fresh_postgres_database_at_once_all_succeed(
+    pg_url: str,
+) -> None:
+    # Ray workers open one URL together; LangGraph's setup() inserts the same migration
+    # rows from each connection, so unserialized it fails with a UniqueViolation.
+    code = (
+        "import sys\n"
+        "from lg_eval.play import open_checkpointer\n"
+        "with open_checkpointer(sys.argv[1]) as saver:\n"
+        "    print(type(saver).__name__)\n"
+    )
+    opening = [
+        subprocess.Popen([sys.executable, "-c", code, pg_url], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]  # fmt: skip
+    outcomes = [(p.communicate(timeout=60), p.returncode) for p in opening]
+    assert [(out.strip(), rc) for (out, _), rc in outcomes] == [("PostgresSaver", 0)] * 6, [
+        err for (_, err), _ in outcomes
+    ]
+
+
+@pytest.mark.postgres
+async def test_async_openings_of_a_fresh_postgres_database_at_once_all_succeed(
+    pg_url: str,
+) -> None:
+    async def open_one() -> str:
+        async with aopen_checkpointer(pg_url) as saver:
+            return type(saver).__name__
+
+    assert await asyncio.gather(*(open_one() for _ in range(6))) == ["AsyncPostgresSaver"] * 6
