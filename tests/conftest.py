@@ -295,3 +295,20 @@ def pg_url(pg_dsn: str) -> Iterator[str]:
     yield base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="module")
+def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One local Ray (2 CPUs) for the module, after Postgres is known to be there, whose
+    workers can be made to die once (:mod:`tests.executors.killing`): yields the folder
+    that arms it."""
+    from pathlib import Path
+
+    from tests.executors import killing
+
+    ray = pytest.importorskip("ray")
+    where = tmp_path_factory.mktemp("kill")
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), killing.KILL_DIR: str(where)}
+    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
+    yield where
+    ray.shutdown()

@@ -42,8 +42,8 @@ from lg_eval.extract.fast.reader import Prepared, prepare, records_of
 from lg_eval.extract.fast.rows import ThreadRows, paused_gc
 from lg_eval.extract.records import ThreadRecords
 from lg_eval.extract.thread import (
-    READERS,
     Reader,
+    check_reader,
     checkpointer_of,
     extraction,
     sync_only,
@@ -99,8 +99,7 @@ def extract_threads(
     def stream() -> Iterator[Result]:
         done = 0
         for batch in _batches(configs, batch_size):
-            with paused_gc():
-                results = drive(batch_extraction(graph, saver, batch, reader))
+            results = _drive_paused(graph, saver, batch, reader)
             yield from _delivered(done, batch, results, return_exceptions)
             done += len(batch)
 
@@ -165,10 +164,7 @@ def _checked(
     graph: Any, configs: Iterable[RunnableConfig], batch_size: int, reader: Reader
 ) -> BaseCheckpointSaver[Any]:
     """The graph's checkpointer, once the arguments shared by every thread are checked."""
-    if reader not in READERS:
-        raise InvalidOptionError(
-            f"reader={reader!r} is not allowed; use one of {', '.join(READERS)}."
-        )
+    check_reader(reader)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidOptionError(
             f"batch_size must be a whole number of threads, at least 1; got {batch_size!r}."

@@ -83,6 +83,14 @@ def thread_of(config: RunnableConfig | None) -> tuple[str, str | None]:
     return str(thread_id), configurable.get("checkpoint_id")
 
 
+def check_reader(reader: Any) -> None:
+    """``reader=`` is one of :data:`READERS`, else an InvalidOptionError naming them."""
+    if reader not in READERS:
+        raise InvalidOptionError(
+            f"reader={reader!r} is not allowed; use one of {', '.join(READERS)}."
+        )
+
+
 def extraction(
     graph: Any,
     config: RunnableConfig,
@@ -91,10 +99,7 @@ def extraction(
 ) -> Core[ThreadTrajectory]:
     """The one extraction core behind the sync and async entry points (and, per thread, the
     batch extraction's, whose ``fast`` reads the thread from rows read for the whole batch)."""
-    if reader not in READERS:
-        raise InvalidOptionError(
-            f"reader={reader!r} is not allowed; use one of {', '.join(READERS)}."
-        )
+    check_reader(reader)
     saver = checkpointer_of(graph)
     thread_id, checkpoint_id = thread_of(config)
     trajectory = None

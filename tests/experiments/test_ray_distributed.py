@@ -11,7 +11,6 @@ the checkpoint id, a time-based uuid6; their paths and values are compared).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -28,7 +27,6 @@ from lg_eval.play import open_checkpointer
 from tests.executors import killing
 from tests.experiments.conftest import dataset
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "tests.experiments.test_ray_distributed:build"
 
 
@@ -155,17 +153,6 @@ def test_resuming_a_finished_run_plays_nothing_and_starts_no_executor(where: Any
 
 
 # --------------------------------------------------------------------------- on Ray
-
-
-@pytest.fixture(scope="module")
-def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One local Ray for the module (after Postgres is known to be there)."""
-    ray = pytest.importorskip("ray")
-    where = tmp_path_factory.mktemp("kill")
-    env = {"PYTHONPATH": str(ROOT), killing.KILL_DIR: str(where)}
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
-    yield where
-    ray.shutdown()
 
 
 def _ray_executor() -> Any:

@@ -3,7 +3,6 @@ elsewhere, and every thread is stored exactly once, as in an undisturbed local s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from lg_eval.sweeps import sweep_threads
 from tests.executors import killing
 from tests.sweeps import helpers
 
-ROOT = Path(__file__).resolve().parents[2]
 GRAPH = "tests.sweeps.helpers:build"
 
 
@@ -30,17 +28,6 @@ def _steps(*, outputs: Any, **_: Any) -> Feedback:
 
 steps = make_evaluator("steps", _steps)
 EVALUATORS = ["tests.sweeps.helpers:turns", "tests.sweeps.test_sweep_ray_retry:steps"]
-
-
-@pytest.fixture(scope="module")
-def kill_dir(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One local Ray for the module (after Postgres is known to be there)."""
-    ray = pytest.importorskip("ray")
-    where = tmp_path_factory.mktemp("kill")
-    env = {"PYTHONPATH": str(ROOT), killing.KILL_DIR: str(where)}
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
-    yield where
-    ray.shutdown()
 
 
 def _rows(result: Any) -> list[tuple[str, str, str, list[tuple[str, Any]], Any]]:
