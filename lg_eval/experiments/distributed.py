@@ -256,8 +256,8 @@ async def _play(
         def execute(plan: CasePlan) -> Awaitable[CaseResult]:
             return threads.submit(lambda: drive(run_case(context, plan)))
 
-        def finished(plan: CasePlan, result: CaseResult) -> None:
-            results.append((plan.ordinal, result))
+        async def finished(plan: CasePlan, result: CaseResult) -> None:
+            results.append((plan.ordinal, result))  # the driver stores them
 
         await _run_all(plans, execute, context, options, finished)
     finally:

@@ -308,13 +308,10 @@ async def _run_all(
     execute: Callable[[CasePlan], Awaitable[CaseResult]],
     context: CaseContext,
     options: _Options,
-    finished: Callable[[CasePlan, CaseResult], Awaitable[None] | None],
+    finished: Callable[[CasePlan, CaseResult], Awaitable[None]],
 ) -> None:
-    """Run ``plans`` on ``options.concurrency`` workers; hand each result to ``finished``.
-
-    When ``finished`` returns an awaitable (the local runner's: the case's commit), the
-    worker awaits it before it takes its next case.
-    """
+    """Run ``plans`` on ``options.concurrency`` workers; a worker awaits ``finished`` (the
+    local runner's: the case's commit) before it takes its next case."""
     pending = iter(plans)
     timeout = options.timeout
 
@@ -327,9 +324,7 @@ async def _run_all(
                     result = await asyncio.wait_for(execute(plan), timeout)
                 except TimeoutError:
                     result = timed_out(context, plan, timeout)
-            stored = finished(plan, result)
-            if stored is not None:
-                await stored
+            await finished(plan, result)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(options.concurrency, len(plans))):

@@ -171,24 +171,19 @@ class ResultStore:
         if info is None:
             known = ", ".join(i.run_id for i in self.runs()[-5:]) or "none"
             raise StoreError(f"No run {run_id!r} in {self.url}; latest runs: {known}.")
-        scores: dict[tuple[str, int], list[ScoreRow]] = {}
-        for case_id, repetition, row in self._query(
-            "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
-            " ORDER BY case_id, repetition, idx",
-            (run_id,),
-        ):
-            scores.setdefault((case_id, int(repetition)), []).append(
-                ScoreRow.model_validate_json(row)
+        scores = _grouped_scores(
+            self._query(
+                "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
+                " ORDER BY case_id, repetition, idx",
+                (run_id,),
             )
-        results = []
-        for case_id, repetition, data in self._query(
+        )
+        rows = self._query(
             "SELECT case_id, repetition, result FROM lg_eval_cases WHERE run_id = ?"
             " ORDER BY ordinal, repetition",
             (run_id,),
-        ):
-            result = CaseResult.model_validate_json(data)
-            result.scores = scores.get((case_id, int(repetition)), [])
-            results.append(result)
+        )
+        results = list(_with_scores(rows, scores))
         return ExperimentRun(info=info, results=results)
 
     def iter_results(self, run_id: str, *, batch: int = 500) -> Iterator[CaseResult]:
@@ -204,28 +199,18 @@ class ResultStore:
         """
         if batch < 1:
             raise InvalidOptionError(f"batch={batch}: at least 1.")
-        after: tuple[int, int] | None = None
+        after = (-1, -1)  # ordinals and repetitions start at 0
         while True:
-            if after is None:
-                page = self._query(
-                    "SELECT ordinal, case_id, repetition, result FROM lg_eval_cases"
-                    " WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?",
-                    (run_id, batch),
-                )
-            else:
-                page = self._query(
-                    "SELECT ordinal, case_id, repetition, result FROM lg_eval_cases"
-                    " WHERE run_id = ? AND (ordinal > ? OR (ordinal = ? AND repetition > ?))"
-                    " ORDER BY ordinal, repetition LIMIT ?",
-                    (run_id, after[0], after[0], after[1], batch),
-                )
+            page = self._query(
+                "SELECT ordinal, case_id, repetition, result FROM lg_eval_cases"
+                " WHERE run_id = ? AND (ordinal > ? OR (ordinal = ? AND repetition > ?))"
+                " ORDER BY ordinal, repetition LIMIT ?",
+                (run_id, after[0], after[0], after[1], batch),
+            )
             if not page:
                 return
             scores = self._scores_of(run_id, sorted({str(row[1]) for row in page}))
-            for _, case_id, repetition, data in page:
-                result = CaseResult.model_validate_json(data)
-                result.scores = scores.get((case_id, int(repetition)), [])
-                yield result
+            yield from _with_scores([row[1:] for row in page], scores)
             if len(page) < batch:
                 return
             after = (int(page[-1][0]), int(page[-1][2]))
@@ -234,16 +219,13 @@ class ResultStore:
         self, run_id: str, case_ids: Sequence[str]
     ) -> dict[tuple[str, int], list[ScoreRow]]:
         marks = ", ".join("?" for _ in case_ids)
-        scores: dict[tuple[str, int], list[ScoreRow]] = {}
-        for case_id, repetition, row in self._query(
-            "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
-            f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
-            (run_id, *case_ids),
-        ):
-            scores.setdefault((case_id, int(repetition)), []).append(
-                ScoreRow.model_validate_json(row)
+        return _grouped_scores(
+            self._query(
+                "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
+                f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
+                (run_id, *case_ids),
             )
-        return scores
+        )
 
     def status_counts(self, run_id: str) -> dict[str, int]:
         """``{status: results}`` of ``run_id``, counted in SQL (statuses with no result absent)."""
@@ -358,6 +340,24 @@ class ResultStore:
             if self._postgres:
                 self._conn.rollback()  # end the read transaction
             return rows
+
+
+def _grouped_scores(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, int], list[ScoreRow]]:
+    """``(case_id, repetition, row)`` score rows as ``{(case_id, repetition): [ScoreRow]}``."""
+    scores: dict[tuple[str, int], list[ScoreRow]] = {}
+    for case_id, repetition, row in rows:
+        scores.setdefault((case_id, int(repetition)), []).append(ScoreRow.model_validate_json(row))
+    return scores
+
+
+def _with_scores(
+    rows: Sequence[Sequence[Any]], scores: dict[tuple[str, int], list[ScoreRow]]
+) -> Iterator[CaseResult]:
+    """``(case_id, repetition, result)`` case rows as results holding their scores."""
+    for case_id, repetition, data in rows:
+        result = CaseResult.model_validate_json(data)
+        result.scores = scores.get((case_id, int(repetition)), [])
+        yield result
 
 
 def _number(score: Any) -> float | None:
