@@ -40,6 +40,7 @@ from lg_eval.datasets import (
 from lg_eval.errors import InvalidOptionError, ScriptMismatchError
 from lg_eval.play._models import PendingInterrupt, PlayedCase, PlayedTurn
 from lg_eval.play._targets import import_reference
+from lg_eval.play._turn_end import ENDED, MAY_PAUSE, TurnEnd, ends_observably, watched_turn
 from lg_eval.play._types import Graph
 
 Reviewer = Callable[[list[PendingInterrupt]], Any]
@@ -110,17 +111,23 @@ def playing(
             "a fresh thread_id."
         )
     thread = _Thread()
+    watched = ends_observably(graph, cfg)
     for index, turn in enumerate(case.turns):
         sent = yield from _payload(index, turn, thread, reviewer, code_ok, played)
         error: str | None = None
+        end: TurnEnd = MAY_PAUSE
         try:
             if isinstance(turn, UpdateTurn):
                 yield _update_state(graph, cfg, turn.update.values, turn.update.as_node)
             else:
-                yield _invoke(graph, _command(turn, sent), cfg)
+                end = yield _invoke(graph, _command(turn, sent), cfg, watched)
         except Exception as exc:  # recorded on the turn; a `continue` turn may retry
             error = f"{type(exc).__name__}: {exc}"
-        thread = _observe((yield _get_state(graph, cfg)), error, thread.started or _runs(turn))
+        started = thread.started or _runs(turn)
+        if end is ENDED:  # nothing pending: a snapshot would say so, at a get_state's cost
+            thread = _Thread(started=started)
+        else:
+            thread = _observe((yield _get_state(graph, cfg)), error, started)
         played.turns.append(
             PlayedTurn(
                 index=index,
@@ -304,8 +311,20 @@ def _names(names: Sequence[str]) -> str:
 # --- effects ---------------------------------------------------------------------------
 
 
-def _invoke(graph: Graph, payload: Any, config: RunnableConfig) -> Effect[Any]:
-    return Effect(lambda: graph.invoke(payload, config), lambda: graph.ainvoke(payload, config))
+def _invoke(graph: Graph, payload: Any, config: RunnableConfig, watched: bool) -> Effect[TurnEnd]:
+    """One turn's run: watched (how it ended is known) or a plain ``invoke``."""
+    if watched:
+        return watched_turn(graph, payload, config)
+
+    def run() -> TurnEnd:
+        graph.invoke(payload, config)
+        return MAY_PAUSE
+
+    async def arun() -> TurnEnd:
+        await graph.ainvoke(payload, config)
+        return MAY_PAUSE
+
+    return Effect(run, arun)
 
 
 def _get_state(graph: Graph, config: RunnableConfig) -> Effect[StateSnapshot]:

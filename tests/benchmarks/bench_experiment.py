@@ -153,7 +153,7 @@ def _per_case(seconds: float, cases: int) -> float:
 
 
 GRAPH = "the graph's own invokes (what the plain loop does)"
-STATE = "player: state checks (get_state after each turn)"
+STATE = "player: state checks (fresh thread, paused turns)"
 READS = "extraction: checkpointer reads"
 EVALUATORS = "3 evaluators"
 PURE = "extraction assembly, scoring, results (pure Python)"
@@ -165,7 +165,7 @@ def _effect_kind(effect: Effect[Any]) -> str:
     if isinstance(run, functools.partial) and isinstance(run.func, Evaluator):
         return EVALUATORS
     name = getattr(run, "__qualname__", "")
-    if name.startswith("_invoke."):
+    if name.startswith(("_invoke.", "watched_turn.")):
         return GRAPH
     if name.startswith("_get_state."):
         return STATE
