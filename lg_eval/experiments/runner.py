@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval._effects import adrive, drive
+from lg_eval._heap import frozen_heap
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._case import CaseContext, CasePlan, run_case, timed_out
 from lg_eval.experiments._targets import CaseTargets
@@ -277,6 +278,7 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         )
         tally = _Tally(info.cases, options.progress, list(stored.values()))
         writer = BatchWriter(store)
+        stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
 
         async def finished(plan: CasePlan, result: CaseResult) -> None:
             # The case stays in flight until its rows are committed: a kill loses at most
