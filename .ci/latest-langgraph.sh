@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Know when LangGraph moves: the extraction tests against the newest *released* LangGraph.
+# Know when LangGraph moves: the extraction tests (and the player's watch on how a run ended)
+# against the newest *released* LangGraph.
 #
 #   bash .ci/latest-langgraph.sh          # what .ci/run does after `make test`; `make latest-langgraph`
 #
@@ -25,7 +26,8 @@ PY="$VENV/bin/python"
 PACKAGES=(langgraph langchain-core langgraph-checkpoint langgraph-checkpoint-sqlite
   langgraph-checkpoint-postgres)
 TESTS=(tests/test_extract*.py tests/test_checkpointers.py tests/test_agentevals_parity.py
-  tests/test_graphs.py tests/test_messages.py tests/test_trajectory_state.py)
+  tests/test_graphs.py tests/test_messages.py tests/test_trajectory_state.py
+  tests/play/test_turn_end.py)
 # The phrase every fast-reader fallback warning starts with (lg_eval.extract.thread).
 FALLBACK_PHRASE="fast checkpoint reader is off"
 
