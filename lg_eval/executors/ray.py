@@ -55,6 +55,7 @@ class RayExecutor:
     ) -> None:
         if max_retries < 0:
             raise InvalidOptionError(f"max_retries={max_retries}: at least 0.")
+        import_ray()  # a missing install is told here, before a run is recorded
         self.address = address
         self.max_in_flight = max_in_flight
         self.num_cpus_per_task = num_cpus_per_task
