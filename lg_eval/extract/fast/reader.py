@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
+from importlib import import_module
 from operator import attrgetter
 from types import ModuleType
 from typing import Any
@@ -38,7 +40,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
-from lg_eval.extract.fast import memory, versions
+from lg_eval.extract.fast import versions
 from lg_eval.extract.fast.naming import Naming, UnnamedSend
 from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
 from lg_eval.extract.fast.rows import (
@@ -51,7 +53,7 @@ from lg_eval.extract.fast.rows import (
     kept_per_graph,
     paused_gc,
 )
-from lg_eval.extract.fast.stored import StoredCheckpoint
+from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, split_msgpack_checkpoint
 from lg_eval.extract.generic import StoredFields, build_record, check_nodes
 from lg_eval.extract.records import (
     NULL_TASK_ID,
@@ -66,29 +68,37 @@ from lg_eval.extract.selection import choose_tip, group_by_namespace
 START = "__start__"
 
 
+_STORAGES: dict[str, tuple[str, str | None]] = {
+    "langgraph.checkpoint.memory.InMemorySaver": ("memory", None),
+    "langgraph.checkpoint.sqlite.SqliteSaver": ("sqlite", "langgraph-checkpoint-sqlite"),
+    "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver": ("sqlite", "langgraph-checkpoint-sqlite"),
+    "langgraph.checkpoint.postgres.PostgresSaver": ("postgres", "langgraph-checkpoint-postgres"),
+    "langgraph.checkpoint.postgres.aio.AsyncPostgresSaver": (
+        "postgres",
+        "langgraph-checkpoint-postgres",
+    ),
+}
+"""Saver class -> (storage module under ``lg_eval.extract.fast``, package whose tested
+versions it needs)."""
+_storage_by_class: dict[type, tuple[ModuleType, str | None]] = {}
+
+
 def storage_for(saver: BaseCheckpointSaver[Any]) -> ModuleType:
     """The storage module that reads ``saver`` (exact classes only: subclasses may store
-    differently), or :class:`FastPathUnavailable`."""
-    name = f"{type(saver).__module__}.{type(saver).__qualname__}"
-    if name == "langgraph.checkpoint.memory.InMemorySaver":
-        return memory
-    if name in (
-        "langgraph.checkpoint.sqlite.SqliteSaver",
-        "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
-    ):
-        from lg_eval.extract.fast import sqlite
-
-        _check_storage_version("langgraph-checkpoint-sqlite")
-        return sqlite
-    if name in (
-        "langgraph.checkpoint.postgres.PostgresSaver",
-        "langgraph.checkpoint.postgres.aio.AsyncPostgresSaver",
-    ):
-        from lg_eval.extract.fast import postgres
-
-        _check_storage_version("langgraph-checkpoint-postgres")
-        return postgres
-    raise FastPathUnavailable(f"no fast reader for {type(saver).__name__}")
+    differently), or :class:`FastPathUnavailable`. Modules are imported on first use (the
+    Postgres one needs psycopg) and kept per saver class: every extraction asks twice."""
+    found = _storage_by_class.get(type(saver))
+    if found is None:
+        name = f"{type(saver).__module__}.{type(saver).__qualname__}"
+        if name not in _STORAGES:
+            raise FastPathUnavailable(f"no fast reader for {type(saver).__name__}")
+        module, package = _STORAGES[name]
+        found = (import_module(f"lg_eval.extract.fast.{module}"), package)
+        _storage_by_class[type(saver)] = found
+    storage, package = found
+    if package is not None:
+        _check_storage_version(package)
+    return storage
 
 
 def _check_storage_version(package: str) -> None:
@@ -146,6 +156,13 @@ def prepare(
         if (row.ns, row.id) not in stored
         and (thread.stopped(row) or (row.ns == ROOT_NS and row.id == tip_id))
     ]  # the tip ends the last turn even where the run went on (an older checkpoint_id)
+    if found.unsplit and missing:
+        for key in missing:
+            blob = found.unsplit.get(key)
+            if blob is not None:
+                with suppress(Unreadable):  # not a msgpack map after all: storage reads it
+                    stored[key] = split_msgpack_checkpoint(blob)
+        missing = [key for key in missing if key not in stored]
     return Prepared(thread, storage, by_ns, tip_id, stored, missing)
 
 

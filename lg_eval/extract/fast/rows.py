@@ -85,6 +85,9 @@ class ThreadRows:
     stored: dict[tuple[str, str], StoredCheckpoint] = field(default_factory=dict)
     """Checkpoints read whole on the way, keyed ``(ns, id)`` (each namespace's newest, which
     is always one where a run stopped): the reader need not fetch them again."""
+    unsplit: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    """Checkpoints whose whole msgpack blob came with the rows, keyed ``(ns, id)``, not yet
+    split: the reader splits those it needs whole (O(turns)) instead of fetching them."""
 
 
 def value_needed(task_id: str, channel: str, task_path: str) -> bool:

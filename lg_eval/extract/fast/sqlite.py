@@ -26,7 +26,6 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from functools import partial
 from typing import Any, cast
 from urllib.parse import quote
@@ -43,7 +42,7 @@ from lg_eval.extract.fast.rows import (
     sql_value_needed,
     write_rows,
 )
-from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, split_msgpack_checkpoint
+from lg_eval.extract.fast.stored import StoredCheckpoint, split_msgpack_checkpoint
 from lg_eval.extract.records import INTERRUPT
 
 HEAD_BYTES = 160
@@ -90,7 +89,7 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
             found = yield _on_own_connection(file, thread_id)
             if found[0]:
                 checkpoints = [_checkpoint(*f) for f in found[0]]
-                return ThreadRows(checkpoints, write_rows(found[1]), _newest_whole(found[0]))
+                return ThreadRows(checkpoints, write_rows(found[1]), unsplit=_unsplit(found[0]))
         except (sqlite3.Error, OSError):
             pass  # e.g. no read access to the file: read through the saver
     # nothing committed to the file yet, or no file: ask the saver's own connection
@@ -103,20 +102,15 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     return ThreadRows(checkpoints, write_rows((yield _query(saver, WRITES_SQL, (thread_id,)))))
 
 
-def _newest_whole(found: list[tuple[Any, ...]]) -> dict[tuple[str, str], StoredCheckpoint]:
-    """Each namespace's newest checkpoint (always one where a run stopped), when its blob is
-    small enough to have been read whole already (its "tail" starts with its head): the
-    reader then need not fetch it again, which on short threads is a query per thread."""
-    newest: dict[tuple[str, str], StoredCheckpoint] = {}
-    seen: set[str] = set()
-    for ns, cid, _parent, kind, _metadata, head, tail in found:  # newest first
-        if ns in seen:
-            continue
-        seen.add(ns)
-        if kind == "msgpack" and tail.startswith(head):
-            with suppress(Unreadable):  # not the whole blob after all: stored() reads it
-                newest[(ns, cid)] = split_msgpack_checkpoint(bytes(tail))
-    return newest
+def _unsplit(found: list[tuple[Any, ...]]) -> dict[tuple[str, str], bytes]:
+    """The blobs that were small enough to come whole with the rows (their "tail" starts
+    with their head), keyed ``(ns, id)``: the checkpoints where a run stopped are split from
+    these instead of being fetched again, which on short threads saves a query per thread."""
+    return {
+        (ns, cid): bytes(tail)
+        for ns, cid, _parent, kind, _metadata, head, tail in found
+        if kind == "msgpack" and tail.startswith(head)
+    }
 
 
 def stored(
