@@ -10,7 +10,6 @@ tested against.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -170,14 +169,17 @@ def build_record(
     """The record of one checkpoint, from its stored fields and the tasks LangGraph planned
     there (``StateSnapshot.tasks``-like: ``id``, ``name``, ``result``). Both readers build
     their records here, so they cannot fill them differently."""
-    writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    writes: dict[str, list[tuple[str, Any]]] = {}
     for task_id, channel, value in stored.pending_writes:
-        writes[task_id].append((channel, value))
+        if task_id in writes:
+            writes[task_id].append((channel, value))
+        else:
+            writes[task_id] = [(channel, value)]
     tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in planned]
     breakpoints = breakpoints_of(graph, stored.ns)
     update_writes: dict[str, Any] = {}
-    null = dict(writes.get(NULL_TASK_ID, ()))
-    goto = tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO))
+    null = dict(writes[NULL_TASK_ID]) if NULL_TASK_ID in writes else {}
+    goto = tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO)) if null else ()
     planned_ids = {t.id for t in tasks}
     if goto and RESUME in null:  # Command(resume=..., goto=...): its targets are not planned
         for name, task_id in goto_tasks(graph, stored, goto):
@@ -205,7 +207,11 @@ def build_record(
             call_writes = {t: unknown[t] for t in calls}
             tasks.extend(_calls(graph, stored, tasks[0], call_writes, warnings))
     metadata = stored.metadata
-    start = next((t for t in tasks if t.name == "__start__"), None)
+    start = None
+    for task in tasks:
+        if task.name == "__start__":
+            start = task
+            break
     return CheckpointRecord(
         id=stored.id,
         ns=stored.ns,
@@ -267,7 +273,9 @@ def breakpoints_of(graph: Any, ns: str) -> Breakpoints:
     """The static breakpoints compiled into the graph that owns namespace ``ns`` (kept per
     graph and namespace: every record asks)."""
     try:
-        known = _breakpoints.setdefault(graph, {})
+        known = _breakpoints.get(graph)
+        if known is None:
+            known = _breakpoints[graph] = {}
     except TypeError:  # not weak-referenceable
         known = {}
     found = known.get(ns)

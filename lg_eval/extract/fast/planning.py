@@ -69,12 +69,11 @@ def planned_tasks(
     values = stored.decode(serde, specs.needed)
     if sends is not None:
         values[TASKS] = sends
-    checkpoint = _checkpoint(stored, values, specs.built)
+    checkpoint = _checkpoint(stored, values, specs.replayable)
     found, managed = channels_from_checkpoint(specs.built, checkpoint)
     channels = {  # the rest left empty: they only fill task inputs, which are not used
         name: found[name] if name in found else spec.from_checkpoint(MISSING)
-        for name, spec in graph.channels.items()
-        if isinstance(spec, BaseChannel)
+        for name, spec in specs.channels
     }
     tasks = prepare_next_tasks(
         checkpoint,
@@ -101,6 +100,11 @@ class _Specs(NamedTuple):
     available_empty: frozenset[str]
     """Triggers that count as having a value even when nothing is stored (a
     ``BinaryOperatorAggregate`` starts from its type's empty value)."""
+    channels: tuple[tuple[str, BaseChannel[Any, Any, Any]], ...]
+    """Every channel of the graph (not the managed values), in the graph's order."""
+    replayable: dict[str, Any]
+    """The specs of ``built`` that LangGraph could rebuild from history (see
+    :func:`_replayable`)."""
 
 
 def _may_pull(graph: Any, stored: StoredCheckpoint, specs: _Specs) -> bool:
@@ -147,7 +151,21 @@ def _build_planning_specs(graph: Any) -> _Specs:
         if name in needed
         and (not isinstance(spec, BaseChannel) or spec.from_checkpoint(MISSING).is_available())
     }
-    return _Specs(frozenset(needed), built, frozenset(available_empty))
+    channels = tuple(
+        (name, spec) for name, spec in graph.channels.items() if isinstance(spec, BaseChannel)
+    )
+    return _Specs(
+        frozenset(needed), built, frozenset(available_empty), channels, _replayable(built)
+    )
+
+
+def _replayable(specs: dict[str, Any]) -> dict[str, Any]:
+    """The specs among ``specs`` for which LangGraph's ``_delta_channels_to_replay`` can
+    name the channel at all (it asks each spec's type first, then the checkpoint): the
+    same answer for every checkpoint of a graph, computed once here by asking it about a
+    checkpoint where every channel has a version and no value."""
+    probe = cast(Checkpoint, {"channel_versions": dict.fromkeys(specs, 1), "channel_values": {}})
+    return {name: specs[name] for name in _delta_channels_to_replay(specs, probe)}
 
 
 def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[], Any]:
@@ -155,17 +173,28 @@ def state_loader(graph: Any, stored: StoredCheckpoint, serde: Any) -> Callable[[
     ``get_state(...).values`` does when no ``update_state``-style writes are pending
     there. Checked now, decoded when called: the bytes are already in memory, so it
     does no I/O and works after an async extraction too."""
-    keys = graph.stream_channels_asis
-    names = [keys] if isinstance(keys, str) else list(keys)
-    specs = {name: graph.channels[name] for name in names if name in graph.channels}
-    _checkpoint(stored, {name: None for name in specs if stored.has(name)}, specs)
+    keys, specs, replayable = kept_per_graph(_outputs, graph, _output_specs)
+    _checkpoint(stored, {name: None for name in specs if stored.has(name)}, replayable)
 
     def load() -> Any:
-        checkpoint = _checkpoint(stored, stored.decode(serde, specs), specs)
+        checkpoint = _checkpoint(stored, stored.decode(serde, specs), replayable)
         channels, _ = channels_from_checkpoint(specs, checkpoint)
         return read_channels(channels, keys)
 
     return load
+
+
+_Outputs = tuple[Any, dict[str, Any], dict[str, Any]]
+_outputs: WeakKeyDictionary[Any, _Outputs] = WeakKeyDictionary()
+
+
+def _output_specs(graph: Any) -> _Outputs:
+    """The graph's output keys (``stream_channels_asis``), their channel specs, and those
+    of the specs LangGraph could rebuild from history: what :func:`state_loader` reads."""
+    keys = graph.stream_channels_asis
+    names = [keys] if isinstance(keys, str) else list(keys)
+    specs = {name: graph.channels[name] for name in names if name in graph.channels}
+    return keys, specs, _replayable(specs)
 
 
 def result_loader(
@@ -191,14 +220,15 @@ def result_loader(
 
 
 def _checkpoint(
-    stored: StoredCheckpoint, values: dict[str, Any], specs: dict[str, Any]
+    stored: StoredCheckpoint, values: dict[str, Any], replayable: dict[str, Any]
 ) -> Checkpoint:
     """A checkpoint dict holding only ``values``; refuses channels that LangGraph would
-    rebuild from the thread's history (a delta channel with nothing stored here)."""
+    rebuild from the thread's history (a delta channel with nothing stored here; only the
+    ``replayable`` specs can be one)."""
     fields = {**stored.checkpoint, "channel_values": values}
     fields.setdefault("channel_versions", {})
     fields.setdefault("versions_seen", {})
     checkpoint = cast(Checkpoint, fields)  # the stored checkpoint's own keys, as saved
-    if replay := _delta_channels_to_replay(specs, checkpoint):
+    if replayable and (replay := _delta_channels_to_replay(replayable, checkpoint)):
         raise Unreadable(f"channels {replay} are rebuilt from the thread's history")
     return checkpoint
