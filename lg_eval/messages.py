@@ -89,7 +89,29 @@ def to_openai_messages(value: Any, *, argument: str = "outputs") -> list[dict[st
         TrajectoryFormatError: the value, or one of its messages, has another shape.
     """
     items = _message_items(value, argument)
-    return [_to_openai(item, index, argument) for index, item in enumerate(items)]
+    together = _converted_together(items)
+    if together is None:
+        return [_to_openai(item, index, argument) for index, item in enumerate(items)]
+    return [
+        _finish(item, converted, f"{argument}[{index}]")
+        for index, (item, converted) in enumerate(zip(items, together, strict=True))
+    ]
+
+
+def _converted_together(items: list[Any]) -> list[dict[str, Any]] | None:
+    """LangChain messages with text content converted in one call (what one call per
+    message gives, without its per-call overhead); ``None`` where that is not certain (a
+    message with content blocks may convert to several, or none) or the call raised (then
+    each message is converted alone, for an error naming the message)."""
+    if len(items) < 2 or not all(
+        isinstance(item, BaseMessage) and isinstance(item.content, str) for item in items
+    ):
+        return None
+    try:
+        converted = convert_to_openai_messages(items)
+    except Exception:
+        return None
+    return converted if len(converted) == len(items) else None
 
 
 def _message_items(value: Any, argument: str) -> list[Any]:
@@ -155,6 +177,12 @@ def _to_openai(item: Any, index: int, argument: str) -> dict[str, Any]:
             f"{where} could not be read as a chat message ({exc}). Expected an OpenAI-style "
             "dict such as {'role': 'assistant', 'content': '...', 'tool_calls': [...]}."
         ) from exc
+    return _finish(item, converted, where)
+
+
+def _finish(item: Any, converted: dict[str, Any], where: str) -> dict[str, Any]:
+    """``converted`` (LangChain's conversion of ``item``) with the message's id and token
+    usage, which the conversion leaves out."""
     message_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
     if message_id is not None and converted.get("id") is None:
         converted["id"] = message_id
