@@ -47,9 +47,8 @@ def _parse(version: str) -> tuple[int, ...]:
 
 def mismatch(packages: tuple[str, ...] = tuple(TESTED)) -> str | None:
     """Why the installed versions are outside the tested ranges, or None when they are not."""
-    ranges = {**TESTED, **STORAGE_TESTED}
     for package in packages:
-        low, high = ranges[package]
+        low, high = TESTED[package] if package in TESTED else STORAGE_TESTED[package]
         found = installed(package)
         if found is None or not low <= _parse(found) < high:
             tested = f"{package}>={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
