@@ -6,8 +6,8 @@ msgpack blob, and the metadata after it. Only the blob's first bytes (``v``,
 (:mod:`~lg_eval.extract.fast.msgpack_lite`), and write rows come without their
 values except the few a trajectory shows. The checkpoints where a run stopped
 (O(turns) of them) are read whole and split into undecoded channel values
-(:func:`stored`); a namespace's newest, if its blob was small enough to come
-whole with the rows, is not fetched again.
+(:func:`stored`); those whose blob was small enough to come whole with the rows
+(``ThreadRows.unsplit``) are not fetched again, so a short thread is one read.
 
 Reaching a row's tail or its metadata still walks the blob's overflow pages.
 For a database file the reader therefore uses a read-only connection of its
