@@ -83,17 +83,33 @@ def thread_id_for(run_id: str, case_id: str, repetition: int, attempt: int) -> s
     return f"{run_id}:{case_id}:{repetition}:{attempt}"
 
 
+async def _not_held() -> float:
+    return 0.0
+
+
+PLAYED: Effect[float] = Effect(lambda: 0.0, _not_held)
+"""Yielded by :func:`run_case` between a case's play and its scoring. A driver may hold the
+case there (:func:`lg_eval._effects.drive_until`) and send back the seconds it was held,
+which are left out of the case's latency; performed normally it holds nothing."""
+
+
+@dataclass
+class _Held:
+    seconds: float = 0.0
+
+
 def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
     """The case's result; never raises for a case-level problem (the status says it)."""
     started = time.perf_counter()
     cache_stats = CacheStats()
     CASE_STATS.set(cache_stats)
+    held = _Held()
     attempt = 0
     while True:
         attempt += 1
         thread_id = thread_id_for(ctx.run_id, plan.case.id, plan.repetition, attempt)
         try:
-            result = yield from _attempt(ctx, plan, thread_id)
+            result = yield from _attempt(ctx, plan, thread_id, cache_stats, held)
         except Exception as exc:
             if is_infrastructure(exc) and attempt <= ctx.retries:
                 yield sleep(min(0.05 * 2 ** (attempt - 1), 2.0))
@@ -101,13 +117,15 @@ def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
             result = _failed_attempt(ctx, plan, thread_id, exc)
         break
     result.attempts = attempt
-    result.latency_s = time.perf_counter() - started
+    result.latency_s = time.perf_counter() - started - held.seconds
     result.model_calls = max(0, result.model_calls - cache_stats.hits)
     result.finished_at = datetime.now(UTC)
     return redacted(result, ctx.redactor)
 
 
-def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResult]:
+def _attempt(
+    ctx: CaseContext, plan: CasePlan, thread_id: str, cache_stats: CacheStats, held: _Held
+) -> Core[CaseResult]:
     graph, case = ctx.targets.for_case(plan.case), plan.case
     if ctx.fresh_threads:
         yield Effect(
@@ -116,6 +134,8 @@ def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResul
         )
     played = yield from playing(graph, case, thread_id=thread_id, reviewer=ctx.reviewer)
     turns = turn_records(played)
+    held.seconds += yield PLAYED
+    CASE_STATS.set(cache_stats)  # other cases may have run on this thread while it was held
     thread = yield from extraction(graph, cast(RunnableConfig, played.config))
     base = _base(ctx, plan, thread_id, turns)
     base.trajectory = thread.to_graph_trajectory().steps

@@ -10,9 +10,10 @@ keeps up however fast the cases come.
 
 The guarantee this gives a killed run (``kill -9``, a crashed machine): a case
 counts as in flight until its future is settled, that is until its rows are
-committed, so at any moment at most ``concurrency`` cases are finished but not
-yet stored. A resumed run therefore re-runs at most ``concurrency`` cases, and
-never finds one half-stored (each write is one transaction).
+committed, and a worker holds at most one case (or one batch of quick cases,
+see :mod:`._batches`) that is not yet stored. A resumed run therefore re-runs
+only the cases that were in flight, and never finds one half-stored (each write
+is one transaction).
 :meth:`close` writes what is still queued and re-raises a write error, if there
 was one; a failed write also fails the futures of its cases.
 """

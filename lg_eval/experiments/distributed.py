@@ -31,10 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from lg_eval._effects import drive
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments._case import CaseContext, CasePlan, run_case
+from lg_eval.experiments._batches import Finished, play_batch
+from lg_eval.experiments._case import CaseContext, CasePlan
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
     DEFAULT_CHECKPOINTER,
@@ -50,6 +50,7 @@ from lg_eval.experiments.results import CaseResult, ExperimentRun
 from lg_eval.experiments.runner import (
     _CaseThreads,
     _check,
+    _More,
     _new_run_id,
     _Options,
     _run_all,
@@ -253,8 +254,8 @@ async def _play(
     threads = _CaseThreads(asyncio.get_running_loop())
     try:
 
-        def execute(plan: CasePlan) -> Awaitable[CaseResult]:
-            return threads.submit(lambda: drive(run_case(context, plan)))
+        def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
+            return threads.submit(lambda: play_batch(context, plan, more))
 
         async def finished(plan: CasePlan, result: CaseResult) -> None:
             results.append((plan.ordinal, result))  # the driver stores them

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from lg_eval._effects import adrive, drive
+from lg_eval._effects import adrive
 from lg_eval._heap import frozen_heap
 from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments._batches import Finished, PlanSource, play_batch
 from lg_eval.experiments._case import CaseContext, CasePlan, run_case, timed_out
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
@@ -118,7 +119,7 @@ def run_experiment(
         store: a :class:`ResultStore` or its URL; default ``.lg_eval/results.sqlite``.
         run_id: names the run; running again with the same id resumes it (cases already
             stored are not run again). Default: ``<dataset>-<UTC time>-<random>``.
-        concurrency: cases in flight at once.
+        concurrency: cases (or batches of quick cases) in flight at once.
         repetitions: runs of each case (see :mod:`lg_eval.experiments.aggregate`).
         timeout: seconds per case (all its attempts) before it is cancelled (``timeout``).
         retries: extra attempts after an infrastructure error (never after a low score).
@@ -281,8 +282,8 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
 
         async def finished(plan: CasePlan, result: CaseResult) -> None:
-            # The case stays in flight until its rows are committed: a kill loses at most
-            # the ``concurrency`` cases in flight (see BatchWriter).
+            # The case stays in flight until its rows are committed: a kill loses only the
+            # cases in flight (see BatchWriter and _batches).
             await asyncio.wrap_future(writer.put(plan.ordinal, result))
             tally.add(result.status)
 
@@ -290,12 +291,12 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             threads = _CaseThreads(asyncio.get_running_loop())
             stack.callback(threads.close)
 
-            def execute(plan: CasePlan) -> Awaitable[CaseResult]:
-                return threads.submit(lambda: drive(run_case(context, plan)))
+            def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
+                return threads.submit(lambda: play_batch(context, plan, more))
         else:
 
-            def execute(plan: CasePlan) -> Awaitable[CaseResult]:
-                return adrive(run_case(context, plan))
+            def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
+                return _awaited(context, plan)
 
         status: Any = "interrupted"
         try:
@@ -320,28 +321,39 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         return store.load_run(run_id)
 
 
+async def _awaited(context: CaseContext, plan: CasePlan) -> Finished:
+    """One case on the event loop (``ainvoke``): async cases are not batched."""
+    return [(plan, await adrive(run_case(context, plan)))]
+
+
+_More = Callable[[], CasePlan | None] | None
+"""Where a worker may take more plans for its batch (None: the one plan only)."""
+
+
 async def _run_all(
     plans: list[CasePlan],
-    execute: Callable[[CasePlan], Awaitable[CaseResult]],
+    execute: Callable[[CasePlan, _More], Awaitable[Finished]],
     context: CaseContext,
     options: _Options,
     finished: Callable[[CasePlan, CaseResult], Awaitable[None]],
 ) -> None:
     """Run ``plans`` on ``options.concurrency`` workers; a worker awaits ``finished`` (the
-    local runner's: the case's commit) before it takes its next case."""
-    pending = iter(plans)
+    local runner's: the case's commit) for what it ran before it takes its next case. Without
+    a timeout a worker may run a batch of quick cases (:mod:`._batches`); with one, each case
+    runs alone under it."""
+    source = PlanSource(plans)
     timeout = options.timeout
 
     async def worker() -> None:
-        for plan in pending:
+        while (plan := source.take()) is not None:
             if timeout is None:
-                result = await execute(plan)
+                done = await execute(plan, source.take)
             else:
                 try:
-                    result = await asyncio.wait_for(execute(plan), timeout)
+                    done = await asyncio.wait_for(execute(plan, None), timeout)
                 except TimeoutError:
-                    result = timed_out(context, plan, timeout)
-            await finished(plan, result)
+                    done = [(plan, timed_out(context, plan, timeout))]
+            await asyncio.gather(*(finished(each, result) for each, result in done))
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(options.concurrency, len(plans))):
@@ -363,8 +375,8 @@ class _CaseThreads:
         self._idle = 0
         self._threads = 0
 
-    def submit(self, work: Callable[[], CaseResult]) -> asyncio.Future[CaseResult]:
-        future: asyncio.Future[CaseResult] = self._loop.create_future()
+    def submit(self, work: Callable[[], Finished]) -> asyncio.Future[Finished]:
+        future: asyncio.Future[Finished] = self._loop.create_future()
         with self._lock:
             start = self._idle == 0
             if start:
@@ -400,13 +412,13 @@ class _CaseThreads:
 
 @dataclass(frozen=True)
 class _Job:
-    work: Callable[[], CaseResult]
-    future: asyncio.Future[CaseResult]
+    work: Callable[[], Finished]
+    future: asyncio.Future[Finished]
     context: contextvars.Context
 
 
 def _settle(
-    future: asyncio.Future[CaseResult], result: CaseResult | None, error: BaseException | None
+    future: asyncio.Future[Finished], result: Finished | None, error: BaseException | None
 ) -> None:
     if future.done():  # cancelled by a timeout: the late result is dropped
         return

@@ -1,4 +1,4 @@
-"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID``.
+"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID [DELAY]``.
 
 Every case start is appended (and fsynced) to ``DIR/starts.log`` before the
 case's node runs, so the test can count how often each case was started across a
@@ -16,9 +16,13 @@ from tests.experiments.graphs import slow_echo
 
 CASES = 60
 CONCURRENCY = 2
+QUICK = 0.005
+"""Seconds each case's node sleeps: quick cases are played in batches (``_batches``)."""
+SLOW = 0.06
+"""Longer than a batch may take: each case is played and stored on its own."""
 
 
-def dataset(folder: Path) -> Dataset:
+def dataset(folder: Path, delay: float = QUICK) -> Dataset:
     log = str(folder / "starts.log")
     return Dataset.model_validate(
         {
@@ -26,7 +30,7 @@ def dataset(folder: Path) -> Dataset:
             "cases": [
                 {
                     "id": f"case-{n:02d}",
-                    "turns": [{"input": {"text": f"word {n}", "delay": 0.005, "log": log}}],
+                    "turns": [{"input": {"text": f"word {n}", "delay": delay, "log": log}}],
                     "expected": {"output": f"WORD {n}" if n % 3 else "nope"},
                 }
                 for n in range(CASES)
@@ -35,10 +39,10 @@ def dataset(folder: Path) -> Dataset:
     )
 
 
-def main(folder: Path, run_id: str) -> None:
+def main(folder: Path, run_id: str, delay: float = QUICK) -> None:
     run_experiment(
         slow_echo,
-        dataset(folder),
+        dataset(folder, delay),
         checkpointer=f"sqlite:///{folder / 'checkpoints.sqlite'}",
         store=folder / "results.sqlite",
         run_id=run_id,
@@ -48,4 +52,4 @@ def main(folder: Path, run_id: str) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2])
+    main(Path(sys.argv[1]), sys.argv[2], *(float(a) for a in sys.argv[3:4]))

@@ -1,0 +1,63 @@
+"""The effect drivers: drive, drive_until (a core held at a marker) and Paused.resume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lg_eval._effects import Core, Effect, Paused, drive, drive_until
+
+
+async def _unused() -> Any:
+    raise AssertionError("only the sync driver runs here")
+
+
+MARK: Effect[Any] = Effect(lambda: "performed", _unused)
+
+
+def _value(value: Any) -> Effect[Any]:
+    return Effect(lambda: value, _unused)
+
+
+def _boom() -> Effect[Any]:
+    def fail() -> Any:
+        raise ValueError("no")
+
+    return Effect(fail, _unused)
+
+
+def core(log: list[Any]) -> Core[str]:
+    log.append((yield _value(1)))
+    log.append((yield MARK))
+    try:
+        yield _boom()
+    except ValueError as exc:
+        log.append(str(exc))
+    return "done"
+
+
+def test_drive_performs_the_marker_like_any_effect() -> None:
+    log: list[Any] = []
+    assert (drive(core(log)), log) == ("done", [1, "performed", "no"])
+
+
+def test_drive_until_holds_the_core_at_the_marker_and_resume_sends_a_value() -> None:
+    log: list[Any] = []
+    paused = drive_until(core(log), MARK)
+    assert isinstance(paused, Paused) and log == [1]
+    assert (paused.resume(0.5), log) == ("done", [1, 0.5, "no"])
+
+
+def test_a_core_that_never_yields_the_marker_returns_its_result() -> None:
+    log: list[Any] = []
+    other: Effect[Any] = Effect(lambda: "x", _unused)
+    assert (drive_until(core(log), other), log) == ("done", [1, "performed", "no"])
+
+
+def test_an_error_the_core_does_not_catch_leaves_the_driver() -> None:
+    def failing() -> Core[None]:
+        yield _boom()
+
+    with pytest.raises(ValueError, match="no"):
+        drive_until(failing(), MARK)
