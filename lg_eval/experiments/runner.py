@@ -213,7 +213,7 @@ async def arun_experiment(
 # --------------------------------------------------------------------------- the orchestrator
 
 
-class _Finished:
+class _Outcome:
     """The run, wrapped so the main task's result has a short ``repr``: at exit
     ``asyncio.run`` (Python 3.11) formats the task, result included, into an error
     message it discards; a run's repr costs about 0.07 ms per result."""
@@ -224,8 +224,8 @@ class _Finished:
         self.run = run
 
 
-async def _blocking(options: _Options) -> _Finished:
-    return _Finished(await _experiment(options, blocking=True))
+async def _blocking(options: _Options) -> _Outcome:
+    return _Outcome(await _experiment(options, blocking=True))
 
 
 async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
@@ -361,7 +361,7 @@ async def _run_all(
 
 
 class _CaseThreads:
-    """Daemon threads running blocking cases, one per case in flight (``concurrency``).
+    """Daemon threads running blocking cases, one per worker (``concurrency``).
 
     :meth:`submit` returns a future settled on the event loop. A case abandoned after its
     timeout keeps its thread until it returns; that thread then exits (its late result is
