@@ -274,17 +274,6 @@ class _Thread:
             or any(c.interrupt_seen != row.interrupt_seen for c in loop)
         )
 
-    def went_on(self, row: CheckpointRow) -> bool:
-        """Whether the run went on from ``row`` and nothing else did (its children are all
-        ``loop`` checkpoints): then every task planned there recorded a write, so the
-        writes name them, even where a turn ended there (a pause later resumed)."""
-        children = self.children.get((row.ns, row.id), [])
-        return (
-            bool(children)
-            and all(c.metadata.get("source") == "loop" for c in children)
-            and not self.naming.nodes(row.ns).untracked
-        )
-
     def plan(self, row: CheckpointRow, stored: StoredCheckpoint | None) -> Core[_Plan]:
         """The tasks planned at ``row`` (from writes, or from the stored checkpoint where
         the run stopped) and how to load its state."""
@@ -317,24 +306,21 @@ class _Thread:
         self, row: CheckpointRow, writes: list[WriteRow], stored: StoredCheckpoint
     ) -> _Plan | None:
         """Plan a checkpoint where the run stopped from its stored form, as ``get_state``
-        would (from its writes where the run :meth:`went_on` from it); ``None`` when only
-        ``get_state`` can (writes an ``update_state`` or a ``Command`` left pending change the
-        state there, or storage is shaped otherwise)."""
+        would; ``None`` when only ``get_state`` can (writes an ``update_state`` or a
+        ``Command`` left pending change the state there, or storage is shaped otherwise)."""
         if any(w.task_id == NULL_TASK_ID and w.channel != RESUME for w in writes):
             return None
         graph = self.naming.nodes(row.ns).graph
         pending = [(w.task_id, w.channel, None) for w in writes]
-        tasks = self.naming.planned(row, writes) if self.went_on(row) else None
         try:
-            if tasks is None:
-                tasks = planned_tasks(
-                    graph,
-                    self.config(row),
-                    row.metadata.get("step", -1),
-                    stored,
-                    pending,
-                    self.saver.serde,
-                )
+            tasks = planned_tasks(
+                graph,
+                self.config(row),
+                row.metadata.get("step", -1),
+                stored,
+                pending,
+                self.saver.serde,
+            )
             values = state_loader(graph, stored, self.saver.serde)
         except Exception:  # e.g. a delta channel or a packet that is not a Send
             return None
