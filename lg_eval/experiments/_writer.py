@@ -27,7 +27,7 @@ from concurrent.futures import Future
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore
 
-_Item = tuple[int, CaseResult, "Future[None]"]
+_Item = tuple[list[tuple[int, CaseResult]], "Future[None]"]
 
 
 class BatchWriter:
@@ -47,10 +47,18 @@ class BatchWriter:
         Raises:
             BaseException: an earlier write failed (the store's own error).
         """
+        return self.put_many([(ordinal, result)])
+
+    def put_many(self, results: list[tuple[int, CaseResult]]) -> Future[None]:
+        """Queue ``(ordinal, result)`` pairs for the same commit; one future for them all.
+
+        Raises:
+            BaseException: an earlier write failed (the store's own error).
+        """
         if self._error is not None:
             raise self._error
         done: Future[None] = Future()
-        self._queue.put((ordinal, result, done))
+        self._queue.put((results, done))
         return done
 
     def close(self) -> None:
@@ -78,11 +86,11 @@ class BatchWriter:
         # Every queued case is written, even one whose waiter was cancelled (Ctrl-C): its
         # future is just not settled. The rest are marked running, so they can no longer
         # be cancelled between the commit and being settled.
-        futures = [done for _, _, done in pending if done.set_running_or_notify_cancel()]
+        futures = [done for _, done in pending if done.set_running_or_notify_cancel()]
         error = self._error
         if error is None:
             try:
-                self._store.write([(ordinal, result) for ordinal, result, _ in pending])
+                self._store.write([each for results, _ in pending for each in results])
             except BaseException as exc:  # surfaced by the futures, put() and close()
                 error = self._error = exc
         for done in futures:

@@ -257,8 +257,8 @@ async def _play(
         def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
             return threads.submit(lambda: play_batch(context, plan, more))
 
-        async def finished(plan: CasePlan, result: CaseResult) -> None:
-            results.append((plan.ordinal, result))  # the driver stores them
+        async def finished(done: Finished) -> None:
+            results.extend((plan.ordinal, result) for plan, result in done)  # the driver stores
 
         await _run_all(plans, execute, context, options, finished)
     finally:

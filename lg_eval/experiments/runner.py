@@ -49,7 +49,7 @@ from lg_eval.experiments._upstream import (
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
 from lg_eval.experiments.redaction import RedactOption, make_redactor, scrub_secrets
-from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
+from lg_eval.experiments.results import CaseStatus, ExperimentRun, RunInfo
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.judges import RateLimiter, RateLimits
@@ -281,11 +281,12 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         writer = BatchWriter(store)
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
 
-        async def finished(plan: CasePlan, result: CaseResult) -> None:
-            # The case stays in flight until its rows are committed: a kill loses only the
+        async def finished(done: Finished) -> None:
+            # The cases stay in flight until their rows are committed: a kill loses only the
             # cases in flight (see BatchWriter and _batches).
-            await asyncio.wrap_future(writer.put(plan.ordinal, result))
-            tally.add(result.status)
+            await asyncio.wrap_future(writer.put_many([(p.ordinal, r) for p, r in done]))
+            for _, result in done:
+                tally.add(result.status)
 
         if blocking:
             threads = _CaseThreads(asyncio.get_running_loop())
@@ -335,10 +336,10 @@ async def _run_all(
     execute: Callable[[CasePlan, _More], Awaitable[Finished]],
     context: CaseContext,
     options: _Options,
-    finished: Callable[[CasePlan, CaseResult], Awaitable[None]],
+    finished: Callable[[Finished], Awaitable[None]],
 ) -> None:
     """Run ``plans`` on ``options.concurrency`` workers; a worker awaits ``finished`` (the
-    local runner's: the case's commit) for what it ran before it takes its next case. Without
+    local runner's: the commit of its cases) for what it ran before it takes its next case. Without
     a timeout a worker may run a batch of quick cases (:mod:`._batches`); with one, each case
     runs alone under it."""
     source = PlanSource(plans)
@@ -353,7 +354,7 @@ async def _run_all(
                     done = await asyncio.wait_for(execute(plan, None), timeout)
                 except TimeoutError:
                     done = [(plan, timed_out(context, plan, timeout))]
-            await asyncio.gather(*(finished(each, result) for each, result in done))
+            await finished(done)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(options.concurrency, len(plans))):

@@ -385,3 +385,16 @@ def test_a_case_future_is_settled_only_once_its_rows_are_committed(tmp_path):
     assert rows == [("a", "passed")]
     writer.close()
     store.close()
+
+
+def test_cases_put_together_are_committed_together_under_one_future(tmp_path):
+    store = _GatedStore(tmp_path / "results.sqlite")
+    writer = BatchWriter(store)
+    done = writer.put_many([(n, _result(case_id)) for n, case_id in enumerate("abc")])
+    assert store.entered.wait(10)
+    assert not done.done()
+    store.gate.set()
+    done.result(timeout=10)
+    writer.close()
+    assert (store.batches, sorted(store.finished("w"))) == ([3], [("a", 0), ("b", 0), ("c", 0)])
+    store.close()
