@@ -35,6 +35,8 @@ def test_a_second_run_is_served_from_the_cache(where, judge_model):
     first = run_experiment(build_agent, judged_dataset(), concurrency=1, **where)
     assert len(judge_model.calls) == 1  # three identical prompts: one call, two hits
     assert next((r.status, r.model_calls, r.tokens) for r in first.results) == ("passed", 3, 204)
+    # each case counts only its own hits, also when quick cases are scored as one batch
+    assert [r.model_calls for r in first.results] == [3, 2, 2]
     assert first.info.config["judge_cache"] == {
         "enabled": True,
         "hits": 2,
