@@ -77,6 +77,28 @@ def drive_until(core: Core[R], marker: Effect[Any]) -> R | Paused[R]:
     return _run(core, _START, marker)
 
 
+def driven(make: Callable[[], Core[R]]) -> Effect[R]:
+    """An effect that drives a fresh core from ``make`` (blocking or awaited) and closes it
+    however that ends, so a caller that gives up (a cancelled task) still runs the core's
+    ``finally`` (a rate limiter settling its grant)."""
+
+    def run() -> R:
+        core = make()
+        try:
+            return drive(core)
+        finally:
+            core.close()
+
+    async def arun() -> R:
+        core = make()
+        try:
+            return await adrive(core)
+        finally:
+            core.close()
+
+    return Effect(run, arun)
+
+
 async def adrive(core: Core[R]) -> R:
     """Run a core to completion, awaiting each effect."""
     try:
@@ -92,4 +114,4 @@ async def adrive(core: Core[R]) -> R:
         return cast(R, stop.value)  # the generator's return value, typed by Core[R]
 
 
-__all__ = ["Core", "Effect", "Paused", "adrive", "drive", "drive_until", "sleep"]
+__all__ = ["Core", "Effect", "Paused", "adrive", "drive", "drive_until", "driven", "sleep"]

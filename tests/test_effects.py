@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from lg_eval._effects import Core, Effect, Paused, drive, drive_until
+from lg_eval._effects import Core, Effect, Paused, drive, drive_until, driven
 
 
 async def _unused() -> Any:
@@ -61,3 +62,34 @@ def test_an_error_the_core_does_not_catch_leaves_the_driver() -> None:
 
     with pytest.raises(ValueError, match="no"):
         drive_until(failing(), MARK)
+
+
+def test_driven_runs_a_fresh_core_each_time_and_closes_one_that_was_given_up() -> None:
+    closed: list[str] = []
+
+    def counting(log: list[Any]) -> Core[int]:
+        try:
+            log.append((yield _value(len(log))))
+            return len(log)
+        finally:
+            closed.append("closed")
+
+    log: list[Any] = []
+    effect = driven(lambda: counting(log))
+    assert (effect.run(), effect.run(), log, closed) == (1, 2, [0, 1], ["closed", "closed"])
+
+    async def given_up() -> None:
+        def slow_core() -> Core[None]:
+            try:
+                yield Effect(lambda: None, lambda: asyncio.sleep(10))
+            finally:
+                closed.append("cancelled")
+
+        task = asyncio.ensure_future(driven(slow_core).arun())
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(given_up())
+    assert closed[-1] == "cancelled"

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, messages_from_dict
 
-from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval._effects import Core, Effect, driven
 from lg_eval.experiments.store import sqlite_connection
 from lg_eval.judges import OutputSpec, RequestHook, use_hook
 
@@ -183,10 +183,7 @@ def caching_hook(access: CacheAccess) -> RequestHook:
         spec: OutputSpec,
         make_request: Callable[[], Effect[AIMessage]],
     ) -> Effect[AIMessage]:
-        return Effect(
-            lambda: drive(cached_request(access, model, messages, spec, make_request)),
-            lambda: adrive(cached_request(access, model, messages, spec, make_request)),
-        )
+        return driven(lambda: cached_request(access, model, messages, spec, make_request))
 
     return hook
 

@@ -39,7 +39,7 @@ from typing import Annotated, Any
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lg_eval._effects import Core, Effect, adrive, drive, sleep
+from lg_eval._effects import Core, Effect, driven, sleep
 from lg_eval.errors import InvalidOptionError
 from lg_eval.judges._model import RequestHook, use_hook
 from lg_eval.judges._schema import OutputSpec
@@ -289,22 +289,8 @@ def limiting_hook(gate: Gate, limits: RateLimits) -> RequestHook:
         make_request: Callable[[], Effect[AIMessage]],
     ) -> Effect[AIMessage]:
         estimate = estimate_tokens(messages, spec, limits.reply_tokens)
-
-        def run() -> AIMessage:
-            core = limited_request(gate, estimate, make_request)
-            try:
-                return drive(core)
-            finally:
-                core.close()  # settles a grant even when the caller gives up
-
-        async def arun() -> AIMessage:
-            core = limited_request(gate, estimate, make_request)
-            try:
-                return await adrive(core)
-            finally:
-                core.close()
-
-        return Effect(run, arun)
+        # closed however it ends: a cancelled call still settles its grant
+        return driven(lambda: limited_request(gate, estimate, make_request))
 
     return hook
 
