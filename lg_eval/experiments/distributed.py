@@ -23,8 +23,9 @@ cache); when given, it replaces the worker's own judge cache file.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, closing, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -33,7 +34,7 @@ from typing import Any, cast
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments._batches import Finished, play_batch
+from lg_eval.experiments._batches import Finished
 from lg_eval.experiments._case import CaseContext, CasePlan
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
@@ -50,7 +51,6 @@ from lg_eval.experiments.results import CaseResult, ExperimentRun
 from lg_eval.experiments.runner import (
     _CaseThreads,
     _check,
-    _More,
     _new_run_id,
     _Options,
     _run_all,
@@ -254,13 +254,10 @@ async def _play(
     threads = _CaseThreads(asyncio.get_running_loop())
     try:
 
-        def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
-            return threads.submit(lambda: play_batch(context, plan, more))
-
         async def finished(done: Finished) -> None:
             results.extend((plan.ordinal, result) for plan, result in done)  # the driver stores
 
-        await _run_all(plans, execute, context, options, finished)
+        await _run_all(plans, functools.partial(threads.play, context), context, options, finished)
     finally:
         threads.close()
 

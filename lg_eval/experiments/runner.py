@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import importlib.metadata
 import platform
 import queue
@@ -292,8 +293,9 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             threads = _CaseThreads(asyncio.get_running_loop())
             stack.callback(threads.close)
 
-            def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
-                return threads.submit(lambda: play_batch(context, plan, more))
+            execute: Callable[[CasePlan, _More], Awaitable[Finished]] = functools.partial(
+                threads.play, context
+            )
         else:
 
             def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
@@ -388,6 +390,10 @@ class _CaseThreads:
         if start:
             threading.Thread(target=self._serve, name="lg_eval-case", daemon=True).start()
         return future
+
+    def play(self, context: CaseContext, plan: CasePlan, more: _More) -> asyncio.Future[Finished]:
+        """Play ``plan`` (and, from ``more``, a batch of quick cases) on a case thread."""
+        return self.submit(lambda: play_batch(context, plan, more))
 
     def close(self) -> None:
         """Let every idle thread exit (busy, abandoned ones exit when their case returns)."""
