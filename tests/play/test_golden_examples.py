@@ -6,20 +6,17 @@ The one case tagged ``regression-demo`` is wrong on purpose, so it must differ.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lg_eval import extract_thread
-from lg_eval.datasets import Case, Dataset, load_dataset
+from lg_eval.datasets import Case, Dataset
 from lg_eval.play import play_case, resolve_target
-
-GOLDEN = Path(__file__).parent.parent.parent / "examples" / "golden"
-CASES = [(d, c) for p in sorted(GOLDEN.glob("*.yaml")) for d in [load_dataset(p)] for c in d.cases]
+from tests.play.golden import CASES, IDS
 
 
-@pytest.mark.parametrize(("dataset", "case"), CASES, ids=[c.id for _, c in CASES])
+@pytest.mark.parametrize(("dataset", "case"), CASES, ids=IDS)
 def test_golden_case_takes_its_expected_trajectory(dataset: Dataset, case: Case) -> None:
     target = dataset.target_for(case)
     assert target is not None

@@ -25,12 +25,11 @@ from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send, interrupt
 
-from lg_eval.datasets import Case, load_dataset
+from lg_eval.datasets import Case
 from lg_eval.errors import ScriptMismatchError
 from lg_eval.play import _turn_end, aopen_checkpointer, aplay_case, play_case, resolve_target
 from lg_eval.play._turn_end import ENDED, TurnEnd, ends_observably
-
-GOLDEN = Path(__file__).parent.parent.parent / "examples" / "golden"
+from tests.play.golden import CASES, IDS
 
 
 class State(TypedDict, total=False):
@@ -298,12 +297,7 @@ def test_a_failing_turn_is_read_with_a_snapshot(saver: SqliteSaver) -> None:
     )
 
 
-GOLDEN_CASES = [
-    (d, c) for p in sorted(GOLDEN.glob("*.yaml")) for d in [load_dataset(p)] for c in d.cases
-]
-
-
-@pytest.mark.parametrize(("dataset", "case"), GOLDEN_CASES, ids=[c.id for _, c in GOLDEN_CASES])
+@pytest.mark.parametrize(("dataset", "case"), CASES, ids=IDS)
 def test_every_golden_case_plays_the_same_watched_or_not(
     dataset: Any, case: Case, monkeypatch: pytest.MonkeyPatch, skips_agree_with_langgraph: list[Any]
 ) -> None:
