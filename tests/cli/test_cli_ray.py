@@ -53,17 +53,19 @@ def progress_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if PROGRESS.match(line)]
 
 
+def run_on_ray(path: Path, pg_url: str, *flags: str) -> Any:
+    """``lg-eval run`` of ``path`` on Ray, checkpoints and results in ``pg_url``, no cache."""
+    command = ["run", str(path), "--graph", TARGET, "--checkpointer", pg_url, "--store", pg_url,
+               "--no-cache", "--executor", "ray", *flags]  # fmt: skip
+    return runner.invoke(app, command, catch_exceptions=False)
+
+
 @pytest.mark.postgres
 def test_run_on_ray_logs_each_case_and_every_workers_throughput(
     local_ray: None, pg_url: str, tmp_path: Path
 ) -> None:
     path = dump_dataset(approvals(6), tmp_path / "approvals.yaml")
-    result = runner.invoke(
-        app,
-        ["run", str(path), "--graph", TARGET, "--checkpointer", pg_url, "--store", pg_url,
-         "--no-cache", "--executor", "ray", "--partition-size", "2", "--fail-under", "0.5"],
-        catch_exceptions=False,
-    )  # fmt: skip
+    result = run_on_ray(path, pg_url, "--partition-size", "2", "--fail-under", "0.5")
     assert result.exit_code == 0, result.output
     lines = progress_lines(result.stderr)
     assert [line.partition("]")[0] for line in lines] == [f"[{i}/6" for i in range(1, 7)]
@@ -78,15 +80,10 @@ def test_run_on_ray_below_the_gate_still_exits_1(
     local_ray: None, pg_url: str, tmp_path: Path
 ) -> None:
     path = dump_dataset(approvals(4), tmp_path / "approvals.yaml")
-    result = runner.invoke(
-        app,
-        ["run", str(path), "--graph", TARGET, "--checkpointer", pg_url, "--store", pg_url,
-         "--no-cache", "--executor", "ray", "--quiet", "--fail-under", "0.9"],
-        catch_exceptions=False,
-    )  # fmt: skip
+    result = run_on_ray(path, pg_url, "--quiet", "--fail-under", "0.9")
     assert result.exit_code == 1
     assert progress_lines(result.stderr) == []
-    assert WORKER.pattern and not any(WORKER.match(x) for x in result.stderr.splitlines())
+    assert not any(WORKER.match(line) for line in result.stderr.splitlines())
 
 
 @pytest.mark.postgres
