@@ -32,7 +32,7 @@ from lg_eval.evaluators.metrics_tools import (
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
 )
-from lg_eval.evaluators.registry import register_evaluator
+from lg_eval.evaluators.registry import register_builtin
 from lg_eval.evaluators.text import TEXT_METRICS, create_keywords_evaluator, create_text_evaluator
 from lg_eval.evaluators.text_json import create_json_schema_evaluator, json_valid
 from lg_eval.evaluators.tool_match import create_trajectory_match_evaluator
@@ -67,4 +67,4 @@ BUILTINS: dict[str, Callable[..., Any]] = {
 }
 
 for _name, _factory in BUILTINS.items():
-    register_evaluator(_name, _factory)
+    register_builtin(_name, _factory)

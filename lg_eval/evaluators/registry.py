@@ -23,6 +23,7 @@ from lg_eval.feedback import Feedback
 Factory = Callable[..., Any]
 
 _REGISTRY: dict[str, Factory] = {}
+_BUILTIN: dict[str, Any] = {}
 
 
 @overload
@@ -91,6 +92,19 @@ def get_evaluator(name: str, **options: Any) -> Evaluator:
         ) from exc
     built = factory(**options)
     return built if isinstance(built, Evaluator) else _wrapped(name, built)
+
+
+def register_builtin(name: str, factory: Callable[..., Any]) -> None:
+    """Register one of lg_eval's own evaluators (see :func:`is_builtin`)."""
+    register_evaluator(name, factory)
+    _BUILTIN[name] = _origin(_REGISTRY[name])
+
+
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` names one of lg_eval's own evaluators (and was not replaced by
+    ``register_evaluator(..., replace=True)``): deterministic code that keeps no state."""
+    entry = _REGISTRY.get(name)
+    return entry is not None and _BUILTIN.get(name) == _origin(entry)
 
 
 def available_evaluators() -> list[str]:

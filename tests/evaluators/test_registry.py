@@ -7,7 +7,7 @@ import pytest
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import make_evaluator
 from lg_eval.evaluators import available_evaluators, get_evaluator, register_evaluator
-from lg_eval.evaluators.registry import _REGISTRY
+from lg_eval.evaluators.registry import _REGISTRY, is_builtin
 from lg_eval.feedback import Feedback
 
 BUILTINS = {
@@ -131,3 +131,18 @@ def test_registering_the_same_factory_twice_is_harmless(clean_registry):
 def test_register_rejects_bad_arguments(name, factory):
     with pytest.raises(InvalidOptionError):
         register_evaluator(name, factory)
+
+
+JUDGES = {"graph_trajectory_accuracy", "trajectory_accuracy", "rubric"}
+
+
+def test_is_builtin_names_lg_evals_deterministic_evaluators_only(clean_registry):
+    assert {name for name in BUILTINS if is_builtin(name)} == BUILTINS - JUDGES
+    register_evaluator("mine", lambda **_: True)
+    assert not is_builtin("mine")
+    assert not is_builtin("no-such-evaluator")
+
+
+def test_a_replaced_builtin_is_no_longer_builtin(clean_registry):
+    register_evaluator("exact_match", lambda: (lambda **_: True), replace=True)
+    assert not is_builtin("exact_match")
