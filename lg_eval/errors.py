@@ -72,6 +72,11 @@ class ScriptMismatchError(LgEvalError):
         self.played = played
 
 
+class ScoringProcessError(LgEvalError):
+    """A run's scoring process could not score or store a case, or it exited mid-run; the
+    run stops, and running it again with the same ``run_id`` resumes it."""
+
+
 __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerError",
@@ -84,6 +89,7 @@ __all__ = [
     "JudgeError",
     "LgEvalError",
     "MissingCheckpointerError",
+    "ScoringProcessError",
     "ScriptMismatchError",
     "ThreadNotFoundError",
     "TrajectoryFormatError",

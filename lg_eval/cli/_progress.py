@@ -106,11 +106,21 @@ def _live(unit: str, throughput: Throughput | None) -> Iterator[Update]:
             )  # fmt: skip
         return Group(bar, table)
 
+    live = Live(get_renderable=render, console=stderr, transient=True, refresh_per_second=4)
+    started = False
+
     def update(done: int, total: int | None, passed: int, failed: int) -> None:
+        nonlocal started
+        if not started:  # its refresh thread starts with the first case, not before the run:
+            live.start()  # a run forks its scoring process only from a single-thread process
+            started = True
         bar.update(task, completed=done, total=total, passed=passed, failed=failed)
 
-    with Live(get_renderable=render, console=stderr, transient=True, refresh_per_second=4):
+    try:
         yield update
+    finally:
+        if started:
+            live.stop()
 
 
 __all__ = ["Update", "build_executor", "progress_display", "throughput_of"]

@@ -4,9 +4,13 @@
 fresh thread, score it and write it to the results store (:func:`open_store`) as
 it finishes; a run id resumes. :mod:`lg_eval.experiments.aggregate` holds the
 aggregates (pass@k, pass^k, mean scores, latency percentiles, cost) and
-:func:`compare_runs` diffs two runs case by case.
+:func:`compare_runs` diffs two runs case by case. Wherever it changes nothing but speed,
+a run scores its cases in a second process while this one plays the next ones
+(``scoring=`` of :func:`run_experiment`).
 """
 
+from lg_eval.errors import ScoringProcessError
+from lg_eval.experiments._scoring_choice import Scoring
 from lg_eval.experiments.aggregate import (
     RunSummary,
     latency_percentiles,
@@ -42,6 +46,8 @@ __all__ = [
     "RunInfo",
     "RunSummary",
     "ScoreRow",
+    "Scoring",
+    "ScoringProcessError",
     "StoreError",
     "arun_experiment",
     "compare_runs",

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
@@ -35,7 +35,7 @@ from lg_eval.experiments.scoring import (
     thread_usage,
 )
 from lg_eval.extract.thread import extraction
-from lg_eval.play import Reviewer
+from lg_eval.play import Graph, Reviewer
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""
@@ -83,70 +83,98 @@ def thread_id_for(run_id: str, case_id: str, repetition: int, attempt: int) -> s
     return f"{run_id}:{case_id}:{repetition}:{attempt}"
 
 
-async def _not_held() -> float:
-    return 0.0
+@dataclass(frozen=True)
+class PlayedAttempt:
+    """One attempt's play as plain data: all that scoring it needs, so that it can be scored
+    here or handed to the scoring process (:mod:`._scoring_process`)."""
 
-
-PLAYED: Effect[float] = Effect(lambda: 0.0, _not_held)
-"""Yielded by :func:`run_case` between a case's play and its scoring. A driver may hold the
-case there (:func:`lg_eval._effects.drive_until`) and send back the seconds it was held,
-which are left out of the case's latency; performed normally it holds nothing."""
-
-
-@dataclass
-class _Held:
-    seconds: float = 0.0
+    thread_id: str
+    attempt: int
+    turns: list[PlayedTurnRecord]
+    config: dict[str, Any]
+    error: str | None
+    """The player's record of a turn that raised (``"Type: message"``), if one did."""
 
 
 def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
-    """The case's result; never raises for a case-level problem (the status says it)."""
+    """The case's result, played and scored here; never raises for a case-level problem
+    (the status says it)."""
     started = time.perf_counter()
     cache_stats = CacheStats()
     CASE_STATS.set(cache_stats)
-    held = _Held()
-    attempt = 0
+
+    def attempt(thread_id: str, number: int) -> Core[CaseResult]:
+        graph = ctx.targets.for_case(plan.case)
+        played = yield from play_attempt(ctx, plan, graph, thread_id, number)
+        return (yield from score_attempt(ctx, plan, graph, played))
+
+    result, attempts = yield from retrying(ctx, plan, attempt)
+    return finish(ctx, result, attempts, time.perf_counter() - started, cache_stats)
+
+
+T = TypeVar("T")
+
+
+def retrying(
+    ctx: CaseContext, plan: CasePlan, attempt: Callable[[str, int], Core[T]]
+) -> Core[tuple[T | CaseResult, int]]:
+    """``attempt(thread_id, number)`` on a fresh thread each time, again after an
+    infrastructure error while retries are left (after a short backoff); the outcome (the
+    :func:`failed_attempt` result once an attempt raised for good) and the attempts made."""
+    number = 0
     while True:
-        attempt += 1
-        thread_id = thread_id_for(ctx.run_id, plan.case.id, plan.repetition, attempt)
+        number += 1
+        thread_id = thread_id_for(ctx.run_id, plan.case.id, plan.repetition, number)
         try:
-            result = yield from _attempt(ctx, plan, thread_id, cache_stats, held)
+            return (yield from attempt(thread_id, number)), number
         except Exception as exc:
-            if is_infrastructure(exc) and attempt <= ctx.retries:
-                yield sleep(min(0.05 * 2 ** (attempt - 1), 2.0))
-                continue
-            result = _failed_attempt(ctx, plan, thread_id, exc)
-        break
-    result.attempts = attempt
-    result.latency_s = time.perf_counter() - started - held.seconds
-    result.model_calls = max(0, result.model_calls - cache_stats.hits)
-    result.finished_at = datetime.now(UTC)
-    return redacted(result, ctx.redactor)
+            if not retryable(ctx, exc, number):
+                return failed_attempt(ctx, plan, thread_id, exc), number
+        yield sleep(min(0.05 * 2 ** (number - 1), 2.0))
 
 
-def _attempt(
-    ctx: CaseContext, plan: CasePlan, thread_id: str, cache_stats: CacheStats, held: _Held
-) -> Core[CaseResult]:
-    graph, case = ctx.targets.for_case(plan.case), plan.case
+def retryable(ctx: CaseContext, exc: BaseException, attempt: int) -> bool:
+    """Whether attempt number ``attempt``, which raised ``exc``, is played again."""
+    return is_infrastructure(exc) and attempt <= ctx.retries
+
+
+def play_attempt(
+    ctx: CaseContext, plan: CasePlan, graph: Graph, thread_id: str, attempt: int
+) -> Core[PlayedAttempt]:
+    """Play the case's turns on ``graph`` (the case's target, bound to the run's
+    checkpointer) on ``thread_id``, deleted first when the run resumes."""
     if ctx.fresh_threads:
         yield Effect(
             functools.partial(ctx.saver.delete_thread, thread_id),
             functools.partial(ctx.saver.adelete_thread, thread_id),
         )
-    played = yield from playing(graph, case, thread_id=thread_id, reviewer=ctx.reviewer)
+    played = yield from playing(graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer)
     turns = turn_records(played)
-    held.seconds += yield PLAYED
-    CASE_STATS.set(cache_stats)  # other cases may have run on this thread while it was held
-    thread = yield from extraction(graph, cast(RunnableConfig, played.config))
-    base = _base(ctx, plan, thread_id, turns)
+    return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
+
+
+def score_attempt(
+    ctx: CaseContext, plan: CasePlan, graph: Graph, played: PlayedAttempt
+) -> Core[CaseResult]:
+    """Read the played thread back through ``graph``, run the case's evaluators, build the
+    result.
+
+    Raises:
+        InfrastructureError: the play failed for an infrastructure reason (worth retrying).
+    """
+    config = cast(RunnableConfig, played.config)
+    thread = yield from extraction(graph, config)
+    base = _base(ctx, plan, played.thread_id, played.turns)
     base.trajectory = thread.to_graph_trajectory().steps
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:
             raise InfrastructureError(played.error)
-        base.error = f"turns[{turns[-1].index}] raised {played.error}; the script did not continue."
+        index = played.turns[-1].index
+        base.error = f"turns[{index}] raised {played.error}; the script did not continue."
         return base
     messages = final_messages(thread)
     outputs = case_outputs(thread, messages)
-    inputs = [turn.sent for turn in turns]
+    inputs = [turn.sent for turn in played.turns]
     usage = thread_usage(messages)
     for item in plan.evaluators:
         reference = item.reference if item.own_reference else plan.reference
@@ -166,6 +194,18 @@ def _attempt(
     base.tokens, base.cost, base.model_calls = usage.total_tokens, usage.cost, usage.calls
     base.status = status_of(base.scores)
     return base
+
+
+def finish(
+    ctx: CaseContext, result: CaseResult, attempts: int, latency: float, cache_stats: CacheStats
+) -> CaseResult:
+    """The result as stored: attempts, latency, model calls net of judge-cache hits, the
+    finishing time, strings redacted."""
+    result.attempts = attempts
+    result.latency_s = latency
+    result.model_calls = max(0, result.model_calls - cache_stats.hits)
+    result.finished_at = datetime.now(UTC)
+    return redacted(result, ctx.redactor)
 
 
 def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
@@ -200,9 +240,10 @@ def _base(
     )
 
 
-def _failed_attempt(
+def failed_attempt(
     ctx: CaseContext, plan: CasePlan, thread_id: str, exc: BaseException
 ) -> CaseResult:
+    """The result of an attempt that raised ``exc`` (the turns played before it, if known)."""
     played = getattr(exc, "played", None)
     result = _base(ctx, plan, thread_id, turn_records(played))
     result.error = _describe(exc)
@@ -227,8 +268,15 @@ __all__ = [
     "CaseContext",
     "CasePlan",
     "InfrastructureError",
+    "PlayedAttempt",
+    "failed_attempt",
+    "finish",
     "is_infrastructure",
+    "play_attempt",
+    "retryable",
+    "retrying",
     "run_case",
+    "score_attempt",
     "thread_id_for",
     "timed_out",
 ]

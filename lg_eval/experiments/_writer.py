@@ -10,8 +10,9 @@ keeps up however fast the cases come.
 
 The guarantee this gives a killed run (``kill -9``, a crashed machine): a case
 counts as in flight until its future is settled, that is until its rows are
-committed, and a worker holds at most one case (or one batch of quick cases,
-see :mod:`._batches`) that is not yet stored. A resumed run therefore re-runs
+committed, and a worker holds at most one case that is not yet stored (runs
+whose scoring process stores the results do not use this writer, see
+:mod:`._scoring_process`). A resumed run therefore re-runs
 only the cases that were in flight, and never finds one half-stored (each write
 is one transaction).
 :meth:`close` writes what is still queued and re-raises a write error, if there

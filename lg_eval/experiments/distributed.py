@@ -23,7 +23,6 @@ cache); when given, it replaces the worker's own judge cache file.
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, closing, nullcontext
@@ -34,7 +33,6 @@ from typing import Any, cast
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments._batches import Finished
 from lg_eval.experiments._case import CaseContext, CasePlan
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
@@ -53,9 +51,11 @@ from lg_eval.experiments.runner import (
     _check,
     _new_run_id,
     _Options,
-    _run_all,
     _run_info,
     _Tally,
+    inline,
+    one_at_a_time,
+    run_all,
 )
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
@@ -254,10 +254,11 @@ async def _play(
     threads = _CaseThreads(asyncio.get_running_loop())
     try:
 
-        async def finished(done: Finished) -> None:
-            results.extend((plan.ordinal, result) for plan, result in done)  # the driver stores
+        async def collected(plan: CasePlan, result: CaseResult) -> None:
+            results.append((plan.ordinal, result))  # the driver stores
 
-        await _run_all(plans, functools.partial(threads.play, context), context, options, finished)
+        execute = inline(context, options.timeout, threads, collected)
+        await run_all(plans, one_at_a_time(execute), options.concurrency)
     finally:
         threads.close()
 

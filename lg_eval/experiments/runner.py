@@ -16,27 +16,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
 import importlib.metadata
 import platform
 import queue
 import secrets
 import subprocess
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, closing, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from lg_eval._effects import adrive
+from lg_eval._effects import Core, adrive, drive
 from lg_eval._heap import frozen_heap
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments._batches import Finished, PlanSource, play_batch
 from lg_eval.experiments._case import CaseContext, CasePlan, run_case, timed_out
+from lg_eval.experiments._scoring_choice import Scoring, scoring_spec
+from lg_eval.experiments._scoring_process import ScoringProcess, handed_case
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
     DEFAULT_CHECKPOINTER,
@@ -50,7 +50,7 @@ from lg_eval.experiments._upstream import (
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
 from lg_eval.experiments.redaction import RedactOption, make_redactor, scrub_secrets
-from lg_eval.experiments.results import CaseStatus, ExperimentRun, RunInfo
+from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
 from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.judges import RateLimiter, RateLimits
@@ -84,6 +84,7 @@ class _Options:
     langsmith: bool = False
     reviewer: Reviewer | None = None
     judge_limits: RateLimits | None = None
+    scoring: Scoring = "auto"
 
 
 def run_experiment(
@@ -108,6 +109,7 @@ def run_experiment(
     executor: str | Executor | None = "local",
     ray_address: str | None = None,
     partition_size: int | None = None,
+    scoring: Scoring = "auto",
 ) -> ExperimentRun:
     """Play every case of ``dataset`` on ``target``, score it, store it; return the run.
 
@@ -120,7 +122,8 @@ def run_experiment(
         store: a :class:`ResultStore` or its URL; default ``.lg_eval/results.sqlite``.
         run_id: names the run; running again with the same id resumes it (cases already
             stored are not run again). Default: ``<dataset>-<UTC time>-<random>``.
-        concurrency: cases (or batches of quick cases) in flight at once.
+        concurrency: cases played at once (with the scoring process, each worker also has
+            at most one case being scored meanwhile).
         repetitions: runs of each case (see :mod:`lg_eval.experiments.aggregate`).
         timeout: seconds per case (all its attempts) before it is cancelled (``timeout``).
         retries: extra attempts after an infrastructure error (never after a low score).
@@ -144,6 +147,11 @@ def run_experiment(
             (:mod:`lg_eval.experiments.distributed`; target and checkpointer as names).
         ray_address: with ``executor="ray"``, the cluster (default a local Ray).
         partition_size: with another executor, cases per task (default ``2 * concurrency``).
+        scoring: where cases are read back, scored and stored: ``"process"`` in a second
+            process while this one plays the next cases, ``"inline"`` on the thread that
+            played the case, ``"auto"`` (default) the process whenever it changes nothing
+            but speed (named checkpointer and store, built-in evaluators, no ``timeout``,
+            Linux, no other Python thread), else inline.
 
     Raises:
         InvalidOptionError: a bad option, no target, or an evaluator that cannot be built.
@@ -152,7 +160,7 @@ def run_experiment(
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
         retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
-        _limits(judge_limits),
+        _limits(judge_limits), scoring,
     )  # fmt: skip
     if executor not in (None, "local"):
         from lg_eval.experiments.distributed import run_distributed
@@ -200,13 +208,15 @@ async def arun_experiment(
     langsmith: bool = False,
     reviewer: Reviewer | None = None,
     judge_limits: RateLimits | Mapping[str, Any] | None = None,
+    scoring: Scoring = "auto",
 ) -> ExperimentRun:
     """:func:`run_experiment`, awaited: the graph is run with ``ainvoke`` on an async
-    checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``."""
+    checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``
+    (the scoring process, when the run has one, reads and scores with blocking calls)."""
     options = _Options(
         target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
         retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
-        _limits(judge_limits),
+        _limits(judge_limits), scoring,
     )  # fmt: skip
     return await _experiment(options, blocking=False)
 
@@ -240,7 +250,17 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
     if not isinstance(dataset, Dataset):
         dataset = load_dataset(dataset)
     run_id = options.run_id or _new_run_id(dataset.name)
+    redactor = make_redactor(options.redact)
     async with AsyncExitStack() as stack:
+        spec = scoring_spec(
+            options.scoring, run_id=run_id, target=options.target, dataset=dataset,
+            checkpointer=options.checkpointer, store=options.store, timeout=options.timeout,
+            thresholds=options.thresholds, retries=options.retries, redactor=redactor,
+        )  # fmt: skip
+        # Forked before this process opens a connection, so it shares none of them.
+        scorer = None if spec is None else ScoringProcess(spec)
+        if scorer is not None:
+            stack.callback(scorer.close)  # runs before the store and saver close
         store = options.store
         if not isinstance(store, ResultStore):
             store = stack.enter_context(closing(open_store(store)))
@@ -256,8 +276,9 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             stack.callback(cache.close)
         limiter = None if options.judge_limits is None else RateLimiter(options.judge_limits)
         resolver = EvaluatorResolver(dataset)
+        scoring = "inline" if scorer is None else "process"
         info, resumed = store.begin_run(
-            _run_info(options, dataset, run_id, targets.describe(), store)
+            _run_info(options, dataset, run_id, targets.describe(), store, scoring)
         )
         stored = store.finished(run_id)
         plans = [
@@ -274,32 +295,28 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             saver=saver,
             thresholds=dict(options.thresholds or {}),
             retries=options.retries,
-            redactor=make_redactor(options.redact),
+            redactor=redactor,
             reviewer=options.reviewer,
             fresh_threads=resumed,
         )
         tally = _Tally(info.cases, options.progress, list(stored.values()))
+        threads = _CaseThreads(asyncio.get_running_loop()) if blocking else None
+        if threads is not None:
+            stack.callback(threads.close)
         writer = BatchWriter(store)
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
 
-        async def finished(done: Finished) -> None:
-            # The cases stay in flight until their rows are committed: a kill loses only the
-            # cases in flight (see BatchWriter and _batches).
-            await asyncio.wrap_future(writer.put_many([(p.ordinal, r) for p, r in done]))
-            for _, result in done:
+        if scorer is None:
+
+            async def stored_here(plan: CasePlan, result: CaseResult) -> None:
+                # In flight until its rows are committed: a kill loses only the cases in
+                # flight (see BatchWriter).
+                await asyncio.wrap_future(writer.put(plan.ordinal, result))
                 tally.add(result.status)
 
-        if blocking:
-            threads = _CaseThreads(asyncio.get_running_loop())
-            stack.callback(threads.close)
-
-            execute: Callable[[CasePlan, _More], Awaitable[Finished]] = functools.partial(
-                threads.play, context
-            )
+            worker = one_at_a_time(inline(context, options.timeout, threads, stored_here))
         else:
-
-            def execute(plan: CasePlan, more: _More) -> Awaitable[Finished]:
-                return _awaited(context, plan)
+            worker = _handed(context, scorer, threads, tally)
 
         status: Any = "interrupted"
         try:
@@ -308,10 +325,12 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
                     judges.enter_context(limiter.active())
                 if cache is not None:
                     judges.enter_context(cache.active())
-                await _run_all(plans, execute, context, options, finished)
+                await run_all(plans, worker, options.concurrency)
             status = "finished"
         finally:
             writer.close()
+            if scorer is not None:
+                scorer.close()  # every result it was sent is committed when it exits
             config = dict(info.config)
             if cache is not None:
                 config["judge_cache"] = {"enabled": True, **cache.stats.as_dict()}
@@ -324,43 +343,108 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         return store.load_run(run_id)
 
 
-async def _awaited(context: CaseContext, plan: CasePlan) -> Finished:
-    """One case on the event loop (``ainvoke``): async cases are not batched."""
-    return [(plan, await adrive(run_case(context, plan)))]
+Execute = Callable[[CasePlan], Awaitable[None]]
+"""Runs one case to the end: played, scored, stored, counted."""
+Sink = Callable[[CasePlan, CaseResult], Awaitable[None]]
+"""Takes a finished case's result (stores it, or collects it for the driver)."""
 
 
-_More = Callable[[], CasePlan | None] | None
-"""Where a worker may take more plans for its batch (None: the one plan only)."""
+def inline(
+    context: CaseContext, timeout: float | None, threads: _CaseThreads | None, sink: Sink
+) -> Execute:
+    """Each case played and scored in this process (on a case thread when ``threads`` is
+    given, else awaited on the loop), cancelled after ``timeout``, then given to ``sink``."""
+
+    async def execute(plan: CasePlan) -> None:
+        running = _driven(run_case(context, plan), threads)
+        if timeout is None:
+            result = await running
+        else:
+            try:
+                result = await asyncio.wait_for(running, timeout)
+            except TimeoutError:
+                result = timed_out(context, plan, timeout)
+        await sink(plan, result)
+
+    return execute
 
 
-async def _run_all(
-    plans: list[CasePlan],
-    execute: Callable[[CasePlan, _More], Awaitable[Finished]],
-    context: CaseContext,
-    options: _Options,
-    finished: Callable[[Finished], Awaitable[None]],
-) -> None:
-    """Run ``plans`` on ``options.concurrency`` workers; a worker awaits ``finished`` (the
-    local runner's: the commit of its cases) for what it ran before it takes its next case. Without
-    a timeout a worker may run a batch of quick cases (:mod:`._batches`); with one, each case
-    runs alone under it."""
-    source = PlanSource(plans)
-    timeout = options.timeout
+def _handed(
+    context: CaseContext, scorer: ScoringProcess, threads: _CaseThreads | None, tally: _Tally
+) -> Worker:
+    """A worker that plays its cases here and has the scoring process score and store them,
+    playing its next case while the last one is scored: it starts a case once the one before
+    has been handed over and the one before that is committed, so it has at most two cases
+    in flight, one playing and one being scored."""
+    loop = asyncio.get_running_loop()
 
-    async def worker() -> None:
-        while (plan := source.take()) is not None:
-            if timeout is None:
-                done = await execute(plan, source.take)
-            else:
-                try:
-                    done = await asyncio.wait_for(execute(plan, None), timeout)
-                except TimeoutError:
-                    done = [(plan, timed_out(context, plan, timeout))]
-            await finished(done)
+    async def worker(source: Iterator[CasePlan]) -> None:
+        cases: list[asyncio.Future[CaseStatus]] = []  # the one scoring, the one playing
+        try:
+            for plan in source:
+                handed: asyncio.Future[None] = loop.create_future()
 
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(options.concurrency, len(plans))):
-            group.create_task(worker())
+                def hand_over(handed: asyncio.Future[None] = handed) -> None:
+                    loop.call_soon_threadsafe(_done, handed)
+
+                core = handed_case(context, plan, scorer, hand_over)
+                cases.append(asyncio.ensure_future(_driven(core, threads)))
+                await asyncio.wait((handed, cases[-1]), return_when=asyncio.FIRST_COMPLETED)
+                if len(cases) == 2:
+                    tally.add(await cases.pop(0))
+            while cases:
+                tally.add(await cases.pop(0))
+        finally:
+            for case in cases:  # the run stops: give up on them, and hear no more of them
+                case.cancel()
+                case.add_done_callback(_heard)
+
+    return worker
+
+
+def _heard(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+R = TypeVar("R")
+
+
+def _driven(core: Core[R], threads: _CaseThreads | None) -> Awaitable[R]:
+    """``core`` driven with blocking calls on a case thread, or awaited on the loop."""
+    if threads is None:
+        return adrive(core)
+    return threads.submit(lambda: drive(core))
+
+
+Worker = Callable[[Iterator[CasePlan]], Coroutine[Any, Any, None]]
+"""Runs the plans it takes from the run's shared iterator, until it is exhausted."""
+
+
+def one_at_a_time(execute: Execute) -> Worker:
+    """A worker that takes its next plan once ``execute`` finished the last one (stored)."""
+
+    async def worker(source: Iterator[CasePlan]) -> None:
+        for plan in source:
+            await execute(plan)
+
+    return worker
+
+
+async def run_all(plans: list[CasePlan], worker: Worker, concurrency: int) -> None:
+    """Run ``plans`` on ``concurrency`` workers sharing one iterator of them."""
+    source = iter(plans)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, len(plans))):
+                group.create_task(worker(source))
+    except BaseExceptionGroup as failed:  # the first worker's error stopped them all
+        raise failed.exceptions[0] from None
 
 
 class _CaseThreads:
@@ -373,37 +457,44 @@ class _CaseThreads:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
-        self._threads = 0
+        self._threads: list[threading.Thread] = []
+        self._running: set[threading.Thread] = set()
 
-    def submit(self, work: Callable[[], Finished]) -> asyncio.Future[Finished]:
-        future: asyncio.Future[Finished] = self._loop.create_future()
+    def submit(self, work: Callable[[], R]) -> asyncio.Future[R]:
+        future: asyncio.Future[R] = self._loop.create_future()
         with self._lock:
             start = self._idle == 0
-            if start:
-                self._threads += 1
-            else:
+            if not start:
                 self._idle -= 1
         self._jobs.put(_Job(work, future, contextvars.copy_context()))
         if start:
-            threading.Thread(target=self._serve, name="lg_eval-case", daemon=True).start()
+            thread = threading.Thread(target=self._serve, name="lg_eval-case", daemon=True)
+            with self._lock:
+                self._threads.append(thread)
+            thread.start()
         return future
 
-    def play(self, context: CaseContext, plan: CasePlan, more: _More) -> asyncio.Future[Finished]:
-        """Play ``plan`` (and, from ``more``, a batch of quick cases) on a case thread."""
-        return self.submit(lambda: play_batch(context, plan, more))
-
     def close(self) -> None:
-        """Let every idle thread exit (busy, abandoned ones exit when their case returns)."""
+        """Stop the idle threads and wait for them to exit, so that no thread of the run is
+        left behind (one still running an abandoned case exits when the case returns)."""
         with self._lock:
             idle, self._idle = self._idle, 0
+            stopping = [t for t in self._threads if t not in self._running]
         for _ in range(idle):
             self._jobs.put(None)
+        for thread in stopping:
+            thread.join()
 
     def _serve(self) -> None:
+        me = threading.current_thread()
         while (job := self._jobs.get()) is not None:
+            if job.future.cancelled():
+                return  # given up before it started (the run was stopped)
+            with self._lock:
+                self._running.add(me)
             result, error = None, None
             try:
                 result = job.context.run(job.work)
@@ -412,27 +503,26 @@ class _CaseThreads:
             if job.future.cancelled():
                 return  # abandoned after a timeout: a new thread took its place meanwhile
             with self._lock:  # idle before the loop hears of the result and submits more
+                self._running.discard(me)
                 self._idle += 1
             with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
                 self._loop.call_soon_threadsafe(_settle, job.future, result, error)
 
 
 @dataclass(frozen=True)
-class _Job:
-    work: Callable[[], Finished]
-    future: asyncio.Future[Finished]
+class _Job(Generic[R]):
+    work: Callable[[], R]
+    future: asyncio.Future[R]
     context: contextvars.Context
 
 
-def _settle(
-    future: asyncio.Future[Finished], result: Finished | None, error: BaseException | None
-) -> None:
+def _settle(future: asyncio.Future[R], result: R | None, error: BaseException | None) -> None:
     if future.done():  # cancelled by a timeout: the late result is dropped
         return
     if error is not None:
         future.set_exception(error)
     else:
-        future.set_result(result)  # type: ignore[arg-type]
+        future.set_result(cast(R, result))
 
 
 @dataclass
@@ -492,7 +582,12 @@ def _new_run_id(dataset: str) -> str:
 
 
 def _run_info(
-    options: _Options, dataset: Dataset, run_id: str, target: str, store: ResultStore
+    options: _Options,
+    dataset: Dataset,
+    run_id: str,
+    target: str,
+    store: ResultStore,
+    scoring: str = "inline",
 ) -> RunInfo:
     saver = options.checkpointer
     if isinstance(saver, BaseCheckpointSaver):
@@ -510,6 +605,7 @@ def _run_info(
         "judge_cache": {"enabled": options.judge_cache is not False},
         "judge_limits": None if options.judge_limits is None else options.judge_limits.model_dump(),
         "store": store.url,
+        "scoring": scoring,
         "redact": None if redact is None else "function" if callable(redact) else "patterns",
     }
     info = RunInfo(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -119,7 +120,13 @@ def dataset(cases: int) -> Dataset:
 
 
 Timing = tuple[float, float]
-"""Wall seconds, and CPU seconds of the whole process (all threads)."""
+"""Wall seconds, and CPU seconds of the whole process (all threads) and of the child
+processes it waited for (the runner's scoring process)."""
+
+
+def _cpu() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def plain_loop(url: str, cases: int, prefix: str, threads: int = 1) -> Timing:
@@ -135,24 +142,25 @@ def plain_loop(url: str, cases: int, prefix: str, threads: int = 1) -> Timing:
                 graph.invoke(user(n), config)
                 graph.invoke(Command(resume=APPROVE), config)
 
-        start, cpu = time.perf_counter(), time.process_time()
+        start, cpu = time.perf_counter(), _cpu()
         if threads == 1:
             play(range(cases))
         else:
             with ThreadPoolExecutor(threads) as pool:
                 list(pool.map(play, (range(k, cases, threads) for k in range(threads))))
-        return time.perf_counter() - start, time.process_time() - cpu
+        return time.perf_counter() - start, _cpu() - cpu
 
 
 def runner(
-    url: str, store: Path, data: Dataset, run_id: str, concurrency: int, target: Any
-) -> tuple[Timing, ExperimentRun]:
-    start, cpu = time.perf_counter(), time.process_time()
+    url: str, store: Path, data: Dataset, run_id: str, concurrency: int, target: Any,
+    scoring: Any = "auto",
+) -> tuple[Timing, ExperimentRun]:  # fmt: skip
+    start, cpu = time.perf_counter(), _cpu()
     run = run_experiment(
         target, data, checkpointer=url, store=store, run_id=run_id, concurrency=concurrency,
-        judge_cache=False,
+        judge_cache=False, scoring=scoring,
     )  # fmt: skip
-    elapsed = time.perf_counter() - start, time.process_time() - cpu
+    elapsed = time.perf_counter() - start, _cpu() - cpu
     statuses = {r.status for r in run.results}
     assert statuses == {"passed"}, f"unexpected statuses {statuses}: {run.results[0]}"
     assert len(run.results) == len(data.cases)
@@ -273,6 +281,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--target", choices=("compiled", "factory"), default="compiled",
         help="what the runner is given: the compiled graph (default) or the factory",
     )  # fmt: skip
+    parser.add_argument(
+        "--ab-inline", action="store_true",
+        help="also time each concurrency with scoring='inline' (no scoring process)",
+    )  # fmt: skip
     args, _ = parser.parse_known_args(argv)
     cases = 100 if args.quick else 1_000
     data = dataset(cases)
@@ -288,14 +300,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         plain_loop(url, 10, "warm")  # imports, first compile, SQLite tables
         runner(url, store, dataset(10), "warm", args.concurrency, target)
 
-        def run_job(level: int) -> Callable[[int], Timing]:
-            return lambda r: runner(url, store, data, f"run{r}-c{level}", level, target)[0]
+        def run_job(level: int, scoring: str = "auto") -> Callable[[int], Timing]:
+            name = f"run{{r}}-c{level}-{scoring}"
+            return lambda r: runner(url, store, data, name.format(r=r), level, target, scoring)[0]
 
         threaded = sorted({level for level in levels if level > 1})
         jobs: list[tuple[str, Callable[[int], Timing]]] = [
             ("plain", lambda r: plain_loop(url, cases, f"plain{r}")),
             *((f"plain-t{n}", _threaded_job(url, cases, n)) for n in threaded),
             *((f"c{level}", run_job(level)) for level in levels),
+            *((f"c{level}-inline", run_job(level, "inline")) for level in levels if args.ab_inline),
         ]
         timings: dict[str, list[Timing]] = {job_name: [] for job_name, _ in jobs}
         for round_ in range(args.rounds):  # alternate which goes first
@@ -312,12 +326,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     for n in (1, *threaded):
         label = "sequential" if n == 1 else f"{n} threads"
         _line(f"plain invoke loop, {label}", timings["plain" if n == 1 else f"plain-t{n}"], cases)
-    for level in levels:
-        _line(f"run_experiment, concurrency={level}", timings[f"c{level}"], cases)
-        _ratios("against the sequential plain loop", timings[f"c{level}"], timings["plain"])
+    for job_name in timings:
+        if not job_name.startswith("c"):
+            continue
+        level = int(job_name[1:].partition("-")[0])
+        label = f"concurrency={level}" + (", scoring inline" if "inline" in job_name else "")
+        _line(f"run_experiment, {label}", timings[job_name], cases)
+        _ratios("against the sequential plain loop", timings[job_name], timings["plain"])
         if level > 1:
             against = f"against the plain loop in {level} threads"
-            _ratios(against, timings[f"c{level}"], timings[f"plain-t{level}"])
+            _ratios(against, timings[job_name], timings[f"plain-t{level}"])
     print(f"  The runner's case core run sequentially over {min(cases, PHASE_CASES)} cases, CPU "
           f"ms/case; % of the plain loop's {plain_cpu_ms:.2f} ms CPU/case:")  # fmt: skip
     for phase, ms in per_phase.items():

@@ -1,4 +1,4 @@
-"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID [DELAY]``.
+"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID [SCORING]``.
 
 Every case start is appended (and fsynced) to ``DIR/starts.log`` before the
 case's node runs, so the test can count how often each case was started across a
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from lg_eval.datasets import Dataset
 from lg_eval.experiments import run_experiment
@@ -16,13 +17,11 @@ from tests.experiments.graphs import slow_echo
 
 CASES = 60
 CONCURRENCY = 2
-QUICK = 0.005
-"""Seconds each case's node sleeps: quick cases are played in batches (``_batches``)."""
-SLOW = 0.06
-"""Longer than a batch may take: each case is played and stored on its own."""
+DELAY = 0.005
+"""Seconds each case's node sleeps."""
 
 
-def dataset(folder: Path, delay: float = QUICK) -> Dataset:
+def dataset(folder: Path, delay: float = DELAY) -> Dataset:
     log = str(folder / "starts.log")
     return Dataset.model_validate(
         {
@@ -39,17 +38,18 @@ def dataset(folder: Path, delay: float = QUICK) -> Dataset:
     )
 
 
-def main(folder: Path, run_id: str, delay: float = QUICK) -> None:
+def main(folder: Path, run_id: str, scoring: Any = "auto") -> None:
     run_experiment(
         slow_echo,
-        dataset(folder, delay),
+        dataset(folder),
         checkpointer=f"sqlite:///{folder / 'checkpoints.sqlite'}",
         store=folder / "results.sqlite",
         run_id=run_id,
         concurrency=CONCURRENCY,
         judge_cache=False,
+        scoring=scoring,
     )
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2], *(float(a) for a in sys.argv[3:4]))
+    main(Path(sys.argv[1]), sys.argv[2], *sys.argv[3:4])

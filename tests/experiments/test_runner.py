@@ -24,7 +24,6 @@ from lg_eval.experiments import (
     run_experiment,
     summarize,
 )
-from lg_eval.experiments._batches import BATCH_CASES
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore, sqlite_connection
@@ -286,22 +285,16 @@ def test_the_target_may_come_from_the_dataset_file(where, tmp_path):
     assert (result.status, result.scores[0].key) == ("passed", "max_steps")
 
 
-@pytest.mark.parametrize(
-    ("delay", "in_flight"),
-    [
-        (crash_run.QUICK, crash_run.CONCURRENCY * BATCH_CASES),
-        (crash_run.SLOW, crash_run.CONCURRENCY),
-    ],
-    ids=["quick-cases-in-batches", "slow-cases-one-at-a-time"],
-)
-def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, delay, in_flight):
-    """kill -9 mid-run, then the same run id: every case stored once, equal to an
-    uninterrupted run, and no more cases started twice than can be in flight: a batch of
-    quick cases per worker, one slow case per worker."""
+@pytest.mark.parametrize("scoring", ["inline", "process"])
+def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, scoring):
+    """kill -9 mid-run (the run's process only: a scoring process dies with it), then the
+    same run id: every case stored once, equal to an uninterrupted run, and no more cases
+    started twice than can be in flight: one per worker inline; with the scoring process,
+    one playing and one being scored per worker."""
     log = tmp_path / "starts.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [
-        sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1", str(delay)
+        sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1", scoring
     ]  # fmt: skip
     child = subprocess.Popen(command, cwd=tmp_path, env=env)
     deadline = time.monotonic() + 60
@@ -314,17 +307,19 @@ def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, de
     assert 0 < len(interrupted.results) < crash_run.CASES
     assert interrupted.info.status == "running"
 
-    crash_run.main(tmp_path, "r1", delay)  # the rerun
+    crash_run.main(tmp_path, "r1", scoring)  # the rerun
     started = starts(log)
-    crash_run.main(tmp_path, "clean", delay)  # an uninterrupted run to compare with
+    crash_run.main(tmp_path, "clean", scoring)  # an uninterrupted run to compare with
     with open_store(tmp_path / "results.sqlite") as store:
         resumed, clean = store.load_run("r1"), store.load_run("clean")
     assert [r.case_id for r in resumed.results] == [f"case-{n:02d}" for n in range(60)]
     assert essentials(resumed) == essentials(clean)
     assert [r.status for r in resumed.results].count("passed") == 40
     assert resumed.info.status == "finished"
+    assert resumed.info.config["scoring"] == scoring
     assert set(started) == {f"word {n}" for n in range(crash_run.CASES)}
     restarted = sorted(text for text, count in started.items() if count > 1)
+    in_flight = crash_run.CONCURRENCY * (2 if scoring == "process" else 1)
     assert len(restarted) <= in_flight, restarted
 
 

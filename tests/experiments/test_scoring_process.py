@@ -1,0 +1,327 @@
+"""The scoring process: the same results as scoring inline, chosen only when that is safe,
+refused with the reason when asked for and impossible, and never outliving the run."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphs import approval
+from lg_eval.datasets import dataset_from_dict
+from lg_eval.errors import InvalidOptionError, ScoringProcessError
+from lg_eval.evaluators import register_evaluator
+from lg_eval.evaluators.registry import is_builtin
+from lg_eval.experiments import arun_experiment, open_store, run_experiment
+from lg_eval.play import open_checkpointer
+from tests.experiments import crash_run
+from tests.experiments.conftest import USER, ask, dataset
+from tests.experiments.graphs import build_agent, build_echo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PAYMENT = [{"input": {"amount": 120}}, {"resume": "ops-card"}, {"resume": True}]
+
+
+AGENT = {
+    "trajectory": {"steps": [["__start__", "agent", "tools", "answer"]]},
+    "tool_calls": [{"name": "lookup", "args": {"query": "answer"}}],
+    "output": {"contains": ["42", "ask"]},
+}
+SCENARIOS: dict[str, tuple[Any, list[dict[str, Any]]]] = {
+    "agent": (
+        lambda: build_agent,
+        [
+            {"id": "builtins", "turns": USER, "expected": AGENT},
+            {
+                "id": "listed",
+                "turns": USER,
+                "expected": {**AGENT, "output": "the answer is 42; ask bob@example.com."},
+                "evaluators": ["tool_selection_f1", "exact_match", "step_efficiency"],
+            },
+        ],
+    ),
+    "echo": (
+        build_echo,  # a fresh call counter for each run
+        [
+            {"id": "right", "turns": ask("a"), "expected": {"output": "A"}},
+            {"id": "wrong", "turns": ask("a"), "expected": {"output": "B"}},
+            {"id": "boom", "turns": ask("x", fail="value"), "expected": {"output": "X"}},
+            {"id": "retried", "turns": ask("db", fail="operational-once"),
+             "expected": {"output": "DB"}},
+            {"id": "no-reference", "turns": ask("a"), "evaluators": ["tool_sequence"]},
+        ],
+    ),
+    "hitl": (
+        lambda: approval.build_double_check,
+        [
+            {"id": "paid", "turns": PAYMENT, "expected": {"max_steps": 3}, "tags": ["hitl"]},
+            {"id": "long", "turns": PAYMENT, "expected": {"max_steps": 2}},
+            {"id": "unasked", "turns": [PAYMENT[0], {"input": {"amount": 1}}]},
+            {"id": "half", "turns": PAYMENT[:2]},
+        ],
+    ),
+}  # fmt: skip
+STATUSES = {
+    "agent": ["passed", "error"],  # step_efficiency cannot read a tool-call reference
+    "echo": ["passed", "failed", "error", "passed", "error"],
+    "hitl": ["passed", "failed", "error", "error"],
+}
+
+
+def essentials(run: Any) -> list[tuple[Any, ...]]:
+    """Everything stored for a case except its run id, timings and interrupt ids (LangGraph
+    derives those from checkpoint ids, which hold the time)."""
+    return [
+        (
+            r.case_id, r.repetition, r.status, r.attempts, r.thread_id.partition(":")[2],
+            r.trajectory, r.expected_trajectory, r.error, r.tokens, r.cost, r.model_calls,
+            r.tags, [without_ids(t.model_dump()) for t in r.turns],
+            [s.model_dump() for s in r.scores],
+        )
+        for r in run.results
+    ]  # fmt: skip
+
+
+def without_ids(turn: dict[str, Any]) -> dict[str, Any]:
+    return {**turn, "asked": [{**a, "id": None} for a in turn["asked"]]}
+
+
+def both(where: dict[str, Any], scenario: str, *, run: Any = run_experiment, **options: Any):
+    """The scenario run inline and in the scoring process, each on a fresh target."""
+    make_target, cases = SCENARIOS[scenario]
+    data = dataset(scenario, cases)
+    return [
+        run(make_target(), data, run_id=f"{scenario}-{scoring}", scoring=scoring,
+            **where, **options)
+        for scoring in ("inline", "process")
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_a_run_scored_in_the_process_stores_what_an_inline_run_stores(where, scenario):
+    inline, process = both(where, scenario, concurrency=3, redact=[r"bob@\S+"])
+    assert (inline.info.config["scoring"], process.info.config["scoring"]) == (
+        "inline",
+        "process",
+    )
+    assert [r.status for r in process.results] == STATUSES[scenario]
+    assert essentials(process) == essentials(inline)
+    assert all(r.latency_s > 0 for r in process.results)
+    with open_store(where["store"]) as store:
+        assert store.load_run(process.info.run_id) == process
+
+
+def test_the_process_redacts_and_retries_as_inline_does(where):
+    (_, agent), (_, echo) = both(where, "agent", redact=[r"bob@\S+"]), both(where, "echo")
+    assert "bob@example.com" not in agent.model_dump_json()
+    retried = echo.results[3]
+    assert (retried.attempts, retried.thread_id) == (2, "echo-process:retried:0:2")
+
+
+def test_postgres_runs_score_in_the_process_alike(pg_url, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    suffix = f"{os.getpid()}-{time.monotonic_ns()}"
+    where = {"checkpointer": pg_url, "store": pg_url, "judge_cache": False}
+    inline, process = (
+        run_experiment(approval.build_double_check, dataset("hitl", SCENARIOS["hitl"][1]),
+                       run_id=f"{scoring}-{suffix}", scoring=scoring, **where)
+        for scoring in ("inline", "process")
+    )  # fmt: skip
+    assert process.info.config["scoring"] == "process"
+    assert essentials(process) == essentials(inline)
+
+
+def test_an_async_run_scores_in_the_process_alike(where):
+    async def arun(*args: Any, **kwargs: Any) -> Any:
+        return await arun_experiment(*args, **kwargs)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(arun(*args, **kwargs))
+
+    inline, process = both(where, "hitl", run=run)
+    assert process.info.config["scoring"] == "process"
+    assert essentials(process) == essentials(inline)
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_auto_scores_in_the_process_when_nothing_stands_in_the_way(where, concurrency):
+    data = dataset("e", [{"id": "a", "turns": ask("a")}])
+    run = run_experiment(build_echo(), data, concurrency=concurrency, **where)
+    assert run.info.config["scoring"] == "process"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "saver-object",
+        "memory-checkpointer",
+        "timeout",
+        "own-evaluator",
+        "another-thread",
+    ],
+)
+def test_auto_scores_inline_when_the_process_would_change_something(where, change):
+    options: dict[str, Any] = dict(where)
+    cases = [{"id": "a", "turns": ask("a"), "expected": {"output": "A"}}]
+    extra: dict[str, Any] = {}
+    stop = threading.Event()
+    if change == "memory-checkpointer":
+        options["checkpointer"] = "memory://"
+    elif change == "timeout":
+        options["timeout"] = 30.0
+    elif change == "own-evaluator":
+        cases[0]["evaluators"] = ["tests.experiments.test_scoring_process:answer_length"]
+        extra["code"] = True
+    elif change == "another-thread":
+        threading.Thread(target=stop.wait, daemon=True).start()
+    try:
+        if change == "saver-object":
+            with open_checkpointer(options.pop("checkpointer")) as saver:
+                run = run_experiment(
+                    build_echo(), dataset("e", cases), checkpointer=saver, **options
+                )
+        else:
+            run = run_experiment(build_echo(), make(cases, **extra), **options)
+    finally:
+        stop.set()
+    assert run.info.config["scoring"] == "inline"
+    assert run.results[0].status == "passed"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("memory-checkpointer", "a memory:// checkpointer lives in this process only"),
+        ("timeout", "a run with a per-case timeout scores inline"),
+        ("store-object", "the store is an object; name it by URL or path"),
+        (
+            "own-evaluator",
+            "evaluator 'tests.experiments.test_scoring_process:answer_length' is not one of "
+            "lg_eval's built-in evaluators",
+        ),
+        ("replaced-builtin", "evaluator 'exact_match' is not one of lg_eval's built-in"),
+    ],
+)
+def test_asking_for_the_process_when_it_cannot_be_used_says_why(where, change, reason):
+    options: dict[str, Any] = dict(where)
+    cases: list[dict[str, Any]] = [{"id": "a", "turns": ask("a")}]
+    extra: dict[str, Any] = {}
+    if change == "memory-checkpointer":
+        options["checkpointer"] = "memory://"
+    elif change == "timeout":
+        options["timeout"] = 30.0
+    elif change == "own-evaluator":
+        cases[0]["evaluators"] = ["tests.experiments.test_scoring_process:answer_length"]
+        extra["code"] = True
+    elif change == "replaced-builtin":
+        cases[0]["evaluators"] = ["exact_match"]
+    with open_store(options.pop("store")) as store:
+        if change == "store-object":
+            options["store"] = store
+        data = make(cases, **extra)
+        if change == "replaced-builtin":
+            original = _replace_exact_match()
+            try:
+                assert not is_builtin("exact_match")
+                with pytest.raises(InvalidOptionError, match="scoring='process' is not"):
+                    run_experiment(build_echo(), data, scoring="process", **options)
+            finally:
+                register_evaluator("exact_match", original, replace=True)
+            assert is_builtin("exact_match")
+            return
+        with pytest.raises(InvalidOptionError) as raised:
+            run_experiment(build_echo(), data, scoring="process", **options)
+    assert str(raised.value) == f"scoring='process' is not possible here: {reason}."
+
+
+def make(cases: list[dict[str, Any]], code: bool = False) -> Any:
+    return dataset_from_dict({"name": "e", "cases": cases}, allows_code=code)
+
+
+def _replace_exact_match() -> Any:
+    from lg_eval.evaluators._catalog import BUILTINS
+
+    register_evaluator("exact_match", lambda: lambda **_: True, replace=True)
+    return BUILTINS["exact_match"]
+
+
+def test_an_unknown_scoring_is_refused(where):
+    with pytest.raises(InvalidOptionError) as raised:
+        run_experiment(build_echo(), dataset("e", [{"id": "a", "turns": ask("a")}]),
+                       scoring="threads", **where)  # fmt: skip
+    assert str(raised.value) == "scoring='threads': use one of auto, process, inline."
+
+
+def test_a_scoring_process_that_dies_stops_the_run_and_the_run_resumes(where):
+    cases = [{"id": f"c{n}", "turns": ask(f"w{n}"), "expected": {"output": f"W{n}"}}
+             for n in range(12)]  # fmt: skip
+    data = dataset("e", cases)
+
+    def kill_the_scorer(done: int, total: int, passed: int, failed: int) -> None:
+        if done == 3:
+            (scorer,) = multiprocessing.active_children()
+            os.kill(scorer.pid, signal.SIGKILL)  # type: ignore[arg-type]
+
+    with pytest.raises(ScoringProcessError) as raised:
+        run_experiment(build_echo(), data, run_id="r", scoring="process", concurrency=2,
+                       progress=kill_the_scorer, **where)  # fmt: skip
+    assert str(raised.value).startswith("The scoring process exited (exit code -9)")
+    with open_store(where["store"]) as store:
+        assert store.run_info("r").status == "interrupted"
+        assert 3 <= len(store.finished("r")) < 12
+    resumed = run_experiment(build_echo(), data, run_id="r", scoring="process", **where)
+    assert [r.case_id for r in resumed.results] == [f"c{n}" for n in range(12)]
+    assert {r.status for r in resumed.results} == {"passed"}
+
+
+def test_the_scoring_process_dies_with_the_run(tmp_path):
+    """kill -9 of the run's process also ends its scoring process at once (it never
+    commits a result after the run died)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r", "process"]
+    run = subprocess.Popen(command, cwd=tmp_path, env=env)
+    children = Path(f"/proc/{run.pid}/task/{run.pid}/children")
+    deadline = time.monotonic() + 60
+    scorer = ""
+    while not scorer and time.monotonic() < deadline:
+        scorer = children.read_text().strip() if children.exists() else ""
+        time.sleep(0.01)
+    assert scorer, "the run started no scoring process"
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{scorer}").exists() and _alive(int(scorer)):
+        assert time.monotonic() < deadline, "the scoring process outlived the run"
+        time.sleep(0.01)
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped by init."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def test_the_crash_run_module_plays_on_the_scoring_process(tmp_path):
+    crash_run.main(tmp_path, "r", "process")
+    with open_store(tmp_path / "results.sqlite") as store:
+        run = store.load_run("r")
+    assert run.info.config["scoring"] == "process"
+    assert [r.status for r in run.results].count("passed") == 40
+
+
+def answer_length(*, outputs: Any, **_: Any) -> dict[str, Any]:
+    """An evaluator of the tests' own (not a built-in)."""
+    return {"key": "answer_length", "score": len(str(outputs["output"])) < 100}
