@@ -142,6 +142,8 @@ class ScoringProcess:
         theirs.close()
         self._conn = ours
         self._lock = threading.Lock()
+        self._sending = threading.Lock()
+        self._closed = False
         self._pending: dict[int, Future[_Reply]] = {}
         self._sent = 0
         self._lost: ScoringProcessError | None = None
@@ -164,9 +166,13 @@ class ScoringProcess:
         return self._effect(_Store(plan.ordinal, result))
 
     def close(self) -> None:
-        """Let the process finish what it was sent, then wait for it to exit."""
-        with self._lock, contextlib.suppress(OSError):
-            self._conn.send(None)
+        """Let the process finish what it was sent, then wait for it to exit (once)."""
+        with self._sending:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(OSError):
+                self._conn.send(None)
         self._process.join()
         self._reader.join()
         self._conn.close()
@@ -182,16 +188,19 @@ class ScoringProcess:
 
     def _send(self, job: _Job) -> Future[_Reply]:
         reply: Future[_Reply] = Future()
-        with self._lock:
+        with self._lock:  # the reader takes this one only, never the sending lock
             if self._lost is not None:
                 raise self._lost
             self._sent += 1
-            self._pending[self._sent] = reply
-            try:
-                self._conn.send((self._sent, job))
-            except OSError as exc:
-                del self._pending[self._sent]
-                raise self._gone() from exc
+            number = self._sent
+            self._pending[number] = reply
+        try:
+            with self._sending:
+                self._conn.send((number, job))
+        except OSError as exc:
+            with self._lock:
+                self._pending.pop(number, None)
+            raise self._gone() from exc
         return reply
 
     def _read(self) -> None:
@@ -203,11 +212,12 @@ class ScoringProcess:
             with self._lock:
                 waiting = self._pending.pop(number)
             waiting.set_result(reply)
+        lost = self._gone()
         with self._lock:
-            self._lost = self._gone()
+            self._lost = lost
             waiting_now, self._pending = list(self._pending.values()), {}
         for waiting in waiting_now:
-            waiting.set_exception(self._lost)
+            waiting.set_exception(lost)
 
     def _gone(self) -> ScoringProcessError:
         self._process.join(timeout=1.0)

@@ -260,7 +260,7 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         # Forked before this process opens a connection, so it shares none of them.
         scorer = None if spec is None else ScoringProcess(spec)
         if scorer is not None:
-            stack.callback(scorer.close)  # runs before the store and saver close
+            stack.callback(scorer.close)  # if setup fails; the run closes it before its record
         store = options.store
         if not isinstance(store, ResultStore):
             store = stack.enter_context(closing(open_store(store)))

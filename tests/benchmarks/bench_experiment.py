@@ -11,7 +11,10 @@ In one process, on one SQLite checkpointer file (opened the same way for both),
 it times the plain loop (``invoke(input)``, ``invoke(Command(resume=...))`` per
 thread: play only) and ``run_experiment`` (play, extract, score, store in the
 results SQLite file), alternating which goes first over ``--rounds`` rounds; the
-median of each counts (wall and CPU). Goal: runner / plain <= 1.10 (wall).
+median of each counts (wall and CPU). Goal: runner / plain <= 1.10 (wall). The
+runner scores in its scoring process (``scoring="auto"`` picks it here);
+``--ab-inline`` also times it scoring inline. CPU counts this process and the
+children it waited for (the scoring process).
 
 Both sides compile the graph once: the plain loop builds it on the checkpointer, and the
 runner is given it compiled (``build()``) and binds it once to the run's checkpointer.

@@ -144,5 +144,5 @@ def test_is_builtin_names_lg_evals_deterministic_evaluators_only(clean_registry)
 
 
 def test_a_replaced_builtin_is_no_longer_builtin(clean_registry):
-    register_evaluator("exact_match", lambda: (lambda **_: True), replace=True)
+    register_evaluator("exact_match", lambda: lambda **_: True, replace=True)
     assert not is_builtin("exact_match")
