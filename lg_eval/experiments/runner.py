@@ -22,6 +22,7 @@ import queue
 import secrets
 import subprocess
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, closing, nullcontext
 from dataclasses import dataclass, field
@@ -447,6 +448,10 @@ async def run_all(plans: list[CasePlan], worker: Worker, concurrency: int) -> No
         raise failed.exceptions[0] from None
 
 
+CLOSE_GRACE = 10.0
+"""Seconds a finished run waits for case threads still running given-up cases."""
+
+
 class _CaseThreads:
     """Daemon threads running blocking cases, one per worker (``concurrency``).
 
@@ -477,16 +482,19 @@ class _CaseThreads:
             thread.start()
         return future
 
-    def close(self) -> None:
-        """Stop the idle threads and wait for them to exit, so that no thread of the run is
-        left behind (one still running an abandoned case exits when the case returns)."""
+    def close(self, grace: float = CLOSE_GRACE) -> None:
+        """Stop the idle threads and wait for every thread to exit, so that none is left
+        behind using the run's checkpointer once it is closed (a thread still running a case
+        that was given up, after a timeout or when the run failed, is waited for up to
+        ``grace`` seconds; one stuck for longer is left to exit when its case returns)."""
         with self._lock:
             idle, self._idle = self._idle, 0
-            stopping = [t for t in self._threads if t not in self._running]
+            threads = list(self._threads)
         for _ in range(idle):
             self._jobs.put(None)
-        for thread in stopping:
-            thread.join()
+        deadline = time.monotonic() + grace
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def _serve(self) -> None:
         me = threading.current_thread()

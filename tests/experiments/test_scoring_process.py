@@ -4,6 +4,7 @@ refused with the reason when asked for and impossible, and never outliving the r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,99 +162,75 @@ def test_auto_scores_in_the_process_when_nothing_stands_in_the_way(where, concur
     assert run.info.config["scoring"] == "process"
 
 
-@pytest.mark.parametrize(
-    "change",
-    [
-        "saver-object",
-        "memory-checkpointer",
-        "timeout",
-        "own-evaluator",
-        "another-thread",
-    ],
-)
-def test_auto_scores_inline_when_the_process_would_change_something(where, change):
+OWN = "tests.experiments.test_scoring_process:answer_length"
+REASONS = {
+    "saver-object": "the checkpointer is a saver object; name it by URL",
+    "memory-checkpointer": "a memory:// checkpointer lives in this process only",
+    "store-object": "the store is an object; name it by URL or path",
+    "timeout": "a run with a per-case timeout scores inline",
+    "own-evaluator": f"evaluator {OWN!r} is not one of lg_eval's built-in evaluators",
+    "replaced-builtin": "evaluator 'exact_match' is not one of lg_eval's built-in evaluators",
+}
+
+
+@contextlib.contextmanager
+def ruled_out(where: dict[str, Any], change: str) -> Iterator[tuple[dict[str, Any], Any]]:
+    """A run's options and dataset with one thing that keeps the scoring process out."""
     options: dict[str, Any] = dict(where)
-    cases = [{"id": "a", "turns": ask("a"), "expected": {"output": "A"}}]
-    extra: dict[str, Any] = {}
-    stop = threading.Event()
+    cases: list[dict[str, Any]] = [{"id": "a", "turns": ask("a"), "expected": {"output": "A"}}]
+    code = False
     if change == "memory-checkpointer":
         options["checkpointer"] = "memory://"
     elif change == "timeout":
         options["timeout"] = 30.0
     elif change == "own-evaluator":
-        cases[0]["evaluators"] = ["tests.experiments.test_scoring_process:answer_length"]
-        extra["code"] = True
-    elif change == "another-thread":
-        threading.Thread(target=stop.wait, daemon=True).start()
-    try:
+        cases[0]["evaluators"], code = [OWN], True
+    elif change == "replaced-builtin":
+        cases[0]["evaluators"] = ["exact_match"]
+    with contextlib.ExitStack() as stack:
         if change == "saver-object":
-            with open_checkpointer(options.pop("checkpointer")) as saver:
-                run = run_experiment(
-                    build_echo(), dataset("e", cases), checkpointer=saver, **options
-                )
-        else:
-            run = run_experiment(build_echo(), make(cases, **extra), **options)
-    finally:
-        stop.set()
+            options["checkpointer"] = stack.enter_context(open_checkpointer(where["checkpointer"]))
+        elif change == "store-object":
+            options["store"] = stack.enter_context(open_store(where["store"]))
+        elif change == "another-thread":
+            stop = threading.Event()
+            threading.Thread(target=stop.wait, daemon=True).start()
+            stack.callback(stop.set)
+        elif change == "replaced-builtin":
+            stack.enter_context(_exact_match_replaced())
+        yield options, make(cases, code)
+
+
+@pytest.mark.parametrize("change", [*REASONS, "another-thread"])
+def test_auto_scores_inline_when_the_process_would_change_something(where, change):
+    with ruled_out(where, change) as (options, data):
+        run = run_experiment(build_echo(), data, **options)
     assert run.info.config["scoring"] == "inline"
     assert run.results[0].status == "passed"
 
 
-@pytest.mark.parametrize(
-    ("change", "reason"),
-    [
-        ("memory-checkpointer", "a memory:// checkpointer lives in this process only"),
-        ("timeout", "a run with a per-case timeout scores inline"),
-        ("store-object", "the store is an object; name it by URL or path"),
-        (
-            "own-evaluator",
-            "evaluator 'tests.experiments.test_scoring_process:answer_length' is not one of "
-            "lg_eval's built-in evaluators",
-        ),
-        ("replaced-builtin", "evaluator 'exact_match' is not one of lg_eval's built-in"),
-    ],
-)
-def test_asking_for_the_process_when_it_cannot_be_used_says_why(where, change, reason):
-    options: dict[str, Any] = dict(where)
-    cases: list[dict[str, Any]] = [{"id": "a", "turns": ask("a")}]
-    extra: dict[str, Any] = {}
-    if change == "memory-checkpointer":
-        options["checkpointer"] = "memory://"
-    elif change == "timeout":
-        options["timeout"] = 30.0
-    elif change == "own-evaluator":
-        cases[0]["evaluators"] = ["tests.experiments.test_scoring_process:answer_length"]
-        extra["code"] = True
-    elif change == "replaced-builtin":
-        cases[0]["evaluators"] = ["exact_match"]
-    with open_store(options.pop("store")) as store:
-        if change == "store-object":
-            options["store"] = store
-        data = make(cases, **extra)
-        if change == "replaced-builtin":
-            original = _replace_exact_match()
-            try:
-                assert not is_builtin("exact_match")
-                with pytest.raises(InvalidOptionError, match="scoring='process' is not"):
-                    run_experiment(build_echo(), data, scoring="process", **options)
-            finally:
-                register_evaluator("exact_match", original, replace=True)
-            assert is_builtin("exact_match")
-            return
-        with pytest.raises(InvalidOptionError) as raised:
-            run_experiment(build_echo(), data, scoring="process", **options)
-    assert str(raised.value) == f"scoring='process' is not possible here: {reason}."
+@pytest.mark.parametrize("change", REASONS)
+def test_asking_for_the_process_when_it_cannot_be_used_says_why(where, change):
+    with ruled_out(where, change) as (options, data), pytest.raises(InvalidOptionError) as raised:
+        run_experiment(build_echo(), data, scoring="process", **options)
+    assert str(raised.value) == f"scoring='process' is not possible here: {REASONS[change]}."
 
 
 def make(cases: list[dict[str, Any]], code: bool = False) -> Any:
     return dataset_from_dict({"name": "e", "cases": cases}, allows_code=code)
 
 
-def _replace_exact_match() -> Any:
+@contextlib.contextmanager
+def _exact_match_replaced() -> Iterator[None]:
     from lg_eval.evaluators._catalog import BUILTINS
 
     register_evaluator("exact_match", lambda: lambda **_: True, replace=True)
-    return BUILTINS["exact_match"]
+    try:
+        assert not is_builtin("exact_match")
+        yield
+    finally:
+        register_evaluator("exact_match", BUILTINS["exact_match"], replace=True)
+    assert is_builtin("exact_match")
 
 
 def test_an_unknown_scoring_is_refused(where):
@@ -263,7 +241,7 @@ def test_an_unknown_scoring_is_refused(where):
 
 
 def test_a_scoring_process_that_dies_stops_the_run_and_the_run_resumes(where):
-    cases = [{"id": f"c{n}", "turns": ask(f"w{n}"), "expected": {"output": f"W{n}"}}
+    cases = [{"id": f"c{n}", "turns": ask(f"w{n}", delay=0.1), "expected": {"output": f"W{n}"}}
              for n in range(12)]  # fmt: skip
     data = dataset("e", cases)
 
@@ -276,6 +254,8 @@ def test_a_scoring_process_that_dies_stops_the_run_and_the_run_resumes(where):
         run_experiment(build_echo(), data, run_id="r", scoring="process", concurrency=2,
                        progress=kill_the_scorer, **where)  # fmt: skip
     assert str(raised.value).startswith("The scoring process exited (exit code -9)")
+    # the cases given up finished before the run closed its checkpointer under them
+    assert [t for t in threading.enumerate() if t.name == "lg_eval-case"] == []
     with open_store(where["store"]) as store:
         assert store.run_info("r").status == "interrupted"
         assert 3 <= len(store.finished("r")) < 12
