@@ -12,7 +12,9 @@ and runs the evaluators there, so it is used only when that changes nothing but 
   would not see;
 * the run has no per-case ``timeout`` (a case cancelled here could still be stored there);
 * the process can fork (Linux; with ``scoring="auto"``, also only from the process's
-  single Python thread, see :func:`._scoring_process.fork_is_safe`).
+  single Python thread, see :func:`._scoring_process.fork_is_safe`);
+* with ``scoring="auto"``, the run has at least :data:`AUTO_MIN_CASES` cases × repetitions:
+  starting and stopping the process costs about 40 ms, more than it saves on a few cases.
 
 ``scoring="process"`` asks for it and says which condition is not met;
 ``scoring="auto"`` uses it when all are; ``scoring="inline"`` never does.
@@ -35,6 +37,8 @@ from lg_eval.urls import parse_checkpointer_url
 
 Scoring = Literal["auto", "process", "inline"]
 SCORINGS: tuple[Scoring, ...] = ("auto", "process", "inline")
+AUTO_MIN_CASES = 64
+"""The fewest cases × repetitions ``scoring="auto"`` starts the scoring process for."""
 
 
 def scoring_spec(
@@ -46,6 +50,7 @@ def scoring_spec(
     checkpointer: Any,
     store: Any,
     timeout: float | None,
+    repetitions: int,
     thresholds: Mapping[str, float] | None,
     retries: int,
     redactor: Redactor | None,
@@ -66,7 +71,11 @@ def scoring_spec(
     if scoring == "process":
         if problem is not None:
             raise InvalidOptionError(f"scoring='process' is not possible here: {problem}.")
-    elif problem is not None or not fork_is_safe():
+    elif (
+        problem is not None
+        or not fork_is_safe()
+        or len(dataset.cases) * repetitions < AUTO_MIN_CASES
+    ):
         return None
     return ScoringSpec(
         run_id=run_id,
@@ -110,4 +119,4 @@ def _builtin(name: str, options: Mapping[str, Any]) -> bool:
     return all(isinstance(part, str) and is_builtin(part) for part in parts)
 
 
-__all__ = ["SCORINGS", "Scoring", "scoring_spec"]
+__all__ = ["AUTO_MIN_CASES", "SCORINGS", "Scoring", "scoring_spec"]

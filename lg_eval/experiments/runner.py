@@ -152,7 +152,7 @@ def run_experiment(
             process while this one plays the next cases, ``"inline"`` on the thread that
             played the case, ``"auto"`` (default) the process whenever it changes nothing
             but speed (named checkpointer and store, built-in evaluators, no ``timeout``,
-            Linux, no other Python thread), else inline.
+            Linux, no other Python thread, 64 cases or more), else inline.
 
     Raises:
         InvalidOptionError: a bad option, no target, or an evaluator that cannot be built.
@@ -256,7 +256,8 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         spec = scoring_spec(
             options.scoring, run_id=run_id, target=options.target, dataset=dataset,
             checkpointer=options.checkpointer, store=options.store, timeout=options.timeout,
-            thresholds=options.thresholds, retries=options.retries, redactor=redactor,
+            repetitions=options.repetitions, thresholds=options.thresholds,
+            retries=options.retries, redactor=redactor,
         )  # fmt: skip
         # Forked before this process opens a connection, so it shares none of them.
         scorer = None if spec is None else ScoringProcess(spec)

@@ -24,6 +24,7 @@ from lg_eval.errors import InvalidOptionError, ScoringProcessError
 from lg_eval.evaluators import register_evaluator
 from lg_eval.evaluators.registry import is_builtin
 from lg_eval.experiments import arun_experiment, open_store, run_experiment
+from lg_eval.experiments._scoring_choice import AUTO_MIN_CASES
 from lg_eval.play import open_checkpointer
 from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
@@ -155,11 +156,27 @@ def test_an_async_run_scores_in_the_process_alike(where):
     assert essentials(process) == essentials(inline)
 
 
+def enough(**case: Any) -> list[dict[str, Any]]:
+    """As many cases as ``scoring="auto"`` starts the scoring process for."""
+    return [
+        {"id": f"c{n}", "turns": ask(f"w{n}"), "expected": {"output": f"W{n}"}, **case}
+        for n in range(AUTO_MIN_CASES)
+    ]
+
+
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_auto_scores_in_the_process_when_nothing_stands_in_the_way(where, concurrency):
-    data = dataset("e", [{"id": "a", "turns": ask("a")}])
-    run = run_experiment(build_echo(), data, concurrency=concurrency, **where)
+    run = run_experiment(build_echo(), dataset("e", enough()), concurrency=concurrency, **where)
     assert run.info.config["scoring"] == "process"
+    assert {r.status for r in run.results} == {"passed"}
+
+
+def test_auto_scores_a_small_run_inline(where):
+    cases = enough()[1:]
+    run = run_experiment(build_echo(), dataset("e", cases), **where)
+    assert run.info.config["scoring"] == "inline"
+    doubled = run_experiment(build_echo(), dataset("e", cases), repetitions=2, **where)
+    assert doubled.info.config["scoring"] == "process"
 
 
 OWN = "tests.experiments.test_scoring_process:answer_length"
@@ -177,16 +194,15 @@ REASONS = {
 def ruled_out(where: dict[str, Any], change: str) -> Iterator[tuple[dict[str, Any], Any]]:
     """A run's options and dataset with one thing that keeps the scoring process out."""
     options: dict[str, Any] = dict(where)
-    cases: list[dict[str, Any]] = [{"id": "a", "turns": ask("a"), "expected": {"output": "A"}}]
-    code = False
+    cases, code = enough(), False
     if change == "memory-checkpointer":
         options["checkpointer"] = "memory://"
     elif change == "timeout":
         options["timeout"] = 30.0
     elif change == "own-evaluator":
-        cases[0]["evaluators"], code = [OWN], True
+        cases, code = enough(evaluators=[OWN]), True
     elif change == "replaced-builtin":
-        cases[0]["evaluators"] = ["exact_match"]
+        cases = enough(evaluators=["exact_match"])
     with contextlib.ExitStack() as stack:
         if change == "saver-object":
             options["checkpointer"] = stack.enter_context(open_checkpointer(where["checkpointer"]))
@@ -206,7 +222,7 @@ def test_auto_scores_inline_when_the_process_would_change_something(where, chang
     with ruled_out(where, change) as (options, data):
         run = run_experiment(build_echo(), data, **options)
     assert run.info.config["scoring"] == "inline"
-    assert run.results[0].status == "passed"
+    assert {r.status for r in run.results} == {"passed"}
 
 
 @pytest.mark.parametrize("change", REASONS)
