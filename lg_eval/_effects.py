@@ -37,44 +37,19 @@ def sleep(seconds: float) -> Effect[None]:
 Core = Generator[Effect[Any], Any, R]
 
 
-_START: Any = object()
-
-
-@dataclass
-class Paused(Generic[R]):
-    """A core held at the marker effect it yielded (:func:`drive_until`)."""
-
-    core: Core[R]
-
-    def resume(self, value: Any = None) -> R:
-        """Send ``value`` as the marker's result and drive the core to completion."""
-        return cast(R, _run(self.core, value, None))
-
-
-def _run(core: Core[R], sent: Any, pause_at: Effect[Any] | None) -> R | Paused[R]:
+def drive(core: Core[R]) -> R:
+    """Run a core to completion, performing each effect with a blocking call."""
     try:
-        effect = next(core) if sent is _START else core.send(sent)
-        while effect is not pause_at:  # effects are never None: no marker, no pause
+        effect = next(core)
+        while True:
             try:
                 result = effect.run()
             except Exception as exc:  # handed back so the core decides
                 effect = core.throw(exc)
             else:
                 effect = core.send(result)
-        return Paused(core)
     except StopIteration as stop:
         return cast(R, stop.value)  # the generator's return value, typed by Core[R]
-
-
-def drive(core: Core[R]) -> R:
-    """Run a core to completion, performing each effect with a blocking call."""
-    return cast(R, _run(core, _START, None))
-
-
-def drive_until(core: Core[R], marker: Effect[Any]) -> R | Paused[R]:
-    """:func:`drive`, but stop when the core yields ``marker`` (that very object) and
-    return it :class:`Paused` there; a core that never yields it returns its result."""
-    return _run(core, _START, marker)
 
 
 def driven(make: Callable[[], Core[R]]) -> Effect[R]:
@@ -114,4 +89,4 @@ async def adrive(core: Core[R]) -> R:
         return cast(R, stop.value)  # the generator's return value, typed by Core[R]
 
 
-__all__ = ["Core", "Effect", "Paused", "adrive", "drive", "drive_until", "driven", "sleep"]
+__all__ = ["Core", "Effect", "adrive", "drive", "driven", "sleep"]

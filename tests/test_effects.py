@@ -1,4 +1,4 @@
-"""The effect drivers: drive, drive_until (a core held at a marker) and Paused.resume."""
+"""The effect drivers: drive, and driven (a fresh core per run, closed however it ends)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lg_eval._effects import Core, Effect, Paused, drive, drive_until, driven
+from lg_eval._effects import Core, Effect, drive, driven
 
 
 async def _unused() -> Any:
@@ -38,22 +38,9 @@ def core(log: list[Any]) -> Core[str]:
     return "done"
 
 
-def test_drive_performs_the_marker_like_any_effect() -> None:
+def test_drive_performs_each_effect_and_hands_errors_back_to_the_core() -> None:
     log: list[Any] = []
     assert (drive(core(log)), log) == ("done", [1, "performed", "no"])
-
-
-def test_drive_until_holds_the_core_at_the_marker_and_resume_sends_a_value() -> None:
-    log: list[Any] = []
-    paused = drive_until(core(log), MARK)
-    assert isinstance(paused, Paused) and log == [1]
-    assert (paused.resume(0.5), log) == ("done", [1, 0.5, "no"])
-
-
-def test_a_core_that_never_yields_the_marker_returns_its_result() -> None:
-    log: list[Any] = []
-    other: Effect[Any] = Effect(lambda: "x", _unused)
-    assert (drive_until(core(log), other), log) == ("done", [1, "performed", "no"])
 
 
 def test_an_error_the_core_does_not_catch_leaves_the_driver() -> None:
@@ -61,7 +48,7 @@ def test_an_error_the_core_does_not_catch_leaves_the_driver() -> None:
         yield _boom()
 
     with pytest.raises(ValueError, match="no"):
-        drive_until(failing(), MARK)
+        drive(failing())
 
 
 def test_driven_runs_a_fresh_core_each_time_and_closes_one_that_was_given_up() -> None:
