@@ -28,8 +28,10 @@ from lg_eval.experiments.redaction import Redactor, redacted
 from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, ScoreRow
 from lg_eval.experiments.scoring import (
     CaseEvaluator,
+    EvaluatorResolver,
     case_outputs,
     final_messages,
+    reference_of,
     score_rows,
     status_of,
     thread_usage,
@@ -77,6 +79,11 @@ class CasePlan:
     repetition: int
     evaluators: list[CaseEvaluator]
     reference: dict[str, Any] | None
+
+
+def plan_for(resolver: EvaluatorResolver, ordinal: int, case: Case, repetition: int) -> CasePlan:
+    """Case ``ordinal`` × ``repetition`` of a run, with its evaluators and reference."""
+    return CasePlan(ordinal, case, repetition, resolver.for_case(case), reference_of(case.expected))
 
 
 def thread_id_for(run_id: str, case_id: str, repetition: int, attempt: int) -> str:
@@ -186,7 +193,7 @@ def score_attempt(
             )
         except Exception as exc:
             key = item.evaluator.key
-            base.scores.append(ScoreRow(evaluator=item.name, key=key, error=_describe(exc)))
+            base.scores.append(ScoreRow(evaluator=item.name, key=key, error=describe_error(exc)))
             continue
         rows, judged = score_rows(item.name, outcome, ctx.thresholds)
         base.scores.extend(rows)
@@ -246,7 +253,7 @@ def failed_attempt(
     """The result of an attempt that raised ``exc`` (the turns played before it, if known)."""
     played = getattr(exc, "played", None)
     result = _base(ctx, plan, thread_id, turn_records(played))
-    result.error = _describe(exc)
+    result.error = describe_error(exc)
     return result
 
 
@@ -260,7 +267,8 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
     return result
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """``Type: message``, how results and replies name an error."""
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -269,9 +277,11 @@ __all__ = [
     "CasePlan",
     "InfrastructureError",
     "PlayedAttempt",
+    "describe_error",
     "failed_attempt",
     "finish",
     "is_infrastructure",
+    "plan_for",
     "play_attempt",
     "retryable",
     "retrying",

@@ -49,8 +49,10 @@ from lg_eval.experiments._case import (
     CasePlan,
     InfrastructureError,
     PlayedAttempt,
+    describe_error,
     failed_attempt,
     finish,
+    plan_for,
     play_attempt,
     retryable,
     retrying,
@@ -61,8 +63,8 @@ from lg_eval.experiments._upstream import Dataset, open_checkpointer
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor
 from lg_eval.experiments.results import CaseResult, CaseStatus
-from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
-from lg_eval.experiments.store import open_store
+from lg_eval.experiments.scoring import EvaluatorResolver
+from lg_eval.experiments.store import ResultStore, open_store
 
 
 @dataclass(frozen=True)
@@ -317,10 +319,8 @@ class _Scorer:
     def __init__(self, spec: ScoringSpec) -> None:
         self._spec = spec
         self._stack = ExitStack()
-        self._context: CaseContext | None = None
-        self._store: Any = None
+        self._ready: tuple[CaseContext, ResultStore] | None = None
         self._resolver = EvaluatorResolver(spec.dataset)
-        self._plans: dict[tuple[int, int], CasePlan] = {}
 
     def __enter__(self) -> _Scorer:
         return self
@@ -330,18 +330,19 @@ class _Scorer:
 
     def handle(self, job: _Job) -> _Reply:
         try:
-            result = job.result if isinstance(job, _Store) else self._scored(job)
+            ctx, store = self._open()
+            result = job.result if isinstance(job, _Store) else self._scored(ctx, job)
             if isinstance(result, _Retry):
                 return result
-            self._opened()[1].write([(job.ordinal, result)])
+            store.write([(job.ordinal, result)])
         except Exception as exc:
-            return _Broken(_describe(exc))
+            return _Broken(describe_error(exc))
         return result.status
 
-    def _scored(self, job: _Score) -> CaseResult | _Retry:
+    def _scored(self, ctx: CaseContext, job: _Score) -> CaseResult | _Retry:
         started = time.perf_counter()
-        ctx, _ = self._opened()
-        plan = self._plan(job.ordinal, job.repetition)
+        case = self._spec.dataset.cases[job.ordinal]
+        plan = plan_for(self._resolver, job.ordinal, case, job.repetition)
         cache_stats = CacheStats()
         CASE_STATS.set(cache_stats)
         played = job.played
@@ -350,17 +351,17 @@ class _Scorer:
             result = drive(score_attempt(ctx, plan, graph, played))
         except Exception as exc:
             if retryable(ctx, exc, played.attempt):
-                return _Retry(_describe(exc))
+                return _Retry(describe_error(exc))
             result = failed_attempt(ctx, plan, played.thread_id, exc)
         latency = job.elapsed + time.perf_counter() - started
         return finish(ctx, result, played.attempt, latency, cache_stats)
 
-    def _opened(self) -> tuple[CaseContext, Any]:
-        if self._context is None:
+    def _open(self) -> tuple[CaseContext, ResultStore]:
+        if self._ready is None:
             spec = self._spec
             saver = self._stack.enter_context(open_checkpointer(spec.checkpointer))
-            self._store = self._stack.enter_context(open_store(spec.store))
-            self._context = CaseContext(
+            store = self._stack.enter_context(open_store(spec.store))
+            context = CaseContext(
                 run_id=spec.run_id,
                 targets=CaseTargets(spec.target, spec.dataset, saver),
                 saver=saver,
@@ -369,20 +370,8 @@ class _Scorer:
                 redactor=spec.redactor,
                 fresh_threads=False,
             )
-        return self._context, self._store
-
-    def _plan(self, ordinal: int, repetition: int) -> CasePlan:
-        plan = self._plans.get((ordinal, repetition))
-        if plan is None:
-            case = self._spec.dataset.cases[ordinal]
-            evaluators = self._resolver.for_case(case)
-            plan = CasePlan(ordinal, case, repetition, evaluators, reference_of(case.expected))
-            self._plans[(ordinal, repetition)] = plan
-        return plan
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+            self._ready = context, store
+        return self._ready
 
 
 __all__ = [

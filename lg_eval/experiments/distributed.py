@@ -33,7 +33,7 @@ from typing import Any, cast
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments._case import CaseContext, CasePlan
+from lg_eval.experiments._case import CaseContext, CasePlan, plan_for
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
     DEFAULT_CHECKPOINTER,
@@ -57,7 +57,7 @@ from lg_eval.experiments.runner import (
     one_at_a_time,
     run_all,
 )
-from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
+from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.langsmith import offline
 from lg_eval.urls import parse_checkpointer_url
@@ -222,15 +222,8 @@ class PlayCases:
             fresh_threads=True,
         )
         plans = [
-            CasePlan(
-                ordinal,
-                case,
-                repetition,
-                ready.resolver.for_case(case),
-                reference_of(case.expected),
-            )
+            plan_for(ready.resolver, ordinal, dataset.cases[ordinal], repetition)
             for ordinal, repetition in partition
-            for case in (dataset.cases[ordinal],)
         ]
         results: list[tuple[int, CaseResult]] = []
         with ExitStack() as stack:

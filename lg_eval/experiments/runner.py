@@ -35,7 +35,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from lg_eval._effects import Core, adrive, drive
 from lg_eval._heap import frozen_heap
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments._case import CaseContext, CasePlan, run_case, timed_out
+from lg_eval.experiments._case import CaseContext, CasePlan, plan_for, run_case, timed_out
 from lg_eval.experiments._scoring_choice import Scoring, scoring_spec
 from lg_eval.experiments._scoring_process import ScoringProcess, handed_case
 from lg_eval.experiments._targets import CaseTargets
@@ -52,7 +52,7 @@ from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
 from lg_eval.experiments.redaction import RedactOption, make_redactor, scrub_secrets
 from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
-from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
+from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.langsmith import offline
@@ -284,9 +284,7 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         )
         stored = store.finished(run_id)
         plans = [
-            CasePlan(
-                ordinal, case, repetition, resolver.for_case(case), reference_of(case.expected)
-            )
+            plan_for(resolver, ordinal, case, repetition)
             for ordinal, case in enumerate(dataset.cases)
             for repetition in range(options.repetitions)
             if (case.id, repetition) not in stored
@@ -305,18 +303,13 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         threads = _CaseThreads(asyncio.get_running_loop()) if blocking else None
         if threads is not None:
             stack.callback(threads.close)
-        writer = BatchWriter(store)
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
-
+        writer = None  # the scoring process, if any, stores its own results
         if scorer is None:
-
-            async def stored_here(plan: CasePlan, result: CaseResult) -> None:
-                # In flight until its rows are committed: a kill loses only the cases in
-                # flight (see BatchWriter).
-                await asyncio.wrap_future(writer.put(plan.ordinal, result))
-                tally.add(result.status)
-
-            worker = one_at_a_time(inline(context, options.timeout, threads, stored_here))
+            writer = BatchWriter(store)
+            worker = one_at_a_time(
+                inline(context, options.timeout, threads, _stored(writer, tally))
+            )
         else:
             worker = _handed(context, scorer, threads, tally)
 
@@ -330,7 +323,8 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
                 await run_all(plans, worker, options.concurrency)
             status = "finished"
         finally:
-            writer.close()
+            if writer is not None:
+                writer.close()
             if scorer is not None:
                 scorer.close()  # every result it was sent is committed when it exits
             config = dict(info.config)
@@ -369,6 +363,17 @@ def inline(
         await sink(plan, result)
 
     return execute
+
+
+def _stored(writer: BatchWriter, tally: _Tally) -> Sink:
+    """A sink that keeps a case in flight until its rows are committed, so a kill loses
+    only the cases in flight (see :class:`BatchWriter`), then counts it."""
+
+    async def sink(plan: CasePlan, result: CaseResult) -> None:
+        await asyncio.wrap_future(writer.put(plan.ordinal, result))
+        tally.add(result.status)
+
+    return sink
 
 
 def _handed(
@@ -467,7 +472,6 @@ class _CaseThreads:
         self._lock = threading.Lock()
         self._idle = 0
         self._threads: list[threading.Thread] = []
-        self._running: set[threading.Thread] = set()
 
     def submit(self, work: Callable[[], R]) -> asyncio.Future[R]:
         future: asyncio.Future[R] = self._loop.create_future()
@@ -498,12 +502,9 @@ class _CaseThreads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
     def _serve(self) -> None:
-        me = threading.current_thread()
         while (job := self._jobs.get()) is not None:
             if job.future.cancelled():
                 return  # given up before it started (the run was stopped)
-            with self._lock:
-                self._running.add(me)
             result, error = None, None
             try:
                 result = job.context.run(job.work)
@@ -512,7 +513,6 @@ class _CaseThreads:
             if job.future.cancelled():
                 return  # abandoned after a timeout: a new thread took its place meanwhile
             with self._lock:  # idle before the loop hears of the result and submits more
-                self._running.discard(me)
                 self._idle += 1
             with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
                 self._loop.call_soon_threadsafe(_settle, job.future, result, error)

@@ -57,9 +57,9 @@ from lg_eval._effects import Core, Effect
 from lg_eval.datasets import Dataset
 from lg_eval.evaluator import Evaluator
 from lg_eval.experiments import ExperimentRun, open_store, run_experiment
-from lg_eval.experiments._case import CaseContext, CasePlan, run_case
+from lg_eval.experiments._case import CaseContext, plan_for, run_case
 from lg_eval.experiments._targets import CaseTargets
-from lg_eval.experiments.scoring import EvaluatorResolver, reference_of
+from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.play import open_checkpointer
 
 GOAL = 1.10
@@ -237,7 +237,7 @@ def phases(url: str, folder: Path, data: Dataset, target: Any) -> tuple[float, d
             thresholds={}, retries=1, redactor=None, fresh_threads=False,
         )  # fmt: skip
         for ordinal, case in enumerate(cases):
-            plan = CasePlan(ordinal, case, 0, resolver.for_case(case), reference_of(case.expected))
+            plan = plan_for(resolver, ordinal, case, 0)
             result = _timed_drive(run_case(context, plan), spent)
             mark = time.process_time()
             store.write([(ordinal, result)])
