@@ -10,10 +10,13 @@ scores it with the same core (:func:`~lg_eval.experiments._case.score_attempt`),
 the result to the results store (its own connection) and answers with the case's status.
 The graph keeps one core busy here while the cases already played are scored on another.
 
-A case holds its worker until the scoring process has committed its result, so a killed
-run re-runs at most ``concurrency`` cases, as when scoring inline. An infrastructure
-error while scoring comes back as :class:`~lg_eval.experiments._case.InfrastructureError`,
-so the attempt is played again exactly as inline.
+Each worker of the run has a lane of its own to the process (a pipe) and runs
+:func:`serving`: it plays a case, sends it down its lane, plays its next case while the
+last one is scored, and reads the replies back on its own thread, in the order it sent
+the jobs. A case is finished once the process has committed its result, so a killed run
+re-runs at most two cases per worker. An infrastructure error while scoring comes back
+as :class:`~lg_eval.experiments._case.InfrastructureError`, so the attempt is played
+again exactly as inline.
 
 The process is forked when the run starts, before the run opens its checkpointer and
 store: it has the run's target, dataset, evaluators and redactor as they are here (no
@@ -34,11 +37,12 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +130,18 @@ def can_fork() -> bool:
 
 
 class ScoringProcess:
-    """The scoring process, and this side of its pipe: jobs out, replies in.
+    """The scoring process, and this side of its lanes.
 
-    Any thread may send; one reader thread settles each job's future as its reply comes.
+    A lane is one pipe to the process, owned by one worker of the run (:meth:`lane`): the
+    worker sends its jobs down it and reads the replies back in the order it sent them, on
+    its own thread, so a case costs this process no thread hop and no event-loop wakeup.
     """
 
-    def __init__(self, spec: ScoringSpec) -> None:
+    def __init__(self, spec: ScoringSpec, lanes: int) -> None:
         context = multiprocessing.get_context("fork")
-        ours, theirs = context.Pipe()
+        pipes = [context.Pipe() for _ in range(max(1, lanes))]
+        ours = [end for end, _ in pipes]
+        theirs = [end for _, end in pipes]
         self._process = context.Process(
             target=_serve,
             args=(theirs, ours, spec, os.getpid()),
@@ -141,85 +149,86 @@ class ScoringProcess:
             daemon=True,
         )
         self._process.start()
-        theirs.close()
-        self._conn = ours
+        for end in theirs:
+            end.close()
+        self._lanes = [Lane(end, self._process) for end in ours]
+        self._free = list(reversed(self._lanes))
         self._lock = threading.Lock()
-        self._sending = threading.Lock()
         self._closed = False
-        self._pending: dict[int, Future[_Reply]] = {}
-        self._sent = 0
-        self._lost: ScoringProcessError | None = None
-        self._reader = threading.Thread(
-            target=self._read, name="lg_eval-scoring-replies", daemon=True
-        )
-        self._reader.start()
 
-    def score(self, plan: CasePlan, played: PlayedAttempt, elapsed: float) -> Effect[CaseStatus]:
-        """Score and store the attempt there; its status.
-
-        Raises (when performed):
-            InfrastructureError: scoring met an infrastructure error; play it again.
-            ScoringProcessError: the scoring process failed, or is gone.
-        """
-        return self._effect(_Score(plan.ordinal, plan.repetition, played, elapsed))
-
-    def store(self, plan: CasePlan, result: CaseResult) -> Effect[CaseStatus]:
-        """Store a finished result there (an attempt that failed in play); its status."""
-        return self._effect(_Store(plan.ordinal, result))
+    def lane(self) -> Lane:
+        """A lane of its own for one worker (there are as many as the run's concurrency)."""
+        with self._lock:
+            return self._free.pop()
 
     def close(self) -> None:
         """Let the process finish what it was sent, then wait for it to exit (once)."""
-        with self._sending:
+        with self._lock:
             if self._closed:
                 return
             self._closed = True
-            with contextlib.suppress(OSError):
-                self._conn.send(None)
+        for lane in self._lanes:
+            lane.end()
         self._process.join()
-        self._reader.join()
-        self._conn.close()
+        for lane in self._lanes:
+            lane.close()
 
-    def _effect(self, job: _Job) -> Effect[CaseStatus]:
-        def run() -> CaseStatus:
-            return _answer(self._send(job).result())
 
-        async def arun() -> CaseStatus:
-            return _answer(await asyncio.wrap_future(self._send(job)))
+class Lane:
+    """One worker's pipe to the scoring process: jobs out, replies back in sending order."""
+
+    def __init__(self, conn: Connection, process: BaseProcess) -> None:
+        self._conn = conn
+        self._process = process
+
+    def send(self, job: _Job) -> Effect[None]:
+        """Send ``job`` (its reply comes after those of the jobs sent before it)."""
+
+        def run() -> None:
+            try:
+                self._conn.send(job)
+            except OSError as exc:
+                raise self._gone() from exc
+
+        async def arun() -> None:
+            run()  # a small write the process reads promptly
 
         return Effect(run, arun)
 
-    def _send(self, job: _Job) -> Future[_Reply]:
-        reply: Future[_Reply] = Future()
-        with self._lock:  # the reader takes this one only, never the sending lock
-            if self._lost is not None:
-                raise self._lost
-            self._sent += 1
-            number = self._sent
-            self._pending[number] = reply
+    def reply(self) -> Effect[_Reply]:
+        """The reply to the oldest job sent and not yet answered.
+
+        Raises (when performed):
+            ScoringProcessError: the process is gone.
+        """
+
+        async def arun() -> _Reply:
+            loop = asyncio.get_running_loop()
+            readable: asyncio.Future[None] = loop.create_future()
+            fd = self._conn.fileno()
+            loop.add_reader(fd, _done, readable)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(fd)
+            return self._receive()
+
+        return Effect(self._receive, arun)
+
+    def end(self) -> None:
+        """Tell the process this lane sends no more (it answers what came before)."""
+        with contextlib.suppress(OSError):
+            self._conn.send(None)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _receive(self) -> _Reply:
         try:
-            with self._sending:
-                self._conn.send((number, job))
-        except OSError as exc:
-            with self._lock:
-                self._pending.pop(number, None)
+            reply: _Reply = self._conn.recv()
+        except (EOFError, OSError) as exc:
             raise self._gone() from exc
         return reply
-
-    def _read(self) -> None:
-        while True:
-            try:
-                number, reply = self._conn.recv()
-            except (EOFError, OSError):
-                break
-            with self._lock:
-                waiting = self._pending.pop(number)
-            waiting.set_result(reply)
-        lost = self._gone()
-        with self._lock:
-            self._lost = lost
-            waiting_now, self._pending = list(self._pending.values()), {}
-        for waiting in waiting_now:
-            waiting.set_exception(lost)
 
     def _gone(self) -> ScoringProcessError:
         self._process.join(timeout=1.0)
@@ -229,47 +238,119 @@ class ScoringProcess:
         )
 
 
-def _answer(reply: _Reply) -> CaseStatus:
-    if isinstance(reply, _Retry):
-        raise InfrastructureError(reply.error)
-    if isinstance(reply, _Broken):
-        raise ScoringProcessError(f"The scoring process failed: {reply.error}")
-    return reply  # type: ignore[return-value]  # a CaseStatus string
+def _done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
-def handed_case(
-    ctx: CaseContext,
-    plan: CasePlan,
-    scoring: ScoringProcess,
-    handed: Callable[[], None] | None = None,
-) -> Core[CaseStatus]:
+@dataclass(frozen=True)
+class _Handoff(Effect[CaseStatus]):
+    """A case's request to have ``job`` done by the scoring process: performed by
+    :func:`serving`, which sends it down its lane and resumes the case with the reply."""
+
+    job: _Job
+
+
+def _unperformed() -> Any:
+    raise RuntimeError("a scoring handoff is performed by serving() only")
+
+
+async def _aunperformed() -> Any:
+    return _unperformed()
+
+
+def _handoff(job: _Job) -> _Handoff:
+    return _Handoff(_unperformed, _aunperformed, job)
+
+
+def handed_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseStatus]:
     """:func:`~lg_eval.experiments._case.run_case` with its scoring and storing done by
-    ``scoring``: this side plays each attempt, the scoring process does the rest.
-    ``handed()`` is called as an attempt's play is handed over (the play is done)."""
+    the scoring process: this side plays each attempt and hands it over (see
+    :func:`serving`), the process does the rest and answers with the status."""
     started = time.perf_counter()
 
     def attempt(thread_id: str, number: int) -> Core[CaseStatus]:
         graph = ctx.targets.for_case(plan.case)
         played = yield from play_attempt(ctx, plan, graph, thread_id, number)
-        if handed is not None:
-            handed()
-        status: CaseStatus = yield scoring.score(plan, played, time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        status: CaseStatus = yield _handoff(_Score(plan.ordinal, plan.repetition, played, elapsed))
         return status
 
     outcome, attempts = yield from retrying(ctx, plan, attempt)
     if isinstance(outcome, CaseResult):  # the play raised for good: nothing to score
         result = finish(ctx, outcome, attempts, time.perf_counter() - started, CacheStats())
-        stored: CaseStatus = yield scoring.store(plan, result)
+        stored: CaseStatus = yield _handoff(_Store(plan.ordinal, result))
         return stored
     return outcome
+
+
+IN_FLIGHT = 2
+"""Cases a worker has in flight: one being scored there while the next one plays here."""
+
+
+def serving(
+    ctx: CaseContext, plans: Iterator[CasePlan], lane: Lane, done: Callable[[CaseStatus], None]
+) -> Core[None]:
+    """One worker's core: plays the cases it takes from ``plans`` (shared with the other
+    workers) and hands each to the scoring process down ``lane``, playing its next case
+    while the last one is scored. A case is finished (``done(status)``) once its result is
+    committed there, so a killed run re-runs at most ``IN_FLIGHT`` cases per worker."""
+    waiting: deque[Core[CaseStatus]] = deque()  # cases handed over, oldest first
+
+    def advance(case: Core[CaseStatus], reply: _Reply | None) -> Core[None]:
+        """Drive ``case`` (from its start, or resumed with ``reply``) to its next handoff,
+        which is sent down the lane, or to its end."""
+        try:
+            effect = next(case) if reply is None else _resumed(case, reply)
+            while not isinstance(effect, _Handoff):
+                try:
+                    result = yield effect
+                except Exception as exc:  # handed back so the case decides
+                    effect = case.throw(exc)
+                else:
+                    effect = case.send(result)
+        except StopIteration as stop:
+            done(stop.value)
+            return
+        try:
+            yield lane.send(effect.job)
+        except BaseException:
+            case.close()
+            raise
+        waiting.append(case)
+
+    try:
+        for plan in plans:
+            yield from advance(handed_case(ctx, plan), None)
+            while len(waiting) >= IN_FLIGHT:
+                reply = yield lane.reply()
+                yield from advance(waiting.popleft(), reply)
+        while waiting:
+            reply = yield lane.reply()
+            yield from advance(waiting.popleft(), reply)
+    finally:
+        for case in waiting:  # the run stops: give up on them
+            case.close()
+
+
+def _resumed(case: Core[CaseStatus], reply: _Reply) -> Effect[Any]:
+    if isinstance(reply, _Retry):
+        return case.throw(InfrastructureError(reply.error))
+    if isinstance(reply, _Broken):
+        return case.throw(ScoringProcessError(f"The scoring process failed: {reply.error}"))
+    return case.send(reply)
 
 
 # --------------------------------------------------------------------------- the child
 
 
-def _serve(conn: Connection, parents_end: Connection, spec: ScoringSpec, parent: int) -> None:
-    """The scoring process: jobs until the run says stop or goes away."""
-    parents_end.close()  # so that the run's exit, however it ends, reaches us as EOF
+def _serve(
+    lanes: list[Connection], parents_ends: list[Connection], spec: ScoringSpec, parent: int
+) -> None:
+    """The scoring process: each lane's jobs in order, until every lane has ended (the run
+    said stop, or went away)."""
+    for end in parents_ends:  # so that the run's exit, however it ends, reaches us as EOF
+        end.close()
     _die_with(parent)
     with contextlib.suppress(OSError):
         os.nice(_NICENESS)
@@ -277,12 +358,28 @@ def _serve(conn: Connection, parents_end: Connection, spec: ScoringSpec, parent:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's: it stops us
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)  # the fd is the run's event loop, not ours
+    open_lanes: list[Any] = list(lanes)
     with _Scorer(spec) as scorer:
-        for number, job in _jobs(conn):
-            try:
-                conn.send((number, scorer.handle(job)))
-            except OSError:
-                return
+        while open_lanes:
+            for lane in wait(open_lanes):
+                assert isinstance(lane, Connection)
+                job = _next_job(lane)
+                if job is None:
+                    open_lanes.remove(lane)
+                    continue
+                try:
+                    lane.send(scorer.handle(job))
+                except OSError:
+                    open_lanes.remove(lane)
+
+
+def _next_job(lane: Connection) -> _Job | None:
+    """The lane's next job; None once it ended (or its worker's process is gone)."""
+    try:
+        job: _Job | None = lane.recv()
+    except (EOFError, OSError):
+        return None
+    return job
 
 
 def _die_with(parent: int) -> None:
@@ -300,17 +397,6 @@ _PR_SET_PDEATHSIG = 1
 _NICENESS = 10
 """Scheduling the scoring process after the run's own threads: the graph and its
 checkpoint writes are what the run waits for; scoring only needs to keep up."""
-
-
-def _jobs(conn: Connection) -> Iterator[tuple[int, _Job]]:
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        yield message
 
 
 class _Scorer:
@@ -375,9 +461,12 @@ class _Scorer:
 
 
 __all__ = [
+    "IN_FLIGHT",
+    "Lane",
     "ScoringProcess",
     "ScoringSpec",
     "can_fork",
     "fork_is_safe",
     "handed_case",
+    "serving",
 ]

@@ -37,7 +37,7 @@ from lg_eval._heap import frozen_heap
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._case import CaseContext, CasePlan, plan_for, run_case, timed_out
 from lg_eval.experiments._scoring_choice import Scoring, scoring_spec
-from lg_eval.experiments._scoring_process import ScoringProcess, handed_case
+from lg_eval.experiments._scoring_process import ScoringProcess, serving
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
     DEFAULT_CHECKPOINTER,
@@ -260,7 +260,7 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             retries=options.retries, redactor=redactor,
         )  # fmt: skip
         # Forked before this process opens a connection, so it shares none of them.
-        scorer = None if spec is None else ScoringProcess(spec)
+        scorer = None if spec is None else ScoringProcess(spec, options.concurrency)
         if scorer is not None:
             stack.callback(scorer.close)  # if setup fails; the run closes it before its record
         store = options.store
@@ -379,44 +379,14 @@ def _stored(writer: BatchWriter, tally: _Tally) -> Sink:
 def _handed(
     context: CaseContext, scorer: ScoringProcess, threads: _CaseThreads | None, tally: _Tally
 ) -> Worker:
-    """A worker that plays its cases here and has the scoring process score and store them,
-    playing its next case while the last one is scored: it starts a case once the one before
-    has been handed over and the one before that is committed, so it has at most two cases
-    in flight, one playing and one being scored."""
-    loop = asyncio.get_running_loop()
+    """A worker that plays its cases here and has the scoring process score and store them
+    (:func:`serving`, on a lane of its own): on one case thread for the whole run, or awaited
+    on the loop."""
 
     async def worker(source: Iterator[CasePlan]) -> None:
-        cases: list[asyncio.Future[CaseStatus]] = []  # the one scoring, the one playing
-        try:
-            for plan in source:
-                handed: asyncio.Future[None] = loop.create_future()
-
-                def hand_over(handed: asyncio.Future[None] = handed) -> None:
-                    loop.call_soon_threadsafe(_done, handed)
-
-                core = handed_case(context, plan, scorer, hand_over)
-                cases.append(asyncio.ensure_future(_driven(core, threads)))
-                await asyncio.wait((handed, cases[-1]), return_when=asyncio.FIRST_COMPLETED)
-                if len(cases) == 2:
-                    tally.add(await cases.pop(0))
-            while cases:
-                tally.add(await cases.pop(0))
-        finally:
-            for case in cases:  # the run stops: give up on them, and hear no more of them
-                case.cancel()
-                case.add_done_callback(_heard)
+        await _driven(serving(context, source, scorer.lane(), tally.add), threads)
 
     return worker
-
-
-def _heard(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
-def _done(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 R = TypeVar("R")
@@ -445,13 +415,35 @@ def one_at_a_time(execute: Execute) -> Worker:
 
 async def run_all(plans: list[CasePlan], worker: Worker, concurrency: int) -> None:
     """Run ``plans`` on ``concurrency`` workers sharing one iterator of them."""
-    source = iter(plans)
+    source = _Plans(plans)
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(min(concurrency, len(plans))):
                 group.create_task(worker(source))
     except BaseExceptionGroup as failed:  # the first worker's error stopped them all
         raise failed.exceptions[0] from None
+    finally:
+        source.stop()  # a worker on a case thread takes no new case once the run stops
+
+
+class _Plans(Iterator[CasePlan]):
+    """The run's plans, shared by its workers (on the loop or on case threads) until they
+    are taken or :meth:`stop` is called."""
+
+    def __init__(self, plans: list[CasePlan]) -> None:
+        self._plans = iter(plans)
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def __next__(self) -> CasePlan:
+        with self._lock:
+            if self._stopped:
+                raise StopIteration
+            return next(self._plans)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
 
 
 CLOSE_GRACE = 10.0
@@ -541,16 +533,19 @@ class _Tally:
     stored: list[str] = field(default_factory=list)
     done: int = 0
     passed: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.done = len(self.stored)
         self.passed = sum(status == "passed" for status in self.stored)
 
     def add(self, status: CaseStatus) -> None:
-        self.done += 1
-        self.passed += status == "passed"
-        if self.progress is not None:
-            self.progress(self.done, self.total, self.passed, self.done - self.passed)
+        """Count a finished case (from the loop or a case thread) and report progress."""
+        with self.lock:
+            self.done += 1
+            self.passed += status == "passed"
+            if self.progress is not None:
+                self.progress(self.done, self.total, self.passed, self.done - self.passed)
 
 
 # --------------------------------------------------------------------------- helpers
