@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -286,11 +287,12 @@ def test_the_target_may_come_from_the_dataset_file(where, tmp_path):
 
 
 @pytest.mark.parametrize("scoring", ["inline", "process"])
-def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, scoring):
-    """kill -9 mid-run (the run's process only: a scoring process dies with it), then the
-    same run id: every case stored once, equal to an uninterrupted run, and no more cases
-    started twice than can be in flight: one per worker inline; with the scoring process,
-    one playing and one being scored per worker."""
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, scoring, stop):
+    """kill -9 (the run's process only: a scoring process dies with it) or Ctrl-C mid-run,
+    then the same run id: every case stored once, equal to an uninterrupted run, and no
+    more cases started twice than can be in flight: one per worker inline; with the scoring
+    process, one playing and one being scored per worker."""
     log = tmp_path / "starts.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [
@@ -300,12 +302,12 @@ def test_a_killed_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, sc
     deadline = time.monotonic() + 60
     while sum(starts(log).values()) < crash_run.CASES // 3 and time.monotonic() < deadline:
         time.sleep(0.005)
-    child.kill()  # SIGKILL: no cleanup of any kind
-    child.wait()
+    child.send_signal(stop)  # SIGKILL: no cleanup of any kind; SIGINT: Ctrl-C
+    assert child.wait(timeout=30) != 0
     with open_store(tmp_path / "results.sqlite") as store:
         interrupted = store.load_run("r1")
     assert 0 < len(interrupted.results) < crash_run.CASES
-    assert interrupted.info.status == "running"
+    assert interrupted.info.status == ("running" if stop == signal.SIGKILL else "interrupted")
 
     crash_run.main(tmp_path, "r1", scoring)  # the rerun
     started = starts(log)
