@@ -63,7 +63,7 @@ from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.play import open_checkpointer
 
 GOAL = 1.10
-ROUNDS = 3
+ROUNDS = 5
 PHASE_CASES = 200
 ANSWER = "Done: I emailed Bob."
 APPROVE = {"decisions": [{"type": "approve"}]}
@@ -122,14 +122,19 @@ def dataset(cases: int) -> Dataset:
     )  # fmt: skip
 
 
-Timing = tuple[float, float]
-"""Wall seconds, and CPU seconds of the whole process (all threads) and of the child
-processes it waited for (the runner's scoring process)."""
+Timing = tuple[float, float, float]
+"""Wall seconds; CPU seconds of this process (all threads) and of the child processes it
+waited for (the runner's scoring process)."""
 
 
-def _cpu() -> float:
+def _cpu() -> tuple[float, float]:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time(), children.ru_utime + children.ru_stime
+
+
+def _timing(start: float, cpu: tuple[float, float]) -> Timing:
+    own, children = _cpu()
+    return time.perf_counter() - start, own - cpu[0], children - cpu[1]
 
 
 def plain_loop(url: str, cases: int, prefix: str, threads: int = 1) -> Timing:
@@ -151,7 +156,7 @@ def plain_loop(url: str, cases: int, prefix: str, threads: int = 1) -> Timing:
         else:
             with ThreadPoolExecutor(threads) as pool:
                 list(pool.map(play, (range(k, cases, threads) for k in range(threads))))
-        return time.perf_counter() - start, _cpu() - cpu
+        return _timing(start, cpu)
 
 
 def runner(
@@ -163,7 +168,7 @@ def runner(
         target, data, checkpointer=url, store=store, run_id=run_id, concurrency=concurrency,
         judge_cache=False, scoring=scoring,
     )  # fmt: skip
-    elapsed = time.perf_counter() - start, _cpu() - cpu
+    elapsed = _timing(start, cpu)
     statuses = {r.status for r in run.results}
     assert statuses == {"passed"}, f"unexpected statuses {statuses}: {run.results[0]}"
     assert len(run.results) == len(data.cases)
@@ -251,22 +256,26 @@ def _threaded_job(url: str, cases: int, threads: int) -> Callable[[int], Timing]
 
 
 def _line(name: str, ran: list[Timing], cases: int) -> None:
-    wall, cpu = statistics.median(w for w, _ in ran), statistics.median(c for _, c in ran)
+    wall, own, children = (statistics.median(t[k] for t in ran) for k in range(3))
+    split = f" ({own:.2f} here + {children:.2f} scoring process)" if children else ""
     print(f"  {name:38s} {wall:7.2f} s wall ({_per_case(wall, cases):6.2f} ms/case)  "
-          f"{cpu:6.2f} s CPU  (medians)")  # fmt: skip
+          f"{own + children:6.2f} s CPU{split}  (medians)")  # fmt: skip
 
 
 def _ratios(against: str, ran: list[Timing], baseline: list[Timing]) -> None:
     """Wall and CPU ratios: the median of each round against its own baseline, and the best
-    (fastest) round of each side, which is the least disturbed by other jobs."""
+    (fastest) round of each side, which is the least disturbed by other jobs. CPU is given
+    in all (with the scoring process) and of this process alone."""
     pairs = list(zip(baseline, ran, strict=True))
     walls = [r[0] / p[0] for p, r in pairs]
-    cpus = [r[1] / p[1] for p, r in pairs]
+    cpus = [(r[1] + r[2]) / (p[1] + p[2]) for p, r in pairs]
+    here = [r[1] / (p[1] + p[2]) for p, r in pairs]
     ratio = statistics.median(walls)
-    best = min(w for w, _ in ran) / min(w for w, _ in baseline)
+    best = min(t[0] for t in ran) / min(t[0] for t in baseline)
     verdict = "PASS" if ratio <= GOAL else "FAIL"
     print(f"    {against}: wall {ratio:.3f} (median; goal <= {GOAL:.2f}: {verdict}), "
-          f"best rounds {best:.3f}; CPU {statistics.median(cpus):.3f}")  # fmt: skip
+          f"best rounds {best:.3f}; CPU {statistics.median(cpus):.3f}, "
+          f"of this process {statistics.median(here):.3f}")  # fmt: skip
     print("      per round, wall: " + ", ".join(f"{r:.3f}" for r in walls)
           + "; CPU: " + ", ".join(f"{r:.3f}" for r in cpus))  # fmt: skip
 
