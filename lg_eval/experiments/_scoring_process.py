@@ -37,6 +37,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lg_eval._effects import Core, Effect, drive
 from lg_eval.errors import ScoringProcessError
@@ -114,6 +115,40 @@ class _Broken:
 
 _Job = _Score | _Store
 _Reply = str | _Retry | _Broken
+
+
+@dataclass(frozen=True)
+class _Warned:
+    """A warning raised while the scoring process handled a job, to be raised again here:
+    what the run's caller sees (``pytest.warns``, ``catch_warnings``, its filters) is then
+    the same as when the run scores inline."""
+
+    message: str
+    category: type[Warning]
+    filename: str
+    lineno: int
+
+    @classmethod
+    def of(cls, caught: warnings.WarningMessage) -> _Warned:
+        category = caught.category
+        if getattr(sys.modules.get(category.__module__), category.__qualname__, None) is not (
+            category
+        ):
+            category = UserWarning  # a class the pipe cannot name (defined in a function)
+        return cls(str(caught.message), category, caught.filename, caught.lineno)
+
+    def reissue(self) -> None:
+        """Warn here, under this process's filters (once per place and text, as Python's
+        ``default`` action does for a module). A filter that turns it into an error raised
+        it there already, where the case recorded it; it is not raised a second time."""
+        with contextlib.suppress(Warning):
+            warnings.warn_explicit(
+                self.message, self.category, self.filename, self.lineno, registry=_REISSUED
+            )
+
+
+_REISSUED: dict[Any, Any] = {}
+"""The warning registry of warnings raised again from the scoring process."""
 
 
 def fork_is_safe() -> bool:
@@ -225,10 +260,12 @@ class Lane:
 
     def _receive(self) -> _Reply:
         try:
-            reply: _Reply = self._conn.recv()
+            reply, warned = self._conn.recv()
         except (EOFError, OSError) as exc:
             raise self._gone() from exc
-        return reply
+        for warning in warned:
+            warning.reissue()
+        return cast(_Reply, reply)
 
     def _gone(self) -> ScoringProcessError:
         self._process.join(timeout=1.0)
@@ -368,7 +405,7 @@ def _serve(
                     open_lanes.remove(lane)
                     continue
                 try:
-                    lane.send(scorer.handle(job))
+                    lane.send(scorer.handle_warned(job))
                 except OSError:
                     open_lanes.remove(lane)
 
@@ -413,6 +450,13 @@ class _Scorer:
 
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
+
+    def handle_warned(self, job: _Job) -> tuple[_Reply, list[_Warned]]:
+        """The job's reply, and the warnings raised while handling it (the filters this
+        process inherited from the run decide which are raised, ignored or errors)."""
+        with warnings.catch_warnings(record=True) as caught:
+            reply = self.handle(job)
+        return reply, [_Warned.of(warning) for warning in caught]
 
     def handle(self, job: _Job) -> _Reply:
         try:

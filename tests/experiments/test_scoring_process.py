@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from graphs import approval
+from lg_eval import ExtractionWarning
 from lg_eval.datasets import dataset_from_dict
 from lg_eval.errors import InvalidOptionError, ScoringProcessError
 from lg_eval.evaluators import register_evaluator
@@ -129,6 +131,42 @@ def test_the_process_redacts_and_retries_as_inline_does(where):
     assert "bob@example.com" not in agent.model_dump_json()
     retried = echo.results[3]
     assert (retried.attempts, retried.thread_id) == (2, "echo-process:retried:0:2")
+
+
+ONE_BY_ONE = [
+    {"input": {"request": "laptops"}},
+    {"resume_by_node": {"legal_review": {"approved": True}}},
+    {"resume_by_node": {"finance_review": {"approved": True}}},
+]
+"""Parallel interrupts answered one at a time: the extractor warns that storage cannot tell
+how many resumes there were (``ExtractionWarning``)."""
+AMBIGUOUS = "Turn 1 resumes 2 interrupts at once; the number of resumes is ambiguous"
+
+
+def one_by_one(where: dict[str, Any], scoring: str) -> Any:
+    data = dataset("one-by-one", [{"id": "reviews", "turns": ONE_BY_ONE,
+                                   "expected": {"max_steps": 9}}])  # fmt: skip
+    return run_experiment(approval.build, data, run_id=f"one-by-one-{scoring}", scoring=scoring,
+                          **where)  # fmt: skip
+
+
+@pytest.mark.parametrize("scoring", ["inline", "process"])
+def test_warnings_raised_while_scoring_reach_the_caller(where, scoring):
+    with pytest.warns(ExtractionWarning, match=AMBIGUOUS):
+        run = one_by_one(where, scoring)
+    assert run.info.config["scoring"] == scoring
+    assert [r.status for r in run.results] == ["passed"]
+
+
+def test_a_warning_turned_into_an_error_fails_the_case_in_either_scoring(where):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtractionWarning)
+        inline, process = (one_by_one(where, scoring) for scoring in ("inline", "process"))
+        outcomes = [(r.status, r.error) for run in (inline, process) for r in run.results]
+    assert outcomes[0] == outcomes[1]
+    status, error = outcomes[0]
+    assert status == "error"
+    assert error is not None and error.startswith(f"ExtractionWarning: {AMBIGUOUS}")
 
 
 def test_postgres_runs_score_in_the_process_alike(pg_url, tmp_path, monkeypatch):
