@@ -398,14 +398,19 @@ def _serve(
     open_lanes: list[Any] = list(lanes)
     with _Scorer(spec) as scorer:
         while open_lanes:
-            for lane in wait(open_lanes):
+            asking: list[Connection] = []
+            jobs: list[_Job] = []
+            for lane in wait(open_lanes):  # the jobs waiting now are stored in one commit
                 assert isinstance(lane, Connection)
                 job = _next_job(lane)
                 if job is None:
                     open_lanes.remove(lane)
-                    continue
+                else:
+                    asking.append(lane)
+                    jobs.append(job)
+            for lane, reply in zip(asking, scorer.handle_warned(jobs), strict=True):
                 try:
-                    lane.send(scorer.handle_warned(job))
+                    lane.send(reply)
                 except OSError:
                     open_lanes.remove(lane)
 
@@ -436,6 +441,13 @@ _NICENESS = 10
 checkpoint writes are what the run waits for; scoring only needs to keep up."""
 
 
+def _reply(outcome: CaseResult | _Reply, failed: _Broken | None) -> _Reply:
+    """A job's reply: its result's status once committed (``failed``: the commit failed)."""
+    if not isinstance(outcome, CaseResult):
+        return outcome
+    return failed if failed is not None else outcome.status
+
+
 class _Scorer:
     """Scores and stores jobs on the process's own connections, opened on first use."""
 
@@ -451,23 +463,43 @@ class _Scorer:
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
-    def handle_warned(self, job: _Job) -> tuple[_Reply, list[_Warned]]:
-        """The job's reply, and the warnings raised while handling it (the filters this
-        process inherited from the run decide which are raised, ignored or errors)."""
+    def handle_warned(self, jobs: list[_Job]) -> list[tuple[_Reply, list[_Warned]]]:
+        """Each job's reply, with the warnings raised while handling it (the filters this
+        process inherited from the run decide which are raised, ignored or errors). The
+        jobs' results are committed together, in one transaction, before any reply."""
+        outcomes: list[tuple[CaseResult | _Reply, list[_Warned]]] = []
+        for job in jobs:
+            with warnings.catch_warnings(record=True) as caught:
+                outcome = self._outcome(job)
+            outcomes.append((outcome, [_Warned.of(warning) for warning in caught]))
+        stored = [
+            (job.ordinal, outcome)
+            for job, (outcome, _) in zip(jobs, outcomes, strict=True)
+            if isinstance(outcome, CaseResult)
+        ]
         with warnings.catch_warnings(record=True) as caught:
-            reply = self.handle(job)
-        return reply, [_Warned.of(warning) for warning in caught]
+            failed = self._commit(stored)
+        if outcomes:
+            outcomes[0][1].extend(_Warned.of(warning) for warning in caught)
+        return [(_reply(outcome, failed), warned) for outcome, warned in outcomes]
 
-    def handle(self, job: _Job) -> _Reply:
+    def _outcome(self, job: _Job) -> CaseResult | _Reply:
+        """The job's result to store, or its reply when there is nothing to store."""
         try:
-            ctx, store = self._open()
-            result = job.result if isinstance(job, _Store) else self._scored(ctx, job)
-            if isinstance(result, _Retry):
-                return result
-            store.write([(job.ordinal, result)])
+            ctx, _ = self._open()
+            return job.result if isinstance(job, _Store) else self._scored(ctx, job)
         except Exception as exc:
             return _Broken(describe_error(exc))
-        return result.status
+
+    def _commit(self, stored: list[tuple[int, CaseResult]]) -> _Broken | None:
+        if not stored:
+            return None
+        try:
+            _, store = self._open()
+            store.write(stored)
+        except Exception as exc:
+            return _Broken(describe_error(exc))
+        return None
 
     def _scored(self, ctx: CaseContext, job: _Score) -> CaseResult | _Retry:
         started = time.perf_counter()

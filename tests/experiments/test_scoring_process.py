@@ -21,12 +21,18 @@ import pytest
 
 from graphs import approval
 from lg_eval import ExtractionWarning
+from lg_eval._effects import drive
 from lg_eval.datasets import dataset_from_dict
 from lg_eval.errors import InvalidOptionError, ScoringProcessError
 from lg_eval.evaluators import register_evaluator
 from lg_eval.evaluators.registry import is_builtin
 from lg_eval.experiments import arun_experiment, open_store, run_experiment
+from lg_eval.experiments._case import CaseContext, plan_for, play_attempt
 from lg_eval.experiments._scoring_choice import AUTO_MIN_CASES
+from lg_eval.experiments._scoring_process import ScoringSpec, _Score, _Scorer
+from lg_eval.experiments._targets import CaseTargets
+from lg_eval.experiments.scoring import EvaluatorResolver
+from lg_eval.experiments.store import ResultStore
 from lg_eval.play import open_checkpointer
 from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
@@ -167,6 +173,47 @@ def test_a_warning_turned_into_an_error_fails_the_case_in_either_scoring(where):
     status, error = outcomes[0]
     assert status == "error"
     assert error is not None and error.startswith(f"ExtractionWarning: {AMBIGUOUS}")
+
+
+def test_the_process_commits_the_jobs_waiting_together_in_one_transaction(where, monkeypatch):
+    """Jobs that wait while the process is busy (other workers' cases) are scored in turn
+    and stored in one commit, before any of them is answered."""
+    data = dataset("batched", [
+        {"id": f"c{n}", "turns": ask(f"t{n}"), "expected": {"output": "T1"}} for n in range(3)
+    ])  # fmt: skip
+    target = build_echo()
+    commits: list[list[str]] = []
+    write = ResultStore.write
+
+    def counted(store: ResultStore, results: Any) -> None:
+        commits.append([result.case_id for _, result in results])
+        write(store, results)
+
+    monkeypatch.setattr(ResultStore, "write", counted)
+    resolver = EvaluatorResolver(data)
+    with open_checkpointer(where["checkpointer"]) as saver:
+        context = CaseContext(
+            run_id="batched", targets=CaseTargets(target, data, saver), saver=saver,
+            thresholds={}, retries=1, redactor=None, fresh_threads=False,
+        )  # fmt: skip
+        jobs = []
+        for n, case in enumerate(data.cases):
+            plan = plan_for(resolver, n, case, 0)
+            graph = context.targets.for_case(case)
+            played = drive(play_attempt(context, plan, graph, f"batched:c{n}:0:1", 1))
+            jobs.append(_Score(n, 0, played, 0.01))
+    spec = ScoringSpec(
+        run_id="batched", target=target, dataset=data, checkpointer=where["checkpointer"],
+        store=where["store"], thresholds={}, retries=1, redactor=None,
+    )  # fmt: skip
+    with _Scorer(spec) as scorer:
+        replies = scorer.handle_warned(jobs)
+    assert replies == [("failed", []), ("passed", []), ("failed", [])]
+    assert commits == [["c0", "c1", "c2"]]
+    with open_store(where["store"]) as store:
+        assert sorted(store.finished("batched").items()) == [
+            (("c0", 0), "failed"), (("c1", 0), "passed"), (("c2", 0), "failed"),
+        ]  # fmt: skip
 
 
 def test_postgres_runs_score_in_the_process_alike(pg_url, tmp_path, monkeypatch):
