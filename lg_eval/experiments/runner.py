@@ -6,7 +6,8 @@ timeouts, progress, the judge cache, the run record. The two entry points
 differ in one thing only, how a case's effect core is driven:
 :func:`arun_experiment` awaits it (``ainvoke`` on an async checkpointer),
 :func:`run_experiment` drives it with blocking calls in a thread per case
-(``invoke`` on a sync checkpointer) under ``asyncio.run``. A case that runs past
+(``invoke`` on a sync checkpointer) under ``asyncio.run``; with the scoring process, each
+worker's cases run on one thread of their own. A case that runs past
 ``timeout`` is cancelled (async) or abandoned (sync: its thread's late result is
 dropped); either way only the ``timeout`` result is ever stored.
 """
