@@ -395,13 +395,13 @@ def _serve(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's: it stops us
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)  # the fd is the run's event loop, not ours
-    open_lanes: list[Any] = list(lanes)
+    open_lanes = list(lanes)
     with _Scorer(spec) as scorer:
         while open_lanes:
             asking: list[Connection] = []
             jobs: list[_Job] = []
-            for lane in wait(open_lanes):  # the jobs waiting now are stored in one commit
-                assert isinstance(lane, Connection)
+            ready = cast(list[Connection], wait(open_lanes))
+            for lane in ready:  # the jobs waiting now are stored in one commit
                 job = _next_job(lane)
                 if job is None:
                     open_lanes.remove(lane)
@@ -537,12 +537,10 @@ class _Scorer:
 
 
 __all__ = [
-    "IN_FLIGHT",
     "Lane",
     "ScoringProcess",
     "ScoringSpec",
     "can_fork",
     "fork_is_safe",
-    "handed_case",
     "serving",
 ]

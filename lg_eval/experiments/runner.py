@@ -534,7 +534,7 @@ class _Tally:
     stored: list[str] = field(default_factory=list)
     done: int = 0
     passed: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.done = len(self.stored)

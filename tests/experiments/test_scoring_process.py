@@ -177,7 +177,7 @@ def test_a_warning_turned_into_an_error_fails_the_case_in_either_scoring(where):
 
 def test_the_process_commits_the_jobs_waiting_together_in_one_transaction(where, monkeypatch):
     """Jobs that wait while the process is busy (other workers' cases) are scored in turn
-    and stored in one commit, before any of them is answered."""
+    and stored in one commit, and each is answered with its own status."""
     data = dataset("batched", [
         {"id": f"c{n}", "turns": ask(f"t{n}"), "expected": {"output": "T1"}} for n in range(3)
     ])  # fmt: skip
