@@ -1,8 +1,18 @@
 """What every ``lg-eval`` command shares: consoles, exit codes, and turning errors into messages.
 
-Exit codes: 0 the run passed (or the command did its job), 1 a gate failed or a
-comparison found a regression, 2 the input was wrong (a usage error, a dataset
-error, an unknown run, a store or checkpointer that cannot be opened). Messages
+Exit codes (the one table; docs/experiments.md repeats it for users):
+
+- 0 ``PASSED``: the run passed, or the command did its job;
+- 1 ``GATE_FAILED``: a gate failed (``--fail-under``, thresholds) or a comparison
+  found a regression;
+- 2 ``INPUT_ERROR``: the input was wrong (a usage error, a dataset error, an
+  unknown run, a store or checkpointer that cannot be opened or is corrupt);
+- 3 ``CASES_ERRORED``: one or more cases errored (the graph raised, timed out,
+  or the dataset's script did not fit the thread);
+- 4 ``WRITE_FAILED``: a report or output file could not be written;
+- 5 ``RUN_IN_USE``: another live run holds the run id.
+
+Messages
 about user input go to stderr; text from threads or datasets is printed only as
 ``rich.text.Text`` (never interpreted as markup) and URLs only in redacted form.
 """
@@ -23,7 +33,7 @@ from lg_eval.errors import LgEvalError
 
 T = TypeVar("T")
 
-PASSED, GATE_FAILED, INPUT_ERROR = 0, 1, 2
+PASSED, GATE_FAILED, INPUT_ERROR, CASES_ERRORED, WRITE_FAILED, RUN_IN_USE = 0, 1, 2, 3, 4, 5
 
 stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
@@ -81,9 +91,12 @@ def interactive() -> bool:
 
 
 __all__ = [
+    "CASES_ERRORED",
     "GATE_FAILED",
     "INPUT_ERROR",
     "PASSED",
+    "RUN_IN_USE",
+    "WRITE_FAILED",
     "fail",
     "input_errors",
     "interactive",
