@@ -77,6 +77,43 @@ class ScoringProcessError(LgEvalError):
     run stops, and running it again with the same ``run_id`` resumes it."""
 
 
+class StoreError(LgEvalError):
+    """The results store could not be opened or does not hold what was asked for."""
+
+
+class SweepError(LgEvalError):
+    """The sweep cannot run: a saver that cannot list threads, a bad filter."""
+
+
+class ReviewerError(LgEvalError):
+    """The simulated reviewer could not answer (the model failed, or its answer is unusable)."""
+
+
+class InfrastructureError(LgEvalError):
+    """An infrastructure failure (a lost connection, an ``OperationalError``) that the player
+    recorded as a turn error instead of raising; the runner plays the attempt again."""
+
+
+class LangSmithIntegrationError(LgEvalError):
+    """Base class of the errors :mod:`lg_eval.langsmith` raises."""
+
+
+class OfflineError(LangSmithIntegrationError, RuntimeError):
+    """Something asked the offline client to reach LangSmith; nothing was sent."""
+
+
+class MissingAPIKeyError(LangSmithIntegrationError):
+    """A LangSmith experiment or dataset call needs ``LANGSMITH_API_KEY`` and none is set."""
+
+
+class MissingTargetError(LangSmithIntegrationError, ValueError):
+    """An experiment has no graph to run (none given, or the dataset's came from remote data)."""
+
+
+class LangSmithDatasetError(LangSmithIntegrationError, ValueError):
+    """A LangSmith dataset's examples cannot be read as lg_eval cases (or the reverse)."""
+
+
 __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerError",
@@ -84,13 +121,22 @@ __all__ = [
     "DatasetError",
     "ExtractionError",
     "GraphMismatchError",
+    "InfrastructureError",
     "InvalidConfigError",
     "InvalidOptionError",
     "JudgeError",
+    "LangSmithDatasetError",
+    "LangSmithIntegrationError",
     "LgEvalError",
+    "MissingAPIKeyError",
     "MissingCheckpointerError",
+    "MissingTargetError",
+    "OfflineError",
+    "ReviewerError",
     "ScoringProcessError",
     "ScriptMismatchError",
+    "StoreError",
+    "SweepError",
     "ThreadNotFoundError",
     "TrajectoryFormatError",
 ]

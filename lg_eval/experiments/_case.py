@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect, sleep
+from lg_eval.errors import InfrastructureError
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
@@ -41,10 +42,6 @@ from lg_eval.play import Graph, Reviewer
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""
-
-
-class InfrastructureError(Exception):
-    """An infrastructure failure the player recorded as a turn error instead of raising."""
 
 
 def is_infrastructure(exc: BaseException) -> bool:

@@ -51,7 +51,7 @@ from lg_eval.experiments.results import CaseResult, ExperimentRun
 from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.experiments.workers import inline, one_at_a_time, run_all
-from lg_eval.langsmith import offline
+from lg_eval.offline import offline
 from lg_eval.urls import parse_checkpointer_url
 
 Partition = Sequence[tuple[int, int]]

@@ -47,7 +47,7 @@ from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.experiments.workers import handed, inline, one_at_a_time, run_all, stored
 from lg_eval.judges import RateLimiter, RateLimits
-from lg_eval.langsmith import offline
+from lg_eval.offline import offline
 from lg_eval.play import Reviewer
 
 if TYPE_CHECKING:

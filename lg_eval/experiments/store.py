@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from lg_eval.errors import InvalidOptionError, LgEvalError
+from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._upstream import is_postgres, redact_url, sqlite_path
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 
@@ -59,10 +59,6 @@ _INSERT_SCORE = (
     "INSERT INTO lg_eval_scores (run_id, case_id, repetition, idx, evaluator, key, score,"
     " passed, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 )
-
-
-class StoreError(LgEvalError):
-    """The results store could not be opened or does not hold what was asked for."""
 
 
 class ResultStore:
