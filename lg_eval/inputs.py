@@ -56,7 +56,9 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
 
 _SHAPE_KEYS: dict[str, frozenset[str]] = {
     "trajectory": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
-    "thread": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
+    "thread": frozenset(
+        {"steps", "results", "turns", "outputs", "inputs", "interrupts", "resumes"}
+    ),
     "messages": frozenset(
         {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs"}
     ),
@@ -458,6 +460,33 @@ def _validated(model: type[GraphLike], data: Mapping[str, Any], argument: str) -
         ) from exc
 
 
+_GRAPH_KEYS = frozenset(GraphTrajectory.model_fields)
+
+
+def recorded_trajectory(value: Any, argument: str, expected: str) -> GraphLike:
+    """``value`` as the thread or flat trajectory it holds, as recorded (no length rule).
+
+    Accepts a ThreadTrajectory or its dict (``turns``), a GraphTrajectory or a dict
+    with any of its fields (``steps``, ``interrupts``, ``resumes``...), either inside
+    an ``{"outputs": ...}`` envelope. ``expected`` describes the accepted shapes
+    for the error message.
+    """
+    if isinstance(value, GraphLike):
+        return value
+    if isinstance(value, Mapping):
+        if "turns" in value:
+            return _validated(ThreadTrajectory, value, argument)
+        if isinstance(value.get("outputs"), Mapping | GraphLike):
+            return recorded_trajectory(value["outputs"], f"{argument}['outputs']", expected)
+        if not _GRAPH_KEYS.isdisjoint(value):
+            return _validated(GraphTrajectory, value, argument)
+        wanted = ", ".join(repr(key) for key in ("turns", *sorted(_GRAPH_KEYS)))
+        raise TrajectoryFormatError(
+            f"{argument} is a dict without any of {wanted}; expected {expected}."
+        )
+    raise TrajectoryFormatError(f"{argument} is a {type(value).__name__}; expected {expected}.")
+
+
 def any_trajectory(value: Any, *, argument: str = "outputs") -> Any:
     """A graph trajectory, a list of OpenAI-style messages, or (else) the value itself."""
     if isinstance(value, GraphLike):
@@ -517,6 +546,7 @@ __all__ = [
     "graph_arg",
     "graph_trajectory",
     "lookup_hint",
+    "recorded_trajectory",
     "require",
     "select_field",
     "text_arg",
