@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
-from lg_eval.cli._common import fail, input_errors, say, stdout
+from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say, stderr, stdout
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.display import print_trajectory
 from lg_eval.extract import extract_thread
@@ -58,11 +59,23 @@ def extract(
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Dataset files (YAML or JSONL).")],
 ) -> None:
-    """Check dataset files: exit 0 when every file is valid, 2 at the first error."""
+    """Check dataset files and resolve the evaluators and code they name.
+
+    Exit 0 when every file is valid, 2 at the first file with a problem (each is listed).
+    """
+    from lg_eval.experiments.checks import check_dataset
+
     for path in files:
         with input_errors():
             dataset = load_dataset(path)
+        checked = check_dataset(dataset)
+        for problem in checked.problems:
+            stderr.print(Text(f"lg-eval: {path}: {problem}", style="bold red"))
+        if checked.problems:
+            raise typer.Exit(INPUT_ERROR)
         say(f"{path}: {len(dataset.cases)} cases, valid")
+        for item in checked.unchecked:
+            say(f"  not checked: {item}")
 
 
 @dataset_app.command("from-thread")
