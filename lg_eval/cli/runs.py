@@ -107,14 +107,14 @@ def compare(
     ] = FailOn.regression,
     alpha: Annotated[
         float,
-        typer.Option(min=0, max=1, min_open=True, max_open=True, help="Significance level."),
+        typer.Option(help="Significance level of the paired tests, in (0, 1)."),
     ] = 0.05,
 ) -> None:
     """Compare RUN_B with RUN_A case by case, with paired tests over the repetitions;
     exit 1 on a regression (see --fail-on)."""
     with input_errors(), open_store(store) as results:
         baseline, candidate = _load(results, run_a), _load(results, run_b)
-    comparison = compare_runs(baseline, candidate, tolerance=tolerance, alpha=alpha)
+        comparison = compare_runs(baseline, candidate, tolerance=tolerance, alpha=alpha)
     report_ = build_report(candidate, comparison=comparison)
     if format is Format.terminal:
         render_terminal(report_, stdout)
