@@ -3,7 +3,8 @@
 * pass/fail (a case's status, a boolean feedback): the exact McNemar test. Only the
   discordant pairs carry information: ``worse`` pairs passed in A and failed in B,
   ``better`` the reverse; under "no change" each discordant pair is a fair coin, so the
-  p-value is ``scipy.stats.binomtest(better, worse + better, 0.5)`` (two-sided). The
+  p-value is that of ``scipy.stats.binomtest(better, worse + better, 0.5)`` (two-sided:
+  twice the smaller tail of ``scipy.stats.binom``). The
   effect is the change in pass rate, ``(better - worse) / pairs``.
 * scores: the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, exact for small
   samples, zero differences dropped) on the differences B − A; the effect is their mean,
@@ -65,7 +66,10 @@ def mcnemar_test(
         worse += pair[0] and not pair[1]
         better += pair[1] and not pair[0]
     discordant = worse + better
-    p = _p(scipy_stats.binomtest(better, discordant, 0.5).pvalue) if discordant else 1.0
+    # binomtest(better, discordant, 0.5) two-sided, written as the doubled smaller tail of
+    # the symmetric binomial: the same number, without binomtest's ~4 ms of overhead a call.
+    tail = scipy_stats.binom.cdf(min(worse, better), discordant, 0.5)
+    p = _p(min(1.0, 2.0 * float(tail))) if discordant else 1.0
     return PairedTest(
         case_id=case_id,
         key=key,
