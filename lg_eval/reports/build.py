@@ -41,6 +41,7 @@ from lg_eval.reports.tally import (
     histogram_bounds,
     numeric_score,
     rate,
+    rate_intervals,
 )
 
 
@@ -116,20 +117,17 @@ def histogram(
 def _summary(results: list[CaseResult], tally: RunTally) -> Summary:
     cases = by_case(results)
     latencies = [result.latency_s for result in results]
+    some = sum(any(r.status == "passed" for r in reps) for reps in cases.values())
+    every = sum(all(r.status == "passed" for r in reps) for reps in cases.values())
     return Summary(
         results=len(results),
         cases=len(cases),
         k=max((len(reps) for reps in cases.values()), default=0),
         counts=tally.counts,
         pass_rate=rate(tally.counts.passed, len(results)),
-        pass_at_k=rate(
-            sum(any(r.status == "passed" for r in reps) for reps in cases.values()),
-            len(cases),
-        ),
-        pass_hat_k=rate(
-            sum(all(r.status == "passed" for r in reps) for reps in cases.values()),
-            len(cases),
-        ),
+        pass_at_k=rate(some, len(cases)),
+        pass_hat_k=rate(every, len(cases)),
+        **rate_intervals(tally.counts.passed, len(results), some, every, len(cases)),
         latency_p50_s=percentile(latencies, 50),
         latency_p95_s=percentile(latencies, 95),
         latency_mean_s=tally.latency_mean,
@@ -174,6 +172,8 @@ def _comparison(comparison: Comparison) -> ComparisonReport:
         evaluator_deltas=comparison.evaluator_deltas,
         latency_p50_delta_s=comparison.latency_p50_delta_s,
         cost_delta=comparison.cost_delta,
+        alpha=comparison.alpha,
+        tests=comparison.tests,
     )
 
 

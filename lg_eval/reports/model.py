@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
 from lg_eval.feedback import ScoreValue
+from lg_eval.stats import Interval, PairedTest
 
 STATUSES: tuple[CaseStatus, ...] = ("passed", "failed", "error", "timeout")
 
@@ -55,6 +56,15 @@ class Summary(_Model):
     pass_rate: float | None = Field(description="Passed results over all results.")
     pass_at_k: float | None = Field(description="Cases with at least one passed repetition.")
     pass_hat_k: float | None = Field(description="Cases whose every repetition passed (pass^k).")
+    pass_rate_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_rate (over results)."
+    )
+    pass_at_k_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_at_k (over cases)."
+    )
+    pass_hat_k_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_hat_k (over cases)."
+    )
     latency_p50_s: float | None = None
     latency_p95_s: float | None = None
     latency_mean_s: float | None = None
@@ -79,6 +89,12 @@ class EvaluatorSummary(_Model):
     mean: float | None = Field(default=None, description="Over numeric scores; true counts 1.")
     min: float | None = None
     max: float | None = None
+    pass_rate_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_rate."
+    )
+    mean_interval: Interval | None = Field(
+        default=None, description="95% interval of mean: seeded bootstrap (normal past 1000)."
+    )
 
 
 class TagSummary(_Model):
@@ -227,6 +243,20 @@ class ComparisonReport(_Model):
     evaluator_deltas: dict[str, float]
     latency_p50_delta_s: float | None
     cost_delta: float | None
+    alpha: float = 0.05
+    tests: list[PairedTest] = Field(
+        default_factory=list, description="Paired tests: pooled over cases first, then per case."
+    )
+
+    @property
+    def pooled_tests(self) -> list[PairedTest]:
+        """The tests over every case (status first, then each feedback key)."""
+        return [test for test in self.tests if test.case_id is None]
+
+    @property
+    def significant_cases(self) -> list[PairedTest]:
+        """The per-case tests significant after the false-discovery adjustment."""
+        return [test for test in self.tests if test.case_id is not None and test.significant]
 
 
 class Report(_Model):

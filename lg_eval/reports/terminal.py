@@ -14,8 +14,20 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from lg_eval.reports._text import money, number, percent, seconds, signed, visible
-from lg_eval.reports.model import CaseReport, Report, Step
+from lg_eval.reports._text import (
+    money,
+    number,
+    p_value,
+    percent,
+    seconds,
+    signed,
+    span,
+    test_effect,
+    test_subject,
+    test_verdict,
+    visible,
+)
+from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
@@ -50,6 +62,8 @@ def renderables(report: Report) -> list[RenderableType]:
         parts.append(line)
     if report.comparison:
         parts.append(_comparison(report))
+        if report.comparison.tests:
+            parts.append(_tests(report.comparison))
     return parts
 
 
@@ -68,11 +82,20 @@ def _summary(report: Report) -> Table:
         ("dataset", text(f"{info.dataset} ({info.dataset_hash[:12]})")),
         ("target", text(info.target)),
         ("status", text(info.status)),
-        ("pass rate", text(f"{percent(summary.pass_rate)} of {summary.results} results")),
+        (
+            "pass rate",
+            text(
+                f"{percent(summary.pass_rate)} {span(summary.pass_rate_interval)} "
+                f"of {summary.results} results"
+            ),
+        ),
         ("results", status_line),
         (
             f"pass@{summary.k} / pass^{summary.k}",
-            text(f"{percent(summary.pass_at_k)} / {percent(summary.pass_hat_k)}"),
+            text(
+                f"{percent(summary.pass_at_k)} {span(summary.pass_at_k_interval)} / "
+                f"{percent(summary.pass_hat_k)} {span(summary.pass_hat_k_interval)}"
+            ),
         ),
         (
             "latency p50 / p95",
@@ -88,17 +111,20 @@ def _summary(report: Report) -> Table:
 def _evaluators(report: Report) -> Table:
     table = Table(title="evaluators")
     table.add_column("key", no_wrap=True)
-    for column in ("pass", "passed", "failed", "none", "errors", "mean", "min–max"):
+    for column in ("pass", "95% CI", "passed", "failed", "none", "errors", "mean", "95% CI"):
         table.add_column(column, justify="right")
+    table.add_column("min–max", justify="right")
     for e in report.evaluators:
         table.add_row(
             text(e.key),
             percent(e.pass_rate),
+            span(e.pass_rate_interval),
             str(e.passed),
             str(e.failed),
             str(e.no_verdict),
             str(e.errors),
             number(e.mean),
+            span(e.mean_interval, number),
             f"{number(e.min)}–{number(e.max)}",
         )
     return table
@@ -199,6 +225,27 @@ def _comparison(report: Report) -> Table:
         )
     for key, delta in comparison.evaluator_deltas.items():
         table.add_row(text(key), "mean", "", signed(delta))
+    return table
+
+
+def _tests(comparison: ComparisonReport) -> Table:
+    """The pooled paired tests, then the cases whose own test is significant."""
+    table = Table(title=f"paired tests (alpha {number(comparison.alpha)})")
+    for column in ("case", "on", "test", "pairs", "effect (B − A)", "p", "p adj.", "verdict"):
+        table.add_column(column)
+    style = {"significant regression": "red", "significant improvement": "green"}
+    for test in (*comparison.pooled_tests, *comparison.significant_cases):
+        verdict = test_verdict(test)
+        table.add_row(
+            text("all cases" if test.case_id is None else test.case_id),
+            text(test_subject(test)),
+            test.test,
+            str(test.pairs),
+            test_effect(test),
+            p_value(test.p_value),
+            p_value(test.p_adjusted),
+            Text(verdict, style=style.get(verdict, "")),
+        )
     return table
 
 
