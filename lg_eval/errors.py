@@ -77,6 +77,14 @@ class ScoringProcessError(LgEvalError):
     run stops, and running it again with the same ``run_id`` resumes it."""
 
 
+class ServerError(LgEvalError):
+    """A LangGraph Server could not answer (down, timed out, or a 5xx after retries)."""
+
+
+class ServerAuthError(ServerError, PermissionError):
+    """A LangGraph Server refused the credentials (HTTP 401 or 403)."""
+
+
 __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerError",
@@ -91,6 +99,8 @@ __all__ = [
     "MissingCheckpointerError",
     "ScoringProcessError",
     "ScriptMismatchError",
+    "ServerAuthError",
+    "ServerError",
     "ThreadNotFoundError",
     "TrajectoryFormatError",
 ]
