@@ -114,6 +114,14 @@ class LangSmithDatasetError(LangSmithIntegrationError, ValueError):
     """A LangSmith dataset's examples cannot be read as lg_eval cases (or the reverse)."""
 
 
+class ServerError(LgEvalError):
+    """A LangGraph Server could not answer (down, timed out, or a 5xx after retries)."""
+
+
+class ServerAuthError(ServerError, PermissionError):
+    """A LangGraph Server refused the credentials (HTTP 401 or 403)."""
+
+
 __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerError",
@@ -135,6 +143,8 @@ __all__ = [
     "ReviewerError",
     "ScoringProcessError",
     "ScriptMismatchError",
+    "ServerAuthError",
+    "ServerError",
     "StoreError",
     "SweepError",
     "ThreadNotFoundError",
