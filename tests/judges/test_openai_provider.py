@@ -10,18 +10,24 @@ LangSmith tracing is off.
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import math
 import socket
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_openai import ChatOpenAI
 
 from lg_eval import create_rubric_judge, create_trajectory_llm_as_judge
 from lg_eval.errors import InvalidOptionError
-from lg_eval.judges import RateLimiter, RateLimits
+from lg_eval.judges import RateLimiter, RateLimits, RetryPolicy
+from lg_eval.judges._retry import RETRY_AFTER_MAX, is_timeout, retry_after
 from tests.judges.openai_server import (
     DUMMY_KEY,
     ChatServer,
@@ -466,3 +472,38 @@ def test_an_openai_client_leaves_retrying_to_the_judge(mode):
 def test_the_guard_refuses_connections_beyond_loopback():
     with pytest.raises(ConnectionRefusedError, match=r"network access outside 127\.0\.0\.1"):
         socket.create_connection(("192.0.2.1", 443), timeout=1)
+
+
+# --- reading the provider's hints --------------------------------------------------------------
+
+
+def _limited(**headers: str) -> openai.RateLimitError:
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx.Response(429, headers=headers, request=request)
+    return openai.RateLimitError("Rate limit reached", response=response, body=None)
+
+
+def test_retry_after_is_read_in_milliseconds_seconds_or_as_an_http_date():
+    assert retry_after(_limited(**{"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    assert retry_after(_limited(**{"retry-after": "1.5"})) == 1.5
+    in_ten = email.utils.formatdate(time.time() + 10, usegmt=True)
+    assert 8.0 <= (retry_after(_limited(**{"retry-after": in_ten})) or 0) <= 10.0
+    assert retry_after(_limited(**{"retry-after": "soon"})) is None
+    assert retry_after(_limited()) is None
+
+
+HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
+
+
+@given(HEADER_TEXT, HEADER_TEXT | st.floats().map(str))
+def test_any_retry_after_header_gives_a_finite_wait_or_none(seconds, millis):
+    wait = retry_after(_limited(**{"retry-after": seconds, "retry-after-ms": millis}))
+    assert wait is None or (math.isfinite(wait) and wait >= 0)
+    policy = RetryPolicy(backoff_base=0.0)
+    assert 0 <= policy.delay(0, _limited(**{"retry-after": seconds})) <= RETRY_AFTER_MAX
+
+
+def test_the_http_client_s_timeout_counts_as_a_timeout():
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    assert is_timeout(openai.APITimeoutError(request)) and is_timeout(TimeoutError())
+    assert not is_timeout(_limited())
