@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli._common import fail, input_errors, say, stdout
+from lg_eval.cli._conventions import Command
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.display import print_trajectory
 from lg_eval.extract import extract_thread
@@ -30,6 +31,7 @@ dataset_app = typer.Typer(
     name="dataset",
     help="Check dataset files and grow them from checkpointed threads.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 
@@ -54,7 +56,7 @@ def extract(
         print_trajectory(trajectory, console=stdout)
 
 
-@dataset_app.command("validate")
+@dataset_app.command("validate", cls=Command)
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Dataset files (YAML or JSONL).")],
 ) -> None:
@@ -65,7 +67,7 @@ def validate(
         say(f"{path}: {len(dataset.cases)} cases, valid")
 
 
-@dataset_app.command("from-thread")
+@dataset_app.command("from-thread", cls=Command)
 def from_thread(
     graph: GraphOption,
     thread: ThreadOption,
