@@ -32,6 +32,14 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
         console.print(renderable)
 
 
+def render_comparison(report: Report, console: Console | None = None) -> None:
+    """Print only the report's comparison (what ``lg-eval compare`` shows): the pass rates,
+    the changed cases and the per-key mean deltas, without run B's whole report."""
+    if report.comparison is None:
+        raise ValueError("render_comparison needs a report built with comparison=")
+    (console or Console()).print(_comparison(report))
+
+
 def renderables(report: Report) -> list[RenderableType]:
     """The report's rich renderables, in print order."""
     parts: list[RenderableType] = [_summary(report)]
@@ -180,6 +188,11 @@ def _comparison(report: Report) -> Table:
             f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
         )
     )
+    table.caption = (
+        f"{len(comparison.regressions)} regressed, {len(comparison.improvements)} improved, "
+        f"{len(comparison.added)} added, {len(comparison.removed)} removed, "
+        f"{comparison.unchanged} unchanged"
+    )
     for column in ("case", "change", "status", "score deltas"):
         table.add_column(column)
     style = {"regressed": "red", "improved": "green", "added": "cyan", "removed": "yellow"}
@@ -202,4 +215,4 @@ def _comparison(report: Report) -> Table:
     return table
 
 
-__all__ = ["render_terminal", "renderables", "text"]
+__all__ = ["render_comparison", "render_terminal", "renderables", "text"]

@@ -132,3 +132,30 @@ def test_the_root_package_imports_its_names_on_first_use() -> None:
         assert getattr(lg_eval, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         lg_eval.nope  # noqa: B018
+
+
+def test_compare_prints_only_the_comparison(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    weather = ROOT / "examples" / "golden" / "weather.yaml"
+    worse = tmp_path / "worse.yaml"
+    expectation = 'output: {contains: [sunny, "75"]}'
+    worse.write_text(weather.read_text().replace(expectation, "output: {contains: [rain]}", 1))
+    store = ["--store", f"sqlite:///{tmp_path / 'results.sqlite'}"]
+    for run_id, data in (("base", weather), ("worse", worse)):
+        played = invoke(
+            "run", str(data), "--run-id", run_id, *store, "--quiet", "--scoring", "inline",
+            "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
+        )  # fmt: skip
+        assert played.exit_code == 0, played.output
+    compared = invoke("compare", "base", "worse", *store)
+    assert compared.exit_code == 1
+    text = " ".join(compared.output.split())
+    assert "worse against base: pass rate 66.7% → 33.3%" in text
+    assert "1 regressed, 0 improved, 0 added, 0 removed, 2 unchanged" in text
+    row = next(line for line in compared.output.splitlines() if "regressed" in line)
+    cells = [cell.strip() for cell in row.split("│")[1:4]]
+    assert cells == ["sunny-sf", "regressed", "passed → failed"]
+    assert "lg_eval report" not in text and "latency p50" not in text
