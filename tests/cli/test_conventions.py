@@ -159,3 +159,15 @@ def test_compare_prints_only_the_comparison(
     cells = [cell.strip() for cell in row.split("│")[1:4]]
     assert cells == ["sunny-sf", "regressed", "passed → failed"]
     assert "lg_eval report" not in text and "latency p50" not in text
+
+
+def test_every_option_the_docs_name_exists() -> None:
+    real = set(re.findall(r"--[a-z][a-z-]+", invoke("-h").output))
+    for path in leaves():
+        real |= set(re.findall(r"--[a-z][a-z-]+", invoke(*path, "-h").output))
+    docs = " ".join(
+        p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    )
+    named = set(re.findall(r"`lg-eval [^`]*`|^lg-eval .*$", docs, re.M))
+    options = {o for text in named for o in re.findall(r"--[a-z][a-z-]+", text)}
+    assert sorted(options - real) == []
