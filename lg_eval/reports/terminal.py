@@ -141,6 +141,10 @@ def _failed(case: CaseReport) -> RenderableType:
         if line.error or line.comment:
             note.append_text(text(f": {line.error or line.comment}"))
         parts.append(Padding(note, (0, 0, 0, 2)))
+    for line in case.no_verdicts:
+        note = text(f"{line.key}: no verdict", "yellow")
+        note.append_text(text(f": {line.reason}"))
+        parts.append(Padding(note, (0, 0, 0, 2)))
     if case.diff:
         diff = Table(title="expected vs actual", title_justify="left")
         for column in ("turn", "expected", "actual", "difference"):
