@@ -88,7 +88,13 @@ def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
         error.text = visible(message)
     out = ET.SubElement(element, "system-out")
     out.text = visible(
-        "\n".join(f"{line.key} = {number(line.score)}" for line in case.scores) or "no scores"
+        "\n".join(
+            f"{line.key}: no verdict: {line.reason}"
+            if line.no_verdict
+            else f"{line.key} = {number(line.score)}"
+            for line in case.scores
+        )
+        or "no scores"
     )
 
 

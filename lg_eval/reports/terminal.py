@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lg_eval.reports._text import money, number, percent, seconds, signed, visible
-from lg_eval.reports.model import CaseReport, Report, Step
+from lg_eval.reports.model import CaseReport, Report, ScoreLine, Step
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
@@ -49,6 +49,9 @@ def renderables(report: Report) -> list[RenderableType]:
         parts.append(_tags(report))
     for case in report.failures:
         parts.append(_failed(case))
+    for case in report.cases:
+        if case.status == "passed" and case.no_verdicts:
+            parts.append(_passed_without_verdicts(case))
     if report.trend:
         line = Text("trend: ", style="bold")
         for n, point in enumerate(report.trend):
@@ -142,9 +145,7 @@ def _failed(case: CaseReport) -> RenderableType:
             note.append_text(text(f": {line.error or line.comment}"))
         parts.append(Padding(note, (0, 0, 0, 2)))
     for line in case.no_verdicts:
-        note = text(f"{line.key}: no verdict", "yellow")
-        note.append_text(text(f": {line.reason}"))
-        parts.append(Padding(note, (0, 0, 0, 2)))
+        parts.append(Padding(_no_verdict(line), (0, 0, 0, 2)))
     if case.diff:
         diff = Table(title="expected vs actual", title_justify="left")
         for column in ("turn", "expected", "actual", "difference"):
@@ -172,6 +173,21 @@ def _failed(case: CaseReport) -> RenderableType:
         reasoning.append_text(text(judged.comment or ""))
         parts.append(Padding(reasoning, (0, 0, 0, 2)))
     return Group(*parts)
+
+
+def _passed_without_verdicts(case: CaseReport) -> RenderableType:
+    """A passed case whose other feedback gave no verdict: each one and its reason."""
+    header = Text("✓ ", style="green")
+    header.append_text(text(case.label, "bold"))
+    header.append("  passed", style="green")
+    notes = [Padding(_no_verdict(line), (0, 0, 0, 2)) for line in case.no_verdicts]
+    return Group(header, *notes)
+
+
+def _no_verdict(line: ScoreLine) -> Text:
+    note = text(f"{line.key}: no verdict", "yellow")
+    note.append_text(text(f": {line.reason}"))
+    return note
 
 
 def _steps(steps: list[Step]) -> Text:

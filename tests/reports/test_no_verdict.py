@@ -7,13 +7,18 @@ whose expectations name no interrupt, so ``hitl_match`` gives no score and says 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from lg_eval.cli import app
 from lg_eval.evaluators import get_evaluator
+from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
+from lg_eval.experiments.scoring import status_of
+from lg_eval.reports import build_report, render_html, render_junit, render_markdown
 from lg_eval.trajectory import GraphTrajectory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,15 +64,45 @@ def test_the_terminal_prints_the_reason(outputs: dict[str, str]) -> None:
     assert f"hitl_match: no verdict: {reason()}" in outputs["terminal"]
 
 
-def test_junit_names_the_feedback_not_just_the_case(outputs: dict[str, str]) -> None:
+def test_no_verdict_alone_does_not_fail_the_case(outputs: dict[str, str]) -> None:
+    assert "✓ no-interrupt passed" in outputs["terminal"]
     case = ET.fromstring(outputs["xml"]).find(".//testcase")
-    assert case is not None
-    problem = case.find("failure")
-    assert problem is not None
-    assert problem.get("message") == f"hitl_match: no verdict: {reason()}"
+    assert case is not None and case.find("failure") is None
+    assert case.findtext("system-out") == (
+        f"hitl_match: no verdict: {reason()}\ngraph_trajectory_strict_match = true"
+    )
 
 
-def test_markdown_and_html_show_the_reason(outputs: dict[str, str]) -> None:
-    assert "| hitl\\_match | no verdict |" in outputs["md"]
-    assert "<h4>No verdict</h4>" in outputs["html"]
-    assert "<code>hitl_match</code>: no verdict:" in outputs["html"]
+def failed_run() -> Any:
+    """A failed case: one check failed, another gave no verdict (with its reason)."""
+    rows = [
+        ScoreRow(evaluator="exact_match", key="exact_match", score=False, passed=False),
+        ScoreRow(evaluator="hitl_match", key="hitl_match", comment="Not <scored>.", passed=None),
+    ]
+    info = RunInfo(
+        run_id="r", dataset="d", dataset_hash="h", target="t", checkpointer="c",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )  # fmt: skip
+    result = CaseResult(run_id="r", case_id="c1", status=status_of(rows), scores=rows)
+    return build_report(ExperimentRun(info=info, results=[result]))
+
+
+def test_a_failed_case_lists_its_no_verdicts_in_every_format() -> None:
+    report = failed_run()
+    assert report.cases[0].status == "failed"
+    assert "| hitl\\_match | no verdict | Not &lt;scored&gt;. |" in render_markdown(report)
+    html = render_html(report)
+    assert (
+        '<code>hitl_match</code>: no verdict: <span class="text">Not &lt;scored&gt;.</span>' in html
+    )
+    failure = ET.fromstring(render_junit(report)).find(".//failure")
+    assert failure is not None
+    assert failure.get("message") == "exact_match=false; hitl_match: no verdict: Not <scored>."
+
+
+def test_a_case_with_no_verdict_at_all_is_not_passed() -> None:
+    rows = [ScoreRow(evaluator="hitl_match", key="hitl_match", comment="why", passed=None)]
+    assert status_of(rows) == "failed"
+    assert status_of([*rows, ScoreRow(evaluator="e", key="e", score=True, passed=True)]) == (
+        "passed"
+    )
