@@ -13,7 +13,7 @@ from rich.text import Text
 from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
 from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
-from lg_eval.reports import build_report, render_terminal
+from lg_eval.reports import build_report, render_comparison, render_terminal
 
 StoreOption = Annotated[
     str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
@@ -111,13 +111,17 @@ def compare(
     ] = 0.05,
 ) -> None:
     """Compare RUN_B with RUN_A case by case, with paired tests over the repetitions;
-    exit 1 on a regression (see --fail-on)."""
+    exit 1 on a regression (see --fail-on).
+
+    The terminal shows only the comparison (`lg-eval report RUN_B` shows the run itself);
+    the file formats hold RUN_B's report with the comparison in it.
+    """
     with input_errors(), open_store(store) as results:
         baseline, candidate = _load(results, run_a), _load(results, run_b)
         comparison = compare_runs(baseline, candidate, tolerance=tolerance, alpha=alpha)
     report_ = build_report(candidate, comparison=comparison)
     if format is Format.terminal:
-        render_terminal(report_, stdout)
+        render_comparison(report_, stdout)
     else:
         text = RENDERERS[format.value](report_)
         if output is None:

@@ -12,6 +12,7 @@ import typer
 from rich.text import Text
 
 from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say, stderr, stdout
+from lg_eval.cli._conventions import Command
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.display import print_trajectory
 from lg_eval.extract import extract_thread
@@ -31,6 +32,7 @@ dataset_app = typer.Typer(
     name="dataset",
     help="Check dataset files and grow them from checkpointed threads.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 
@@ -55,7 +57,7 @@ def extract(
         print_trajectory(trajectory, console=stdout)
 
 
-@dataset_app.command("validate")
+@dataset_app.command("validate", cls=Command)
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Dataset files (YAML or JSONL).")],
 ) -> None:
@@ -78,7 +80,7 @@ def validate(
             say(f"  not checked: {item}")
 
 
-@dataset_app.command("from-thread")
+@dataset_app.command("from-thread", cls=Command)
 def from_thread(
     graph: GraphOption,
     thread: ThreadOption,

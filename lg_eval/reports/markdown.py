@@ -173,12 +173,15 @@ def _failed(case: CaseReport) -> list[str]:
     out = [f"### {md(case.label)}: {case.status}", ""]
     if case.error:
         out += [f"**Error:** {md(case.error)}", ""]
-    if case.failing_checks:
+    if case.failing_checks or case.no_verdicts:
         out += table(
             ["feedback", "score", "comment"],
             [
-                [md(f.key), number(f.score), md(f.error or f.comment or "")]
-                for f in case.failing_checks
+                *(
+                    [md(f.key), number(f.score), md(f.error or f.comment or "")]
+                    for f in case.failing_checks
+                ),
+                *([md(f.key), "no verdict", md(f.reason)] for f in case.no_verdicts),
             ],
         )
     if case.diff:

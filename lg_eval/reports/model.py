@@ -163,6 +163,16 @@ class ScoreLine(_Model):
     error: str | None = None
     judge: bool = Field(default=False, description="Feedback of an LLM judge (its reasoning).")
 
+    @property
+    def no_verdict(self) -> bool:
+        """Neither passed nor failed, and did not raise: the evaluator could not judge."""
+        return self.passed is None and self.error is None
+
+    @property
+    def reason(self) -> str:
+        """Why the feedback is what it is: the error, else the comment (``no reason given``)."""
+        return self.error or self.comment or "no reason given"
+
 
 class AskedInterrupt(_Model):
     """An interrupt pending after a played turn."""
@@ -209,6 +219,11 @@ class CaseReport(_Model):
     def failing(self) -> list[ScoreLine]:
         """The feedback that failed or raised."""
         return [line for line in self.scores if line.passed is False or line.error]
+
+    @property
+    def no_verdicts(self) -> list[ScoreLine]:
+        """The feedback without a verdict (shown as ``no verdict`` with its reason)."""
+        return [line for line in self.scores if line.no_verdict]
 
     @property
     def failing_checks(self) -> list[ScoreLine]:

@@ -27,7 +27,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
-from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step
+from lg_eval.reports.model import CaseReport, ComparisonReport, Report, ScoreLine, Step
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
@@ -44,6 +44,18 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
         console.print(renderable)
 
 
+def render_comparison(report: Report, console: Console | None = None) -> None:
+    """Print only the report's comparison (what ``lg-eval compare`` shows): the pass rates,
+    the changed cases, the per-key mean deltas and the paired tests, without run B's whole
+    report."""
+    if report.comparison is None:
+        raise ValueError("render_comparison needs a report built with comparison=")
+    console = console or Console()
+    console.print(_comparison(report))
+    if report.comparison.tests:
+        console.print(_tests(report.comparison))
+
+
 def renderables(report: Report) -> list[RenderableType]:
     """The report's rich renderables, in print order."""
     parts: list[RenderableType] = [_summary(report)]
@@ -53,6 +65,9 @@ def renderables(report: Report) -> list[RenderableType]:
         parts.append(_tags(report))
     for case in report.failures:
         parts.append(_failed(case))
+    for case in report.cases:
+        if case.status == "passed" and case.no_verdicts:
+            parts.append(_passed_without_verdicts(case))
     if report.trend:
         line = Text("trend: ", style="bold")
         for n, point in enumerate(report.trend):
@@ -159,6 +174,8 @@ def _failed(case: CaseReport) -> RenderableType:
         if line.error or line.comment:
             note.append_text(text(f": {line.error or line.comment}"))
         parts.append(Padding(note, (0, 0, 0, 2)))
+    for line in case.no_verdicts:
+        parts.append(Padding(_no_verdict(line), (0, 0, 0, 2)))
     if case.diff:
         diff = Table(title="expected vs actual", title_justify="left")
         for column in ("turn", "expected", "actual", "difference"):
@@ -188,6 +205,21 @@ def _failed(case: CaseReport) -> RenderableType:
     return Group(*parts)
 
 
+def _passed_without_verdicts(case: CaseReport) -> RenderableType:
+    """A passed case whose other feedback gave no verdict: each one and its reason."""
+    header = Text("✓ ", style="green")
+    header.append_text(text(case.label, "bold"))
+    header.append("  passed", style="green")
+    notes = [Padding(_no_verdict(line), (0, 0, 0, 2)) for line in case.no_verdicts]
+    return Group(header, *notes)
+
+
+def _no_verdict(line: ScoreLine) -> Text:
+    note = text(f"{line.key}: no verdict", "yellow")
+    note.append_text(text(f": {line.reason}"))
+    return note
+
+
 def _steps(steps: list[Step]) -> Text:
     out = Text()
     for n, step in enumerate(steps):
@@ -205,6 +237,11 @@ def _comparison(report: Report) -> Table:
             f"{comparison.run_b} against {comparison.run_a}: pass rate "
             f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
         )
+    )
+    table.caption = (
+        f"{len(comparison.regressions)} regressed, {len(comparison.improvements)} improved, "
+        f"{len(comparison.added)} added, {len(comparison.removed)} removed, "
+        f"{comparison.unchanged} unchanged"
     )
     for column in ("case", "change", "status", "score deltas"):
         table.add_column(column)
@@ -249,4 +286,4 @@ def _tests(comparison: ComparisonReport) -> Table:
     return table
 
 
-__all__ = ["render_terminal", "renderables", "text"]
+__all__ = ["render_comparison", "render_terminal", "renderables", "text"]
