@@ -17,6 +17,7 @@ from lg_eval.cli.run import run
 from lg_eval.cli.runs import compare, report, runs
 from lg_eval.cli.sweep import sweep
 from lg_eval.cli.threads import dataset_app, extract
+from lg_eval.cli.view import view
 
 app = typer.Typer(
     name="lg-eval",
@@ -35,6 +36,7 @@ app.command()(compare)
 app.command()(runs)
 app.command()(extract)
 app.command()(sweep)
+app.command()(view)
 app.add_typer(dataset_app)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
     mean_scores,
@@ -41,6 +42,17 @@ def compare_runs(
         latency_p50_delta_s=None if p50_a is None or p50_b is None else p50_b - p50_a,
         cost_delta=None if cost_a is None and cost_b is None else (cost_b or 0.0) - (cost_a or 0.0),
     )
+
+
+def case_change(
+    a: CaseResult | None, b: CaseResult | None, *, tolerance: float = 0.0
+) -> CaseChange:
+    """How one case (× repetition) changed from ``a`` to ``b`` (None: absent from that run),
+    by :func:`compare_runs`'s rule."""
+    either = a if a is not None else b
+    if either is None:
+        raise InvalidOptionError("case_change: a and b are both None; give the case of one run.")
+    return _change(a, b, (either.case_id, either.repetition), tolerance)
 
 
 def _change(
@@ -81,4 +93,4 @@ def _change(
     )
 
 
-__all__ = ["compare_runs"]
+__all__ = ["case_change", "compare_runs"]
