@@ -49,7 +49,12 @@ _SCHEMA = (
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
     # the viewer: status counts of a run from the index alone, its cases by status
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_status ON lg_eval_cases (run_id, status, ordinal)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_status ON lg_eval_cases"
+    " (run_id, status, ordinal, repetition)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_numbers ON lg_eval_cases"
+    " (run_id, latency_s, tokens, cost)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_scores_key ON lg_eval_scores"
+    " (run_id, key, passed, score, evaluator, idx)",
 )
 
 _INSERT_CASE = (

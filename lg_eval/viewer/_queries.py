@@ -25,12 +25,6 @@ from lg_eval.reports.tally import Binner, histogram_bounds, rate
 PAGE = 50
 """Rows per page of cases, runs and changes."""
 
-_SEVERITY_SQL = (
-    "CASE c.status "
-    + " ".join(f"WHEN '{status}' THEN {rank}" for status, rank in SEVERITY.items())
-    + " ELSE 9 END"
-)
-
 
 @dataclass(frozen=True)
 class RunRow:
@@ -133,25 +127,22 @@ def pass_rate(counts: StatusCounts) -> float | None:
 
 def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
     """One row per feedback key of the run, counted in SQL (as the report's table), in
-    the order the run first gives each key (by case position, repetition and feedback
-    index; past 64 repetitions or feedbacks the order is approximate)."""
+    the order the run first gives each key."""
     error = _json_text(store, "s.row", "error")
+    # an errored row has no score: the JSON is read only for rows without one
+    failed_row = f"s.score IS NULL AND {error} IS NOT NULL"
     rows = store.query(
         "SELECT s.key, MIN(s.evaluator), COUNT(*),"
         " SUM(CASE WHEN s.passed = 1 THEN 1 ELSE 0 END),"
         " SUM(CASE WHEN s.passed = 0 THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN {error} IS NOT NULL THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN s.passed IS NULL AND {error} IS NULL THEN 1 ELSE 0 END),"
-        f" AVG(CASE WHEN {error} IS NULL THEN s.score END),"
-        f" MIN(CASE WHEN {error} IS NULL THEN s.score END),"
-        f" MAX(CASE WHEN {error} IS NULL THEN s.score END),"
-        " MIN(c.ordinal * 4096 + c.repetition * 64 + s.idx)"
-        " FROM lg_eval_scores s JOIN lg_eval_cases c ON c.run_id = s.run_id"
-        " AND c.case_id = s.case_id AND c.repetition = s.repetition"
-        " WHERE s.run_id = ? GROUP BY s.key",
+        f" SUM(CASE WHEN {failed_row} THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN s.passed IS NULL AND NOT ({failed_row}) THEN 1 ELSE 0 END),"
+        " AVG(s.score), MIN(s.score), MAX(s.score), MIN(s.idx)"
+        " FROM lg_eval_scores s WHERE s.run_id = ? GROUP BY s.key",
         (run_id,),
     )
-    rows = sorted(rows, key=lambda row: (row[-1], row[0]))  # first seen, as the report lists
+    seen = _first_keys(store, run_id)
+    rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
     return [
         EvaluatorSummary(
             key=str(key),
@@ -168,6 +159,22 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
         )
         for key, evaluator, n, passed, failed, errors, none, mean, low, high, _ in rows
     ]
+
+
+def _first_keys(store: ResultStore, run_id: str, rows: int = 1000) -> dict[str, int]:
+    """The feedback keys of the run's first ``rows`` cases in run order, numbered in
+    the order they first appear (the report's order; keys first given later in a run
+    follow, by feedback index)."""
+    seen: dict[str, int] = {}
+    for (key,) in store.query(
+        "SELECT s.key FROM (SELECT case_id, repetition, ordinal FROM lg_eval_cases"
+        " WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN lg_eval_scores s"
+        " ON s.run_id = ? AND s.case_id = c.case_id AND s.repetition = c.repetition"
+        " ORDER BY c.ordinal, c.repetition, s.idx",
+        (run_id, rows, run_id),
+    ):
+        seen.setdefault(str(key), len(seen))
+    return seen
 
 
 def column_histogram(store: ResultStore, run_id: str, column: str, label: str) -> Histogram:
@@ -201,18 +208,30 @@ def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> 
     """One page of ``run_id``'s cases matching ``where``: errors, then timeouts, then
     failures, then passed, each in dataset order."""
     clauses, params = _filter_sql(store, where)
-    condition = " AND ".join(["c.run_id = ?", *clauses])
-    total = int(
-        store.query(f"SELECT COUNT(*) FROM lg_eval_cases c WHERE {condition}", (run_id, *params))[
-            0
-        ][0]
-    )
+    condition = " AND ".join(["c.run_id = ?", "c.status = ?", *clauses])
+    statuses = [s for s in SEVERITY if where.status in (None, s)]
+    skip, need, total = page * PAGE, PAGE, 0
+    rows: list[tuple[Any, ...]] = []
+    for status in statuses:  # worst first, each status read from its index in run order
+        n = int(
+            store.query(
+                f"SELECT COUNT(*) FROM lg_eval_cases c WHERE {condition}",
+                (run_id, status, *params),
+            )[0][0]
+        )
+        total += n
+        if need > 0 and skip < n:
+            found = store.query(
+                f"SELECT c.case_id, c.repetition, c.result FROM lg_eval_cases c WHERE"
+                f" {condition} ORDER BY c.ordinal, c.repetition LIMIT ? OFFSET ?",
+                (run_id, status, *params, need, skip),
+            )
+            rows += found
+            need -= len(found)
+            skip = 0
+        else:
+            skip = max(0, skip - n)
     pages = max(1, -(-total // PAGE))
-    rows = store.query(
-        f"SELECT c.case_id, c.repetition, c.result FROM lg_eval_cases c WHERE {condition}"
-        f" ORDER BY {_SEVERITY_SQL}, c.ordinal, c.repetition LIMIT ? OFFSET ?",
-        (run_id, *params, PAGE, page * PAGE),
-    )
     return CasePage(list(_results(store, run_id, rows)), total, page, pages)
 
 
@@ -321,9 +340,6 @@ def _results(
 def _filter_sql(store: ResultStore, where: CaseFilter) -> tuple[list[str], list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
-    if where.status:
-        clauses.append("c.status = ?")
-        params.append(where.status)
     if where.tag:
         if store.postgres:
             clauses.append("(c.result::jsonb -> 'tags') @> to_jsonb(?::text)")
