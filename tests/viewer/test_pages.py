@@ -224,3 +224,26 @@ def test_postgres_and_sqlite_stores_show_the_same_pages(weather_store: Path, pg_
 
 def _without_store(body: bytes, store: ResultStore) -> str:
     return body.decode().replace(store.url, "STORE")
+
+
+def test_view_refuses_a_store_that_does_not_exist(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lg_eval.cli import app
+
+    missing = tmp_path / "nowhere.sqlite"
+    result = CliRunner().invoke(app, ["view", "--store", f"sqlite:///{missing}"])
+    assert result.exit_code == 2
+    assert f"no results store at {missing}" in " ".join(result.output.split())
+    assert not missing.exists()
+
+
+def test_view_refuses_a_port_in_use(weather_viewer: ViewerServer, weather_store: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lg_eval.cli import app
+
+    port = str(weather_viewer.server_address[1])
+    result = CliRunner().invoke(app, ["view", "--store", str(weather_store), "--port", port])
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in " ".join(result.output.split())
