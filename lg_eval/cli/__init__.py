@@ -63,6 +63,11 @@ COMMANDS: dict[str, Entry] = {
         "Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score "
         "and store those that changed since the last sweep, and report like an experiment.",
     ),
+    "view": Entry(
+        "lg_eval.cli.view",
+        "view",
+        "Browse the results store in a web browser: runs, cases, comparisons (read-only).",
+    ),
     "dataset": Entry(
         "lg_eval.cli.threads",
         "dataset_app",

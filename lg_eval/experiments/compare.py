@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
     mean_scores,
@@ -55,6 +56,17 @@ def compare_runs(
     )
 
 
+def case_change(
+    a: CaseResult | None, b: CaseResult | None, *, tolerance: float = 0.0
+) -> CaseChange:
+    """How one case (× repetition) changed from ``a`` to ``b`` (None: absent from that run),
+    by :func:`compare_runs`'s rule."""
+    either = a if a is not None else b
+    if either is None:
+        raise InvalidOptionError("case_change: a and b are both None; give the case of one run.")
+    return _change(a, b, (either.case_id, either.repetition), tolerance)
+
+
 def _change(
     a: CaseResult | None, b: CaseResult | None, key: tuple[str, int], tolerance: float
 ) -> CaseChange:
@@ -93,4 +105,4 @@ def _change(
     )
 
 
-__all__ = ["compare_runs"]
+__all__ = ["case_change", "compare_runs"]

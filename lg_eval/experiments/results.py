@@ -71,6 +71,11 @@ class CaseResult(_Model):
         default=None, description="The steps that ran, per turn (GraphTrajectory.steps)."
     )
     expected_trajectory: list[list[str]] | None = None
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The tool calls in the thread's final messages, in call order: "
+        "{'name', 'args', 'id'} each (None: the final state holds no messages).",
+    )
     turns: list[PlayedTurnRecord] = Field(default_factory=list)
     error: str | None = None
     latency_s: float = Field(default=0.0, description="Wall time of playing and scoring.")

@@ -183,8 +183,10 @@ def _comparison(comparison: Comparison) -> ComparisonReport:
 def case_report(index: int, result: CaseResult) -> CaseReport:
     """One result as the report shows it (``index``: its position in the report)."""
     both = sides(result)
+    trajectory = result.trajectory if result.trajectory is not None else (both[1] if both else None)
     return CaseReport(
         index=index,
+        run_id=result.run_id,
         case_id=result.case_id,
         repetition=result.repetition,
         status=result.status,
@@ -193,9 +195,15 @@ def case_report(index: int, result: CaseResult) -> CaseReport:
         latency_s=result.latency_s,
         tokens=result.tokens,
         cost=result.cost,
+        model_calls=result.model_calls,
         attempts=result.attempts,
         thread_id=result.thread_id,
         error=result.error,
+        finished_at=result.finished_at,
+        trajectory=trajectory or None,
+        trajectory_flat=None if not trajectory else [step for turn in trajectory for step in turn],
+        reference=result.expected_trajectory if both is None else both[0],
+        tool_calls=result.tool_calls,
         diff=diff_turns(*both) if both else [],
         turns=[_played(turn) for turn in result.turns],
     )
@@ -209,6 +217,7 @@ def _line(row: ScoreRow) -> ScoreLine:
         score=row.score,
         passed=row.passed,
         comment=row.comment,
+        metadata=row.metadata,
         error=row.error,
         # lg_eval's judges record the model and its usage on every feedback they return.
         judge="model" in meta and "usage" in meta,
@@ -219,12 +228,12 @@ def _played(turn: PlayedTurnRecord) -> PlayedTurn:
     return PlayedTurn(
         index=turn.index,
         kind=turn.kind,
-        sent=None if turn.sent is None else value_text(turn.sent),
+        sent=turn.sent,
         asked=[
             AskedInterrupt(
                 id=None if ask.get("id") is None else str(ask["id"]),
                 path=None if ask.get("path") is None else value_text(ask["path"]),
-                value=value_text(ask.get("value")),
+                value=ask.get("value"),
             )
             for ask in turn.asked
         ],

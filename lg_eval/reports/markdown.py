@@ -204,8 +204,8 @@ def _failed(case: CaseReport) -> list[str]:
                 [
                     str(t.index + 1),
                     md(t.kind),
-                    md(t.sent if t.sent is not None else ""),
-                    md("; ".join(a.value for a in t.asked))
+                    md(t.sent_text or ""),
+                    md("; ".join(a.shown for a in t.asked))
                     + (f" {md(t.error)}" if t.error else ""),
                 ]
                 for t in case.turns

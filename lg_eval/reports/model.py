@@ -6,19 +6,26 @@ aggregate, per-case detail, trajectory difference, chart bin and trend point; th
 terminal, Markdown, HTML, JUnit and JSON renderers only lay it out. No renderer counts,
 averages or compares anything itself, so the five formats cannot disagree.
 
-Text from the run (case ids, tags, comments, sent values) is kept verbatim here;
-escaping belongs to each renderer.
+Text from the run (case ids, tags, comments, sent values, interrupt payloads) is kept
+verbatim here; escaping belongs to each renderer. The JSON report is this model dumped
+as it is (``lg_eval.report/2``), so every field added here reaches JSON, and the shipped
+JSON Schema (``lg_eval/reports/schema/report-2.json``) is generated from it.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
 from lg_eval.feedback import ScoreValue
+from lg_eval.reports._text import value_text
 from lg_eval.stats import Interval, PairedTest
+
+SCHEMA: Literal["lg_eval.report/2"] = "lg_eval.report/2"
+"""The version of the JSON report (the ``schema`` member of every document)."""
 
 STATUSES: tuple[CaseStatus, ...] = ("passed", "failed", "error", "timeout")
 
@@ -159,7 +166,10 @@ class ScoreLine(_Model):
     evaluator: str
     score: ScoreValue = None
     passed: bool | None = None
-    comment: str | None = None
+    comment: str | None = Field(default=None, description="The reason (a judge's reasoning).")
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="As the evaluator returned it (a judge's model and usage)."
+    )
     error: str | None = None
     judge: bool = Field(default=False, description="Feedback of an LLM judge (its reasoning).")
 
@@ -175,27 +185,42 @@ class ScoreLine(_Model):
 
 
 class AskedInterrupt(_Model):
-    """An interrupt pending after a played turn."""
+    """An interrupt pending after a played turn: its id, the asking node, its payload."""
 
     id: str | None = None
-    path: str | None = None
-    value: str
+    path: str | None = Field(default=None, description="The node, ':'-joined inside subgraphs.")
+    value: Any = Field(default=None, description="The payload passed to interrupt(), as stored.")
+
+    @property
+    def shown(self) -> str:
+        """The payload as text (strings as they are, the rest as compact JSON)."""
+        return value_text(self.value)
 
 
 class PlayedTurn(_Model):
     """A scripted human turn as it was played: what was sent, what the graph asked."""
 
     index: int
-    kind: str
-    sent: str | None
+    kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    sent: Any = Field(
+        default=None,
+        description="What was sent, as stored: the input, the human's answer (resume value "
+        "or {interrupt id: value}), the state edit ({values, as_node}); None for continue.",
+    )
     asked: list[AskedInterrupt] = Field(default_factory=list)
     error: str | None = None
+
+    @property
+    def sent_text(self) -> str | None:
+        """What was sent, as text (None when nothing was)."""
+        return None if self.sent is None else value_text(self.sent)
 
 
 class CaseReport(_Model):
     """One case × repetition with everything a reader needs to see why it ended so."""
 
     index: int = Field(description="Position in the report (stable anchors, no content).")
+    run_id: str
     case_id: str
     repetition: int
     status: CaseStatus
@@ -204,9 +229,23 @@ class CaseReport(_Model):
     latency_s: float
     tokens: int
     cost: float | None
+    model_calls: int = 0
     attempts: int
     thread_id: str | None
     error: str | None
+    finished_at: datetime | None = None
+    trajectory: list[list[str]] | None = Field(
+        default=None, description="The nodes that ran, per turn (None: not extracted)."
+    )
+    trajectory_flat: list[str] | None = Field(
+        default=None, description="The same nodes as one sequence, turn after turn."
+    )
+    reference: list[list[str]] | None = Field(
+        default=None, description="The expected nodes per turn (None: the case has none)."
+    )
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, description="The tool calls of the final messages: {name, args, id}."
+    )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
 
@@ -275,8 +314,13 @@ class ComparisonReport(_Model):
 
 
 class Report(_Model):
-    """One run, aggregated: the single source of every rendering."""
+    """One run, aggregated: the single source of every rendering (and the JSON report)."""
 
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True)
+
+    schema_version: Literal["lg_eval.report/2"] = Field(
+        default=SCHEMA, alias="schema", description="The JSON report's version."
+    )
     info: RunInfo
     summary: Summary
     evaluators: list[EvaluatorSummary]
@@ -306,6 +350,7 @@ class Report(_Model):
 
 
 __all__ = [
+    "SCHEMA",
     "STATUSES",
     "AskedInterrupt",
     "CaseReport",

@@ -193,10 +193,10 @@ def _failed(case: CaseReport) -> RenderableType:
         for column in ("#", "kind", "sent", "asked"):
             played.add_column(column)
         for t in case.turns:
-            asked = text("; ".join(a.value for a in t.asked))
+            asked = text("; ".join(a.shown for a in t.asked))
             if t.error:
                 asked.append_text(text(f" error: {t.error}", "magenta"))
-            played.add_row(str(t.index + 1), text(t.kind), text(t.sent or ""), asked)
+            played.add_row(str(t.index + 1), text(t.kind), text(t.sent_text or ""), asked)
         parts.append(Padding(played, (0, 0, 0, 2)))
     for judged in case.judge_notes:
         reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")

@@ -32,7 +32,7 @@ def test_lg_eval_sweep_reports_and_is_incremental(tmp_path: Path) -> None:
     assert sorted(threads) == ["new-00", "new-03", "old-00", "old-03"]
     assert all(t["checkpoint_id"] and set(t["scores"]) == {"redundancy", "turns"}
                for t in threads.values())  # fmt: skip
-    assert document["run"]["dataset"] == "sweep:tests.sweeps.helpers:build"
+    assert document["info"]["dataset"] == "sweep:tests.sweeps.helpers:build"
     assert "new-03" in (tmp_path / "s.html").read_text()
 
     helpers.resume(graph, "old-03")
