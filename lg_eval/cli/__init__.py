@@ -49,7 +49,8 @@ COMMANDS: dict[str, Entry] = {
     "compare": Entry(
         "lg_eval.cli.runs",
         "compare",
-        "Compare RUN_B with RUN_A case by case; exit 1 when a case regressed.",
+        "Compare RUN_B with RUN_A case by case, with paired tests over the repetitions; exit 1 "
+        "on a regression (see --fail-on).",
     ),
     "runs": Entry("lg_eval.cli.runs", "runs", "List the stored runs, newest first."),
     "extract": Entry(
@@ -66,7 +67,9 @@ COMMANDS: dict[str, Entry] = {
     "view": Entry(
         "lg_eval.cli.view",
         "view",
-        "Browse the results store in a web browser: runs, cases, comparisons (read-only).",
+        "Open a web viewer over the results store: runs and their trend, a run's evaluators, "
+        "charts and cases (failing first, filters, search), each case's turns, trajectory "
+        "against the reference and feedback, and two runs compared case by case.",
     ),
     "dataset": Entry(
         "lg_eval.cli.threads",

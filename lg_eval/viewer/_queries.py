@@ -21,6 +21,7 @@ from lg_eval.experiments.compare import case_change
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
 from lg_eval.reports.tally import Binner, histogram_bounds, rate
+from lg_eval.stats import MeanSample, wilson_interval
 
 PAGE = 50
 """Rows per page of cases, runs and changes."""
@@ -143,6 +144,7 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
     )
     seen = _first_keys(store, run_id)
     rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
+    samples = _score_samples(store, run_id)
     return [
         EvaluatorSummary(
             key=str(key),
@@ -156,9 +158,28 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
             mean=None if mean is None else float(mean),
             min=None if low is None else float(low),
             max=None if high is None else float(high),
+            pass_rate_interval=wilson_interval(
+                int(passed or 0), int(passed or 0) + int(failed or 0)
+            ),
+            mean_interval=samples[str(key)].interval() if str(key) in samples else None,
         )
         for key, evaluator, n, passed, failed, errors, none, mean, low, high, _ in rows
     ]
+
+
+def _score_samples(store: ResultStore, run_id: str) -> dict[str, MeanSample]:
+    """Each key's scores, streamed into the sample the report's mean interval is made of
+    (bounded memory: :class:`~lg_eval.stats.MeanSample`)."""
+    samples: dict[str, MeanSample] = {}
+    for key, score in store.query(
+        "SELECT key, score FROM lg_eval_scores WHERE run_id = ? AND score IS NOT NULL",
+        (run_id,),
+    ):
+        sample = samples.get(str(key))
+        if sample is None:
+            sample = samples[str(key)] = MeanSample()
+        sample.add(float(score))
+    return samples
 
 
 def _first_keys(store: ResultStore, run_id: str, rows: int = 1000) -> dict[str, int]:
