@@ -85,7 +85,7 @@ def _script_turn(thread: ThreadTrajectory, case_id: str, turn: Turn) -> Any:
     by_node = turn.resume_by_node or {}
     if not answers:
         raise DatasetError(
-            f"thread {thread.thread_id!r}, turn {turn.index}: a resume turn without recorded "
+            f"thread {thread.thread_id!r}, turns[{turn.index}]: a resume turn without recorded "
             f"answers cannot become a turn of case {case_id!r}."
         )
     if len(answers) == 1:
@@ -97,7 +97,7 @@ def _script_turn(thread: ThreadTrajectory, case_id: str, turn: Turn) -> Any:
                 values_at_path[run.path].append(answers[run.answered])
         if any(any(v != values[0] for v in values) for values in values_at_path.values()):
             raise DatasetError(
-                f"thread {thread.thread_id!r}, turn {turn.index}: several interrupts of one node "
+                f"thread {thread.thread_id!r}, turns[{turn.index}]: several interrupts of one node "
                 f"got different answers, which resume_by_node cannot say; write case {case_id!r}'s "
                 "turn as a resume_fn instead."
             )
