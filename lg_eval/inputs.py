@@ -288,6 +288,27 @@ def _dict_text(value: Mapping[Any, Any], argument: str) -> str:
         ) from exc
 
 
+_STATE_ANSWER_KEYS = ("answer", "final_answer", "output", "response", "result")
+
+
+def final_answer(state: Any) -> str | None:
+    """The answer a graph's final ``state`` gives: the last AI message without tool calls
+    in ``messages``, else the first string among the state's answer keys; ``None`` when it
+    has neither (what a case's ``expected.output`` is compared with)."""
+    if not isinstance(state, Mapping):
+        return None
+    messages = state.get("messages")
+    if isinstance(messages, list | tuple) and messages:
+        try:
+            return text_arg(list(messages), "messages")
+        except TrajectoryFormatError:
+            return None
+    for key in _STATE_ANSWER_KEYS:
+        if isinstance(state.get(key), str):
+            return str(state[key])
+    return None
+
+
 # --------------------------------------------------------------------------- graphs
 
 
@@ -543,6 +564,7 @@ __all__ = [
     "describe_list",
     "expected_calls_arg",
     "expected_from",
+    "final_answer",
     "graph_arg",
     "graph_trajectory",
     "lookup_hint",

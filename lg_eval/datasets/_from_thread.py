@@ -1,15 +1,18 @@
 """Grow a golden set from real threads: an extracted thread becomes a case.
 
 The case replays what the thread was sent (inputs, resumes, continues, state
-edits, in order) and expects the trajectory the thread actually took, so a
-production conversation someone judged good can guard against regressions.
+edits, in order) and expects what the thread actually did: its trajectory, the
+tool calls that were executed (a call the human rejected was only proposed, so
+it is not expected) and its final answer. A production conversation someone
+judged good thus guards against regressions in one step.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from lg_eval.datasets._models import Case, Expected
+from lg_eval.datasets._models import Case, Expected, ToolCallExpectation
 from lg_eval.datasets._turns import (
     ContinueTurn,
     InputTurn,
@@ -19,6 +22,7 @@ from lg_eval.datasets._turns import (
     UpdateTurn,
 )
 from lg_eval.errors import DatasetError
+from lg_eval.inputs import counted_calls, final_answer
 from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory, Turn
 
 
@@ -29,7 +33,12 @@ def case_from_thread(
     tags: list[str] | None = None,
     description: str | None = None,
 ) -> Case:
-    """A :class:`Case` that replays ``thread`` and expects its trajectory.
+    """A :class:`Case` that replays ``thread`` and expects what it did.
+
+    ``expected`` holds the trajectory's steps, the executed tool calls with
+    their arguments (when the final state has ``messages``) and the final
+    answer (the last AI message's text, else a string ``answer``-like key of
+    the final state), each left out when the thread has none.
 
     Each state edit becomes an ``update`` turn (with ``as_node`` when the
     trajectory records it) before the turn it preceded; a resume that answered
@@ -42,14 +51,28 @@ def case_from_thread(
             values = edit.values if isinstance(edit.values, dict) else {}
             turns.append(UpdateTurn(update=StateUpdate(values=values, as_node=edit.as_node)))
         turns.append(_script_turn(thread, case_id, turn))
-    steps = thread.to_graph_trajectory().steps
     return Case(
         id=case_id,
         description=description,
         tags=list(tags or []),
         turns=turns,
-        expected=Expected(trajectory=GraphTrajectory(steps=steps)),
+        expected=_expected(thread),
         metadata={"from_thread": thread.thread_id},
+    )
+
+
+def _expected(thread: ThreadTrajectory) -> Expected:
+    """The thread's steps, executed tool calls and final answer as a case's expectations."""
+    state = thread.turns[-1].state if thread.turns else None
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    calls = None
+    if isinstance(messages, list | tuple) and messages:
+        executed, _ = counted_calls(list(messages), "messages", "executed")
+        calls = [ToolCallExpectation(name=c["name"], args=dict(c["args"])) for c in executed]
+    return Expected(
+        trajectory=GraphTrajectory(steps=thread.to_graph_trajectory().steps),
+        tool_calls=calls,
+        output=final_answer(state),
     )
 
 
@@ -62,7 +85,7 @@ def _script_turn(thread: ThreadTrajectory, case_id: str, turn: Turn) -> Any:
     by_node = turn.resume_by_node or {}
     if not answers:
         raise DatasetError(
-            f"thread {thread.thread_id!r}, turn {turn.index}: a resume turn without recorded "
+            f"thread {thread.thread_id!r}, turns[{turn.index}]: a resume turn without recorded "
             f"answers cannot become a turn of case {case_id!r}."
         )
     if len(answers) == 1:
@@ -74,7 +97,7 @@ def _script_turn(thread: ThreadTrajectory, case_id: str, turn: Turn) -> Any:
                 values_at_path[run.path].append(answers[run.answered])
         if any(any(v != values[0] for v in values) for values in values_at_path.values()):
             raise DatasetError(
-                f"thread {thread.thread_id!r}, turn {turn.index}: several interrupts of one node "
+                f"thread {thread.thread_id!r}, turns[{turn.index}]: several interrupts of one node "
                 f"got different answers, which resume_by_node cannot say; write case {case_id!r}'s "
                 "turn as a resume_fn instead."
             )

@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from pydantic_core import to_jsonable_python
 
-from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
+from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator
 from lg_eval.evaluators import (
     create_keywords_evaluator,
@@ -34,12 +34,11 @@ from lg_eval.evaluators import (
 from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected, import_reference
 from lg_eval.experiments.results import CaseStatus, ScoreRow
 from lg_eval.feedback import Feedback, ScoreValue
-from lg_eval.inputs import text_arg
+from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
 from lg_eval.trajectory import ThreadTrajectory
 
 DEFAULT_THRESHOLD = 1.0
-_ANSWER_KEYS = ("answer", "final_answer", "output", "response", "result")
 
 
 @dataclass(frozen=True)
@@ -178,17 +177,10 @@ def case_outputs(thread: ThreadTrajectory, messages: list[Any] | None) -> dict[s
 
 
 def _answer(thread: ThreadTrajectory, messages: list[Any] | None) -> str | None:
-    if messages is not None:
-        try:
-            return text_arg(messages, "messages")
-        except TrajectoryFormatError:
-            return None
     state = thread.turns[-1].state if thread.turns else None
-    if isinstance(state, Mapping):
-        for key in _ANSWER_KEYS:
-            if isinstance(state.get(key), str):
-                return str(state[key])
-    return None
+    if messages is not None and not isinstance(state, Mapping):
+        state = {"messages": messages}
+    return final_answer(state)
 
 
 def thread_usage(messages: list[Any] | None) -> Usage:

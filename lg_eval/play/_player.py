@@ -145,7 +145,7 @@ def playing(
     if thread.asked or thread.next_nodes:
         last = len(case.turns) - 1
         raise ScriptMismatchError(
-            f"after turn {last} the graph {_waiting(thread)} but the script has no more turns",
+            f"after turns[{last}] the graph {_waiting(thread)} but the script has no more turns",
             turn=last,
             played=played,
         )
@@ -174,7 +174,7 @@ def _payload(
 
     def mismatch(problem: str) -> ScriptMismatchError:
         return ScriptMismatchError(
-            f"turn {index} ({turn.kind}): {problem}", turn=index, played=played
+            f"turns[{index}] ({turn.kind}): {problem}", turn=index, played=played
         )
 
     if isinstance(turn, UpdateTurn):

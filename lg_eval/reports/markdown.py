@@ -199,10 +199,10 @@ def _failed(case: CaseReport) -> list[str]:
         )
     if case.turns:
         out += table(
-            ["played", "kind", "sent", "asked"],
+            ["turn", "kind", "sent", "asked"],
             [
                 [
-                    str(t.index + 1),
+                    f"turns[{t.index}]",
                     md(t.kind),
                     md(t.sent_text or ""),
                     md("; ".join(a.shown for a in t.asked))

@@ -190,13 +190,13 @@ def _failed(case: CaseReport) -> RenderableType:
         parts.append(Padding(diff, (0, 0, 0, 2)))
     if case.turns:
         played = Table(title="turns played", title_justify="left")
-        for column in ("#", "kind", "sent", "asked"):
+        for column in ("turn", "kind", "sent", "asked"):
             played.add_column(column)
         for t in case.turns:
             asked = text("; ".join(a.shown for a in t.asked))
             if t.error:
                 asked.append_text(text(f" error: {t.error}", "magenta"))
-            played.add_row(str(t.index + 1), text(t.kind), text(t.sent_text or ""), asked)
+            played.add_row(f"turns[{t.index}]", text(t.kind), text(t.sent_text or ""), asked)
         parts.append(Padding(played, (0, 0, 0, 2)))
     for judged in case.judge_notes:
         reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")

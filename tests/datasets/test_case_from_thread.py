@@ -5,10 +5,12 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs import breakpoint as static_breakpoint
+from graphs import flaky, hitl_agent
 from graphs.scenarios import SCENARIOS
 from lg_eval import extract_thread
 from lg_eval.datasets import (
@@ -104,3 +106,26 @@ def test_state_edits_become_update_turns_before_the_turn_they_preceded() -> None
         ["__start__", "draft_email", "__interrupt__"],
         ["send_email"],
     ]
+
+
+def test_a_state_without_messages_gives_its_answer_key_and_no_tool_calls() -> None:
+    saver = InMemorySaver()
+    graph = SCENARIOS["flaky"].played(saver)
+    answer = graph.get_state(CONFIG).values["answer"]
+    assert answer == flaky.ANSWER
+    case = case_from_thread(extract(graph), case_id="flaky")
+    assert case.expected.output == answer
+    assert case.expected.tool_calls is None
+
+
+def test_a_rejected_call_is_expected_only_where_its_tool_ran() -> None:
+    graph = SCENARIOS["hitl_agent"].played(InMemorySaver())
+    messages = graph.get_state(CONFIG).values["messages"]
+    ran = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.status != "error"}
+    proposed = [c for m in messages for c in getattr(m, "tool_calls", [])]
+    case = case_from_thread(extract(graph), case_id="hitl")
+    assert len(proposed) > len(ran)  # the scenario rejects one send_email
+    assert [(c.name, c.args) for c in case.expected.tool_calls or []] == [
+        (c["name"], c["args"]) for c in proposed if c["id"] in ran
+    ]
+    assert case.expected.output == hitl_agent.ANSWER_2

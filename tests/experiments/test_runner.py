@@ -89,7 +89,7 @@ def test_a_run_stores_each_case_with_its_status_and_scores(where):
         ("resume", "ops-card"),
         ("resume", True),
     ]
-    assert half.error.startswith("ScriptMismatchError: after turn 1 the graph asks")
+    assert half.error.startswith("ScriptMismatchError: after turns[1] the graph asks")
     assert [t.kind for t in half.turns] == ["input", "resume"]
     assert stored.info.status == "finished"
     assert (stored.info.cases, stored.info.target) == (3, "graphs.approval:build_double_check")

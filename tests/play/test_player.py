@@ -142,7 +142,7 @@ def test_resume_by_node_with_an_unknown_path_lists_the_pending_paths(saver: Save
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, script, thread_id="t")
     assert str(info.value) == (
-        "turn 1 (resume_by_node): no interrupt is pending at 'approve_sources'; the pending ones "
+        "turns[1] (resume_by_node): no interrupt is pending at 'approve_sources'; the pending ones "
         "are at 'researcher:approve_sources'"
     )
     assert info.value.turn == 1
@@ -265,7 +265,7 @@ def test_an_interrupt_the_script_does_not_answer_is_a_mismatch(saver: Saver) -> 
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, case({"input": QUESTION}), thread_id="t")
     assert str(info.value) == (
-        "after turn 0 the graph asks 'Tell me the weather for sf' at node 'tools' but the "
+        "after turns[0] the graph asks 'Tell me the weather for sf' at node 'tools' but the "
         "script has no more turns"
     )
     assert info.value.turn == 0
@@ -278,7 +278,7 @@ def test_a_new_input_while_the_graph_waits_for_a_human_is_a_mismatch(saver: Save
             graph, case({"input": {"request": "r"}}, {"input": {"request": "again"}}), thread_id="t"
         )
     assert str(info.value) == (
-        "turn 1 (input): the graph is waiting for a human (it asks 'Is this draft legally "
+        "turns[1] (input): the graph is waiting for a human (it asks 'Is this draft legally "
         "sound?' at node 'legal_review'; 'Is this draft within budget?' at node "
         "'finance_review') but the script sends a new input"
     )
@@ -290,7 +290,7 @@ def test_a_resume_when_the_graph_finished_is_a_mismatch(saver: Saver) -> None:
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, script, thread_id="t")
     assert str(info.value) == (
-        "turn 2 (resume): the graph is not waiting for a human (it finished)"
+        "turns[2] (resume): the graph is not waiting for a human (it finished)"
     )
     assert [t.kind for t in info.value.played.turns] == ["input", "resume"]
 
@@ -300,7 +300,7 @@ def test_a_resume_at_a_breakpoint_is_a_mismatch(saver: Saver) -> None:
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, case({"input": {"request": "r"}}, {"resume": "go"}), thread_id="t")
     assert str(info.value) == (
-        "turn 1 (resume): the graph is not waiting for a human (it is paused before 'send_email')"
+        "turns[1] (resume): the graph is not waiting for a human (it is paused before 'send_email')"
     )
 
 
@@ -309,7 +309,7 @@ def test_a_breakpoint_left_at_the_end_of_the_script_is_a_mismatch(saver: Saver) 
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, case({"input": {"request": "r"}}), thread_id="t")
     assert str(info.value) == (
-        "after turn 0 the graph is paused before 'send_email' but the script has no more turns"
+        "after turns[0] the graph is paused before 'send_email' but the script has no more turns"
     )
 
 
@@ -318,7 +318,7 @@ def test_continue_while_the_graph_waits_for_a_human_is_a_mismatch(saver: Saver) 
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, case({"input": QUESTION}, {"continue": True}), thread_id="t")
     assert str(info.value) == (
-        "turn 1 (continue): the graph is waiting for a human (it asks 'Tell me the weather for "
+        "turns[1] (continue): the graph is waiting for a human (it asks 'Tell me the weather for "
         "sf' at node 'tools'); answer it with a resume"
     )
 
@@ -328,7 +328,7 @@ def test_continue_after_a_finished_run_is_a_mismatch(saver: Saver) -> None:
     script = case({"input": {"request": "r"}}, {"continue": True}, {"continue": True})
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, script, thread_id="t")
-    assert str(info.value) == "turn 2 (continue): there is nothing to continue (it finished)"
+    assert str(info.value) == "turns[2] (continue): there is nothing to continue (it finished)"
 
 
 def test_a_resume_before_any_input_is_a_mismatch(saver: Saver) -> None:
@@ -336,7 +336,7 @@ def test_a_resume_before_any_input_is_a_mismatch(saver: Saver) -> None:
     with pytest.raises(ScriptMismatchError) as info:
         play_case(graph, case({"resume": "x"}), thread_id="t")
     assert str(info.value) == (
-        "turn 0 (resume): the graph is not waiting for a human (it has not started: no input "
+        "turns[0] (resume): the graph is not waiting for a human (it has not started: no input "
         "was sent yet)"
     )
 
