@@ -26,9 +26,10 @@ reference (a custom function) is given one part of it with
 that evaluator's error feedback (:class:`ReferenceKeyError`), not a crash.
 
 What an evaluator returns is made safe before it reaches graph state
-(:func:`to_feedback`): a score must be a bool, None or a finite number (inside
-the evaluator's declared range, see :class:`Bound`), anything else becomes an
-error feedback with ``passed=None``; metadata is reduced to plain data (dicts,
+(:func:`to_feedback`): a score must be None, or a bool or a finite number inside
+the evaluator's declared range (0..1 or a bool when it declares none:
+:func:`lg_eval.feedback.check_score`); anything else becomes an error feedback
+with ``passed=None``; metadata is reduced to plain data (dicts,
 lists, strings, finite numbers, bools, None), naming what had to be dropped in
 ``metadata["dropped"]``. With a timeout, an evaluator runs in a daemon thread
 (sync) or under ``asyncio.timeout`` (async) and one that does not finish in
@@ -58,11 +59,11 @@ from pydantic import BaseModel
 from lg_eval._effects import Effect
 from lg_eval._threads import athread, run_in_daemon
 from lg_eval.errors import InvalidOptionError, LgEvalError
-from lg_eval.evaluator import Evaluator, as_evaluator
+from lg_eval.evaluator import Evaluator, as_evaluator, refusal
 from lg_eval.evaluators import get_evaluator
-from lg_eval.feedback import ScoreRange, ScoreRangeLike, ScoreValue
+from lg_eval.feedback import ScoreRange, ScoreRangeLike, ScoreValue, check_score, unusable_score
 from lg_eval.feedback import score_range as as_score_range
-from lg_eval.nodes.state import EvalFeedback, score_problem
+from lg_eval.nodes.state import EvalFeedback
 
 DEFAULT_TIMEOUT = 600.0
 """Seconds an eval node's evaluators (or one evaluation-graph evaluator) may take by default."""
@@ -93,8 +94,8 @@ class EvalSpec:
         score_range: the scores this evaluator may give (``"bool"``, ``(low, high)``
             or a :class:`~lg_eval.feedback.ScoreRange`); a score outside it is an
             error feedback. Default: what the evaluator declares (every lg_eval
-            evaluator does: bool, 0..1, a judge's scale); other functions' finite
-            scores pass as they are.
+            evaluator does: bool, 0..1, a judge's scale); a function that declares
+            none must score a bool or a number from 0 to 1.
     """
 
     evaluator: Callable[..., Any] | str
@@ -171,7 +172,7 @@ class Bound:
         return self.spec.timeout if self.spec.timeout is not None else default
 
     def score_range(self, key: str | None) -> ScoreRange | None:
-        """Where a numeric score of feedback ``key`` must lie (None: anywhere finite)."""
+        """The range declared for feedback ``key`` (None: none declared, so 0..1 or a bool)."""
         if self.spec.score_range is not None:
             return as_score_range(self.spec.score_range)
         if key is not None and key in self.ranges:
@@ -403,7 +404,7 @@ def verdict(score: ScoreValue, threshold: float | None) -> bool | None:
 
     A score that is not a bool or a finite number never passes (None: no verdict).
     """
-    if score is None or score_problem(score) is not None:
+    if score is None or unusable_score(score) is not None:
         return None
     if isinstance(score, bool) and threshold is None:
         return score
@@ -482,8 +483,8 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     dropped: list[str] = []
     metadata = _plain_metadata(item.get("metadata"), dropped)
     raw = item.get("score")
-    score, problem = checked_score(raw, bound.score_range(own_key or bound.name))
-    rejected = _rejected_by_evaluator(metadata)
+    score, problem = checked_score(bound, own_key or bound.name, raw)
+    rejected = refusal(metadata)
     if problem is None and raw is None and rejected is not None:  # the Evaluator core refused it
         problem, raw = rejected
     if problem is not None:
@@ -493,7 +494,7 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
             metadata["dropped"] = dropped
         return EvalFeedback(
             key=key,
-            comment=f"Evaluator {bound.name!r} gave an unusable score: {problem}.",
+            comment=f"Not scored: {problem}.",
             metadata=metadata,
             weight=bound.spec.weight,
             error=text,
@@ -510,32 +511,12 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     )
 
 
-def _rejected_by_evaluator(metadata: Mapping[str, Any] | None) -> tuple[str, Any] | None:
-    """``(why, the score)`` when an lg_eval Evaluator already refused its scorer's score."""
-    error = (metadata or {}).get("error")
-    if not isinstance(error, Mapping) or error.get("type") != "invalid_score":
-        return None
-    return str(error.get("message") or "the score is outside its range"), error.get("score")
-
-
-def checked_score(score: Any, score_range: ScoreRange | None) -> tuple[ScoreValue, str | None]:
-    """``(score as plain data, None)``, or ``(None, why it cannot be stored)``.
-
-    Bools and None pass; numbers (any ``numbers.Real``) must be finite and,
-    when the evaluator declares a range, inside it.
-    """
-    if score is None or isinstance(score, bool):
-        return score, None
-    problem = score_problem(score)
-    if problem is not None:
-        return None, problem
-    value: int | float = int(score) if isinstance(score, numbers.Integral) else float(score)
-    if score_range is not None and not score_range.accepts(value):
-        return (
-            None,
-            f"the score {value!r} is outside the evaluator's range ({score_range.describe()})",
-        )
-    return value, None
+def checked_score(bound: Bound, key: str | None, score: Any) -> tuple[ScoreValue, str | None]:
+    """``(score as plain data, None)``, or ``(None, why it cannot be stored)``: the one
+    range rule (:func:`lg_eval.feedback.check_score`) against the range ``bound`` declares
+    for feedback ``key`` (0..1 or a bool when it declares none)."""
+    value, problem = check_score(score, bound.score_range(key))
+    return value, None if problem is None else f"evaluator {bound.name!r} produced {problem}"
 
 
 # --- plain data ------------------------------------------------------------------------------
