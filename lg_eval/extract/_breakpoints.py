@@ -40,3 +40,10 @@ def limit_error(plans: list[Plan]) -> str:
         "GraphRecursionError('Recursion limit reached without hitting a stop condition: the "
         f"run stopped before running {names}, where no static breakpoint is compiled.')"
     )
+
+
+__all__ = [
+    "breakpoint_explains",
+    "limit_error",
+    "stopped_before_running",
+]

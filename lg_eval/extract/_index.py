@@ -78,3 +78,8 @@ class CheckpointIndex:
                     found.sort(key=lambda pair: pair[0])
                 return [lineage for _, lineage in found]
         return []
+
+
+__all__ = [
+    "CheckpointIndex",
+]

@@ -211,3 +211,18 @@ def shift_plan(plan: Plan, offset: int) -> None:
     plan.start += offset
     for call in plan.calls:
         call.start += offset
+
+
+__all__ = [
+    "ARRIVING_SOURCES",
+    "Outcome",
+    "Plan",
+    "Segment",
+    "entrypoint_plan",
+    "interrupt_id",
+    "leaf_plan",
+    "merge_executions",
+    "own_namespace",
+    "pending_before",
+    "shift_plan",
+]

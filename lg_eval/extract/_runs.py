@@ -89,3 +89,11 @@ def halted(runs: list[TaskRun]) -> bool:
 
 def _errored(run: TaskRun) -> bool:
     return run.error is not None or any(_errored(t) for s in run.subgraph for t in s.tasks)
+
+
+__all__ = [
+    "close_segment",
+    "halted",
+    "has_answer",
+    "runs_at",
+]

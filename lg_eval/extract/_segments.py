@@ -197,3 +197,8 @@ def _plan_tasks(
                 plan.carried = (pending_before(ckpt, task.name, index), plan.carried[1])
             plans.append(plan)
     return plans
+
+
+__all__ = [
+    "lineage_segments",
+]

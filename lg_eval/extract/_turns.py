@@ -99,3 +99,9 @@ def _once(load: Callable[[], Any]) -> Callable[[], Any]:
         return cache[0]
 
     return once
+
+
+__all__ = [
+    "ambiguous_resumes",
+    "make_turn",
+]

@@ -33,3 +33,9 @@ def update_of(ckpt: CheckpointRecord, writers: list[TaskRecord]) -> tuple[str | 
     values = {ch: v for t in writers for ch, v in t.writes if is_state_channel(ch)}
     values.update(ckpt.update_writes or {})
     return (names.pop() if len(names) == 1 else None), values or None
+
+
+__all__ = [
+    "update_of",
+    "update_writers",
+]
