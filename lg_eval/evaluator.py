@@ -19,15 +19,14 @@ Every result passes through :meth:`Evaluator._core`, which keeps the score
 contract (``docs/contract.md``): an evaluator never scores ``outputs=None``
 (it raises :class:`~lg_eval.errors.TrajectoryFormatError`), and a score that is
 not finite or falls outside the evaluator's declared
-:class:`~lg_eval.feedback.ScoreRange` never leaves it: it becomes ``score=None``
-with ``metadata["error"]``.
+:class:`~lg_eval.feedback.ScoreRange` (0..1 or a bool when it declares none) never
+leaves it: it becomes ``score=None`` with ``metadata["error"]``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, cast, overload
 
@@ -36,7 +35,7 @@ from typing_extensions import TypeVar
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.feedback import Feedback, FeedbackDict, ScoreRange, ScoreRangeLike
+from lg_eval.feedback import Feedback, FeedbackDict, ScoreRange, ScoreRangeLike, check_score
 from lg_eval.feedback import score_range as as_score_range
 from lg_eval.inputs import Field, lookup_hint, select_field
 
@@ -63,9 +62,10 @@ class Evaluator(Generic[R]):
             whose one judgment yields several feedbacks (the rubric judge returns
             ``[overall, *per_dimension]``); by default the feedback dict itself.
         score_range: the scores it may give (:class:`~lg_eval.feedback.ScoreRange`,
-            ``"bool"`` or ``(low, high)``); ``None`` declares none, and then only
-            finiteness is checked. A score outside it becomes ``score=None`` with
-            ``metadata["error"]`` (type ``invalid_score``).
+            ``"bool"`` or ``(low, high)``); ``None`` declares none, and then the
+            score must be a bool or a number from 0 to 1 (LangSmith's convention,
+            :data:`~lg_eval.feedback.DEFAULT_RANGE`). A score outside it becomes
+            ``score=None`` with ``metadata["error"]`` (type ``invalid_score``).
         key_ranges: ranges of the other feedback keys an ``expand`` evaluator returns
             (the rubric's per-dimension scales), for the eval nodes to enforce.
     """
@@ -227,6 +227,17 @@ def as_evaluator(target: Any) -> Evaluator[Any] | None:
     return inner if isinstance(inner, Evaluator) else None
 
 
+def evaluator_of(target: Any, name: str | None = None) -> Evaluator[Any] | None:
+    """``target`` as an :class:`Evaluator`: itself (or the one behind its async twin), or a
+    plain evaluator function wrapped as one keyed ``name`` (else its ``__name__``), so a
+    plain function is held to the same range rule in every host; None if not callable."""
+    found = as_evaluator(target)
+    if found is not None or not callable(target):
+        return found
+    key = name or str(getattr(target, "__name__", "") or type(target).__name__)
+    return make_evaluator(key, target)
+
+
 def async_twin(factory: Callable[P, Evaluator]) -> Callable[P, AsyncEvaluator]:
     """``create_async_x`` for a factory ``create_x``: same options (typed), awaited evaluator.
 
@@ -270,23 +281,18 @@ def feedback_dict(outcome: Any, key: str) -> FeedbackDict:
 
 
 def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackDict:
-    """``result``, or, when its score is not finite or outside ``allowed``, an error feedback.
+    """``result``, or, when :func:`lg_eval.feedback.check_score` refuses its score, an error
+    feedback (``allowed=None``: the evaluator declares no range, so 0..1 or a bool).
 
-    The rejected score never leaves: ``score`` becomes ``None``, the comment says
+    The refused score never leaves: ``score`` becomes ``None``, the comment says
     why, and ``metadata["error"]`` holds ``{"type": "invalid_score", "message",
     "score"}`` (the score as text) and the scorer's own comment.
     """
-    score = result["score"]
-    if score is None:
-        return result
-    if isinstance(score, float) and not math.isfinite(score):
-        problem = f"a non-finite score ({score!r})"
-    elif allowed is not None and not allowed.accepts(score):
-        problem = f"the score {score!r}, outside its range ({allowed.describe()})"
-    else:
+    _, problem = check_score(result["score"], allowed)
+    if problem is None:
         return result
     message = f"evaluator {result['key']!r} produced {problem}"
-    error = {"type": "invalid_score", "message": message, "score": repr(score)}
+    error = {"type": "invalid_score", "message": message, "score": repr(result["score"])}
     if result["comment"]:
         error["comment"] = result["comment"]
     return {
@@ -295,6 +301,15 @@ def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackD
         "comment": f"Not scored: {message}; see metadata['error'].",
         "metadata": {**(result["metadata"] or {}), "error": error},
     }
+
+
+def refusal(metadata: Any) -> tuple[str, Any] | None:
+    """``(why, the refused score as text)`` when :func:`checked_score` refused a score (the
+    ``metadata`` of its feedback holds an ``invalid_score`` error), else None."""
+    error = metadata.get("error") if isinstance(metadata, Mapping) else None
+    if not isinstance(error, Mapping) or error.get("type") != "invalid_score":
+        return None
+    return str(error.get("message") or "the score is outside its range"), error.get("score")
 
 
 def _no_outputs(key: str, where: str) -> str:
@@ -320,6 +335,8 @@ __all__ = [
     "as_evaluator",
     "async_twin",
     "checked_score",
+    "evaluator_of",
     "feedback_dict",
     "make_evaluator",
+    "refusal",
 ]

@@ -10,6 +10,7 @@ whose ``key`` may be left out (the evaluator's own key is used).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
@@ -137,6 +138,69 @@ UNIT = ScoreRange.between(0.0, 1.0)
 """Scores from 0 to 1 (metrics, text scorers, the composite)."""
 
 
+DEFAULT_RANGE = UNIT
+"""The range of an evaluator that declares none: a bool, or a number from 0 to 1
+(LangSmith's convention). Declare ``score_range`` to score on another scale."""
+
+
+def check_score(score: object, declared: ScoreRange | None) -> tuple[ScoreValue, str | None]:
+    """The one range rule: ``(score as plain data, None)``, or ``(None, why it is refused)``.
+
+    Every place lg_eval makes a score (the :class:`~lg_eval.evaluator.Evaluator` core,
+    eval nodes, the evaluation graph, the runner, sweeps, LangSmith summaries) keeps it:
+    ``None`` passes; a bool or a finite real number must lie inside ``declared``, or
+    inside :data:`DEFAULT_RANGE` when the evaluator declares nothing; anything else is
+    refused. The reason reads after "evaluator 'x' produced ...".
+    """
+    problem = unusable_score(score)
+    if problem is not None:
+        return None, problem
+    if score is None:
+        return None, None
+    value = _plain_number(cast(numbers.Real, score))
+    allowed = DEFAULT_RANGE if declared is None else declared
+    if allowed.accepts(value):
+        return value, None
+    if declared is not None:
+        return None, f"the score {_shown(value)}, outside its range ({allowed.describe()})"
+    return None, (
+        f"the score {_shown(value)}, outside the range of an evaluator that declares none "
+        "(a bool or a number from 0 to 1; declare score_range for another scale)"
+    )
+
+
+def unusable_score(score: object) -> str | None:
+    """Why ``score`` is no score at all, whatever the range (None: a bool, None, or a
+    finite real number): the check stored feedback is held to when its range is unknown."""
+    if score is None or isinstance(score, bool):
+        return None
+    if not isinstance(score, numbers.Real):
+        return f"a {type(score).__name__} score, not a bool or a number"
+    if not _fits_float(_plain_number(score)):
+        return f"a non-finite score ({_shown(score)})"
+    return None
+
+
+def _plain_number(score: numbers.Real) -> bool | int | float:
+    if isinstance(score, bool):
+        return score
+    return int(score) if isinstance(score, numbers.Integral) else float(score)
+
+
+def _fits_float(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _shown(value: object) -> str:
+    try:
+        return repr(value)[:100]
+    except ValueError:  # an int with more digits than Python will print
+        return "(a huge integer)"
+
+
 def score_range(value: ScoreRangeLike | None) -> ScoreRange | None:
     """``value`` as a :class:`ScoreRange` (``None`` stays ``None``: no range declared)."""
     if value is None or isinstance(value, ScoreRange):
@@ -153,11 +217,14 @@ def score_range(value: ScoreRangeLike | None) -> ScoreRange | None:
 
 __all__ = [
     "BOOL",
+    "DEFAULT_RANGE",
     "UNIT",
     "Feedback",
     "FeedbackDict",
     "ScoreRange",
     "ScoreRangeLike",
     "ScoreValue",
+    "check_score",
     "score_range",
+    "unusable_score",
 ]

@@ -29,12 +29,12 @@ def doubled(*, outputs, **_):
 
 
 def test_call_and_aevaluate_give_the_same_feedback_dict():
-    evaluator = make_evaluator("k", doubled)
+    evaluator = make_evaluator("k", doubled, score_range=(0, 10))
     assert evaluator(outputs=2) == {"key": "k", "score": 4, "comment": None, "metadata": None}
 
 
 async def test_aevaluate_awaits_the_same_scorer():
-    evaluator = make_evaluator("k", doubled)
+    evaluator = make_evaluator("k", doubled, score_range=(0, 10))
     assert await evaluator.aevaluate(outputs=3) == {
         "key": "k",
         "score": 6,
@@ -44,7 +44,7 @@ async def test_aevaluate_awaits_the_same_scorer():
 
 
 async def test_as_async_is_a_coroutine_function_keeping_key_and_name():
-    twin = make_evaluator("k", doubled).as_async()
+    twin = make_evaluator("k", doubled, score_range=(0, 10)).as_async()
     assert inspect.iscoroutinefunction(twin)
     assert twin.__name__ == "k_async"
     assert twin.key == "k"

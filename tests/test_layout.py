@@ -113,3 +113,13 @@ def test_the_experiments_package_has_no_import_cycle() -> None:
 def test_the_cycle_check_finds_every_cycle_and_only_cycles() -> None:
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"e"}, "f": set()}
     assert _cycles(edges) == [["a", "b", "c"]]
+
+
+def test_no_module_is_over_600_lines() -> None:
+    # A module does one job; past ~400 lines it is probably two, and none may pass 600.
+    long = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 600
+    }
+    assert long == {}

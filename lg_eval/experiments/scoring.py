@@ -8,7 +8,8 @@
 * :func:`reference_of`: the case's expectations as the ``reference_outputs`` dict.
 * :func:`case_outputs`: the thread as ``{"trajectory", "thread", "messages", "output"}``,
   so graph, tool-call and text evaluators each find their field.
-* :func:`score_rows`: feedback to :class:`ScoreRow` with its pass/fail verdict.
+* :func:`score_rows`: feedback to :class:`ScoreRow` with its pass/fail verdict (a score
+  the evaluator core refused, :func:`lg_eval.feedback.check_score`, is the row's error).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from langchain_core.messages import AIMessage
 from pydantic_core import to_jsonable_python
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator
+from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator, refusal
 from lg_eval.evaluators import (
     create_keywords_evaluator,
     create_text_evaluator,
@@ -230,9 +231,17 @@ def score_rows(
                 comment=item.get("comment"),
                 metadata=to_jsonable_python(metadata, fallback=repr) if metadata else None,
                 passed=verdict(score, threshold),
+                error=refused_score(metadata),
             )
         )
     return rows, usage
+
+
+def refused_score(metadata: Any) -> str | None:
+    """``'InvalidScoreError: why'`` when the evaluator core refused the score (out of its
+    range or not finite: :func:`lg_eval.feedback.check_score`), so the row is an error."""
+    refused = refusal(metadata)
+    return None if refused is None else f"InvalidScoreError: {refused[0]}"
 
 
 def status_of(rows: list[ScoreRow]) -> CaseStatus:
@@ -257,6 +266,7 @@ __all__ = [
     "case_outputs",
     "final_messages",
     "reference_of",
+    "refused_score",
     "score_rows",
     "status_of",
     "thread_usage",

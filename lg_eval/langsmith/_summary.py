@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, as_evaluator
+from lg_eval.evaluator import Evaluator, evaluator_of
 
 SummaryEvaluator = Callable[..., dict[str, Any]]
 
@@ -35,11 +35,11 @@ def _scores(
 
 
 def _evaluator(item: Any) -> Evaluator[Any]:
-    found = as_evaluator(item)
+    found = evaluator_of(item)
     if found is None:
         raise InvalidOptionError(
-            f"Summary evaluators score with lg_eval evaluators; {item!r} is not one "
-            "(pass an Evaluator or its .as_async() twin)."
+            f"Summary evaluators score with lg_eval evaluators; {item!r:.80} is not one "
+            "(pass an Evaluator, its .as_async() twin, or an evaluator function)."
         )
     return found
 

@@ -8,6 +8,8 @@
   :func:`batch_evaluate` runs it over many threads with bounded concurrency.
 """
 
+from lg_eval.nodes._calls import EvaluatorTimeoutError, ReferenceKeyError
+from lg_eval.nodes._feedback import InvalidScoreError
 from lg_eval.nodes.batch import BatchItem, abatch_evaluate, batch_evaluate
 from lg_eval.nodes.eval_node import (
     THREAD,
@@ -31,7 +33,7 @@ from lg_eval.nodes.routing import (
     route_on_score,
     weighted_score,
 )
-from lg_eval.nodes.spec import EvalSpec, EvaluatorTimeoutError, InvalidScoreError, ReferenceKeyError
+from lg_eval.nodes.spec import EvalSpec
 from lg_eval.nodes.state import EvalFeedback, EvalMessagesState, Evaluations, add_evaluations
 
 __all__ = [

@@ -26,19 +26,11 @@ from langgraph.pregel import Pregel
 
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError, LgEvalError, MissingCheckpointerError
+from lg_eval.nodes._calls import Call, Outcome, raise_first, run_calls
+from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes._thread import current_checkpoint, read_in_flight
-from lg_eval.nodes.spec import (
-    DEFAULT_TIMEOUT,
-    Call,
-    EvaluatorLike,
-    Outcome,
-    check_timeout,
-    raise_first,
-    resolve,
-    run_calls,
-    to_feedback,
-)
+from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, check_timeout, resolve
 from lg_eval.nodes.state import DEFAULT_KEY
 
 THREAD = "thread"

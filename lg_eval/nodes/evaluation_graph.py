@@ -37,6 +37,8 @@ from pydantic import ValidationError
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
+from lg_eval.nodes._calls import Call, raise_first, run_calls
+from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes.evaluation_state import (
     EvalCase,
@@ -49,16 +51,7 @@ from lg_eval.nodes.evaluation_state import (
     to_plain,
 )
 from lg_eval.nodes.routing import weighted_score
-from lg_eval.nodes.spec import (
-    DEFAULT_TIMEOUT,
-    Call,
-    EvaluatorLike,
-    check_timeout,
-    raise_first,
-    resolve,
-    run_calls,
-    to_feedback,
-)
+from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, check_timeout, resolve
 from lg_eval.offline import offline
 from lg_eval.trajectory import ThreadTrajectory
 

@@ -19,15 +19,13 @@ else (NaN, infinity, a string) is kept with ``score=None``, ``passed=None`` and
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from langgraph.graph import MessagesState
 from pydantic import Field, model_validator
 
-from lg_eval.feedback import Feedback
+from lg_eval.feedback import Feedback, unusable_score
 
 DEFAULT_KEY = "evaluations"
 
@@ -72,30 +70,11 @@ class EvalFeedback(Feedback):
         """A score that is not a bool, None or a finite number becomes an error."""
         if not isinstance(data, Mapping) or "score" not in data:
             return data
-        problem = score_problem(data["score"])
+        problem = unusable_score(data["score"])
         if problem is None:
             return data
-        error = data.get("error") or f"InvalidScoreError: {problem}"
+        error = data.get("error") or f"InvalidScoreError: the feedback holds {problem}"
         return {**data, "score": None, "passed": None, "error": error}
-
-
-def score_problem(score: Any) -> str | None:
-    """Why ``score`` is not a storable score (None: a bool, None or a finite number)."""
-    if score is None or isinstance(score, bool):
-        return None
-    if not isinstance(score, numbers.Real):
-        return f"the score is a {type(score).__name__}, not a bool or a number"
-    try:
-        finite = math.isfinite(score)
-    except (OverflowError, TypeError, ValueError):
-        finite = False
-    if finite:
-        return None
-    try:
-        shown = repr(score)
-    except ValueError:  # an int with more digits than Python will print
-        shown = "(a huge integer)"
-    return f"the score {shown[:100]} is not a finite number"
 
 
 def add_evaluations(left: Sequence[Any] | None, right: Any) -> list[dict[str, Any]]:
@@ -138,5 +117,4 @@ __all__ = [
     "EvalMessagesState",
     "Evaluations",
     "add_evaluations",
-    "score_problem",
 ]

@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from lg_eval.evaluator import Evaluator, as_evaluator
+from lg_eval.evaluator import Evaluator, evaluator_of
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import CaseResult, ScoreRow
 from lg_eval.experiments.scoring import (
@@ -46,14 +46,16 @@ _STACK = ExitStack()
 
 
 def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[Any]]]:
-    """``(name in results, evaluator)`` for registry names and evaluator objects."""
+    """``(name in results, evaluator)`` for registry names, evaluator objects and plain
+    evaluator functions (wrapped, so their scores keep the one range rule)."""
     resolved: list[tuple[str, Evaluator[Any]]] = []
     for item in evaluators:
         if isinstance(item, str) and ":" not in item:
             resolved.append((item, get_evaluator(item)))
             continue
         target = import_reference(item, what="evaluator") if isinstance(item, str) else item
-        ready = as_evaluator(target)
+        name = item.rpartition(":")[2] if isinstance(item, str) else None
+        ready = evaluator_of(target, name)
         if ready is None:
             from lg_eval.errors import InvalidOptionError
 

@@ -53,7 +53,10 @@ def test_a_non_finite_score_in_the_evaluation_graph_fails_and_is_reviewed(score)
     result = EvaluationResult.model_validate(graph.get_state(config).values["result"])
     bad, _fine = result.results
     assert (bad.score, bad.passed) == (None, None)
-    assert bad.error.startswith("InvalidScoreError: the score")
+    assert (
+        bad.error
+        == f"InvalidScoreError: evaluator 'custom' produced a non-finite score ({score!r})"
+    )
     assert result.score == 1.0  # the errored score is not averaged in
     assert result.passed is False and result.needs_review is True
     assert "Evaluator error: custom." in result.reasons
@@ -89,21 +92,32 @@ def test_a_declared_range_is_enforced_on_what_the_evaluator_returns(tmp_path):
     )
 
 
-def test_a_user_function_without_a_range_keeps_finite_scores_but_never_inf(tmp_path):
+def test_a_user_function_without_a_range_may_score_only_a_bool_or_zero_to_one(tmp_path):
     node = EvalNode(
-        [EvalSpec(returning(7, "seven"), threshold=5), EvalSpec(returning(INF, "inf"), threshold=5)]
+        [EvalSpec(returning(7, "seven"), threshold=0.5), EvalSpec(returning(1, "one"), threshold=1)]
     )
-    seven, inf = stored(run(node, tmp_path / "db"))
+    seven, one = stored(run(node, tmp_path / "db"))
+    assert (seven.score, seven.passed) == (None, None)
+    assert seven.error == (
+        "InvalidScoreError: evaluator 'seven' produced the score 7, outside the range of an "
+        "evaluator that declares none (a bool or a number from 0 to 1; declare score_range for "
+        "another scale)"
+    )
+    assert (one.score, one.passed, one.error) == (1, True, None)
+
+
+def test_a_user_function_declaring_its_range_keeps_scores_inside_it(tmp_path):
+    node = EvalNode([EvalSpec(returning(7, "seven"), threshold=5, score_range=(0, 10))])
+    (seven,) = stored(run(node, tmp_path / "db"))
     assert (seven.score, seven.passed, seven.error) == (7, True, None)
-    assert (inf.score, inf.passed) == (None, None) and inf.error is not None
 
 
 def test_stored_feedback_with_a_nan_score_is_an_error_when_read_back():
     record = EvalFeedback.model_validate({"key": "k", "score": NAN, "passed": True})
     assert (record.score, record.passed) == (None, None)
-    assert record.error == "InvalidScoreError: the score nan is not a finite number"
+    assert record.error == "InvalidScoreError: the feedback holds a non-finite score (nan)"
     text = EvalFeedback.model_validate({"key": "k", "score": "0.9"})
-    assert text.score is None and "not a bool or a number" in text.error
+    assert text.error == "InvalidScoreError: the feedback holds a str score, not a bool or a number"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,234 @@
+"""Calling evaluators: the one place they are called, with references and timeouts.
+
+:func:`run_calls` is an :class:`~lg_eval._effects.Effect`: sequential when driven
+sync and concurrent when awaited, both through one per-call core
+(:func:`~lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`). An
+evaluator that raises yields an error outcome instead of an exception;
+LangGraph's own control flow (``interrupt()`` and friends,
+:class:`~langgraph.errors.GraphBubbleUp`) always propagates. With a timeout, an
+evaluator runs in a daemon thread (sync) or under ``asyncio.timeout`` (async)
+and one that does not finish in time becomes an :class:`EvaluatorTimeoutError`.
+
+References: one case (or one eval node) has one reference, and every
+evaluator is handed all of it. LangSmith-style references holding several
+expectations (``{"trajectory": ..., "tool_calls": ..., "output": ...}``) need
+no unwrapping for lg_eval's evaluators, which each take their own field from a
+dict (:func:`lg_eval.inputs.select_field`). An evaluator that reads the whole
+reference (a custom function) is given one part of it with
+``EvalSpec(fn, reference_key="output")``; a reference without that key is
+that evaluator's error feedback (:class:`ReferenceKeyError`), not a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+
+from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval._threads import athread, run_in_daemon
+from lg_eval.errors import LgEvalError
+from lg_eval.nodes.spec import Bound
+
+
+@dataclass(frozen=True)
+class Call:
+    """One evaluator call: which evaluator and its keyword arguments.
+
+    ``kwargs`` hold the case's whole reference; :meth:`arguments` narrows it to
+    the evaluator's ``reference_key`` when its spec has one.
+    """
+
+    bound: Bound
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
+
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments this evaluator is called with.
+
+        Raises:
+            ReferenceKeyError: the spec has a ``reference_key`` the reference
+                lacks (or the reference is not a dict).
+        """
+        key = self.bound.spec.reference_key
+        if key is None:
+            return self.kwargs
+        reference = self.kwargs.get("reference_outputs")
+        return {**self.kwargs, "reference_outputs": reference_part(reference, key)}
+
+
+class ReferenceKeyError(LgEvalError, LookupError):
+    """An :class:`EvalSpec`'s ``reference_key`` is not a key of the reference it was given."""
+
+
+class EvaluatorTimeoutError(LgEvalError, TimeoutError):
+    """An evaluator did not finish within its timeout (or the node's)."""
+
+
+def reference_part(reference: Any, key: str) -> Any:
+    """``reference[key]``, or a :class:`ReferenceKeyError` saying what the reference holds."""
+    if isinstance(reference, Mapping):
+        if key in reference:
+            return reference[key]
+        present = ", ".join(repr(str(k)) for k in reference) or "none"
+        raise ReferenceKeyError(
+            f"EvalSpec(reference_key={key!r}): the reference has no {key!r} key (its keys: "
+            f"{present}). Add {key!r} to the reference, or change reference_key."
+        )
+    shown = "no reference" if reference is None else f"a {type(reference).__name__}"
+    raise ReferenceKeyError(
+        f"EvalSpec(reference_key={key!r}) needs a dict reference holding {key!r}, but the "
+        f"evaluator was given {shown}."
+    )
+
+
+Outcome = tuple[Any, Exception | None]
+
+
+def run_calls(calls: Sequence[Call], timeout: float | None = None) -> Effect[list[Outcome]]:
+    """Call every evaluator; each outcome is ``(result, None)`` or ``(None, error)``.
+
+    Each call is bounded by its own ``Call.timeout`` and all of them together by
+    ``timeout`` seconds (sync: one after another, so a slow evaluator leaves
+    less time to the next; async: concurrently, each bounded by the smaller).
+    Both ways run the one per-call core, :func:`_outcome`.
+    """
+
+    async def together() -> list[Outcome]:
+        cores = (adrive(_outcome(c, *_limit(c, timeout, timeout))) for c in calls)
+        return list(await asyncio.gather(*cores))
+
+    return Effect(lambda: drive(_in_turn(calls, timeout)), together)
+
+
+def _in_turn(calls: Sequence[Call], budget: float | None) -> Core[list[Outcome]]:
+    """The calls one after another, each given what is left of ``budget``."""
+    deadline = None if budget is None else time.monotonic() + budget
+    outcomes: list[Outcome] = []
+    for call in calls:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            error = EvaluatorTimeoutError(
+                f"evaluator {call.bound.name!r} was not run: the node's timeout of "
+                f"{budget:g}s was used up by the evaluators before it"
+            )
+            outcomes.append((None, error))
+            continue
+        outcomes.append((yield from _outcome(call, *_limit(call, budget, left))))
+    return outcomes
+
+
+def _limit(call: Call, budget: float | None, left: float | None) -> tuple[float | None, str]:
+    """The seconds this call may take, and whose limit that is (for the error)."""
+    own = call.timeout
+    if own is None and left is None:
+        return None, ""
+    if left is None or (own is not None and own <= left):
+        return own, f"its timeout of {own:g}s"
+    return left, f"the node's timeout of {budget:g}s"
+
+
+def _outcome(call: Call, limit: float | None, whose: str) -> Core[Outcome]:
+    """One evaluator call as an outcome: what it raised is its error (a timeout included),
+    except LangGraph's control flow (``interrupt()``: :class:`GraphBubbleUp`), which
+    propagates."""
+    try:
+        return (yield _invocation(call, limit, whose)), None
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        return None, exc
+
+
+def _invocation(call: Call, limit: float | None, whose: str) -> Effect[Any]:
+    """Calling the evaluator within ``limit`` seconds: in a daemon thread when sync (so it can
+    be abandoned), under ``asyncio.timeout`` when async; past the limit it raises
+    :class:`EvaluatorTimeoutError`."""
+
+    def run() -> Any:
+        if limit is None:
+            return _invoke(call)
+        return run_in_daemon(
+            lambda: _invoke(call),
+            limit,
+            name="lg-eval-evaluator",
+            on_timeout=lambda: _timed_out(call, whose),
+        )
+
+    async def arun() -> Any:
+        scope = asyncio.timeout(limit)
+        try:
+            async with scope:
+                return await _ainvoke(call, off_loop=limit is not None)
+        except GraphBubbleUp:
+            raise
+        except Exception:
+            if limit is not None and scope.expired():
+                raise _timed_out(call, whose) from None
+            raise
+
+    return Effect(run, arun)
+
+
+def _timed_out(call: Call, whose: str) -> EvaluatorTimeoutError:
+    return EvaluatorTimeoutError(
+        f"evaluator {call.bound.name!r} did not finish within {whose}; it was abandoned"
+    )
+
+
+def _invoke(call: Call) -> Any:
+    result = call.bound.call(**call.arguments())
+    return run_blocking(result) if inspect.isawaitable(result) else result
+
+
+async def _ainvoke(call: Call, off_loop: bool) -> Any:
+    function = call.bound.acall
+    if off_loop and not _is_async(function):  # a sync function: in a thread, so it can time out
+        result = await athread(lambda: function(**call.arguments()), name="lg-eval-evaluator")
+    else:
+        result = function(**call.arguments())
+    return await result if inspect.isawaitable(result) else result
+
+
+def _is_async(function: Any) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004 - an async __call__
+    )
+
+
+def run_blocking(awaitable: Awaitable[Any]) -> Any:
+    """Run an async evaluator to completion from sync code (even under a running loop)."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    # a loop runs in this thread: run on a fresh one in a daemon worker (tracing context kept)
+    return run_in_daemon(lambda: asyncio.run(wait()), None, name="lg-eval-evaluator")
+
+
+def raise_first(outcomes: Sequence[Outcome]) -> None:
+    """Re-raise the first evaluator error (fail-fast mode)."""
+    for _, error in outcomes:
+        if error is not None:
+            raise error
+
+
+__all__ = [
+    "Call",
+    "EvaluatorTimeoutError",
+    "Outcome",
+    "ReferenceKeyError",
+    "raise_first",
+    "reference_part",
+    "run_blocking",
+    "run_calls",
+]
