@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage
@@ -33,12 +33,25 @@ GRAPH_SCENARIOS = sorted(n for n, s in ALL.items() if n != "functional")
 """Every scenario built with a ``StateGraph`` (the functional one has no builder)."""
 
 
-def renamed(graph: Any, old: str, new: str) -> Any:
-    """``graph`` rebuilt from its builder with node ``old`` named ``new``, on the same saver."""
+def renamed(graph: Any, old: str, new: str, inside: str | None = None) -> Any:
+    """``graph`` rebuilt from its builder with node ``old`` named ``new``, on the same saver;
+    with ``inside``, the node renamed is one of the subgraph that node ``inside`` runs."""
     builder = graph.builder
+    if inside is not None:
+        spec = builder.nodes[inside]
+        sub = renamed(spec.runnable, old, new)
+        return rebuilt(graph, lambda n: n, {inside: replace(spec, runnable=sub)})
 
     def name(n: str) -> str:
         return new if n == old else n
+
+    return rebuilt(graph, name, {})
+
+
+def rebuilt(graph: Any, name: Any, nodes: dict[str, Any]) -> Any:
+    """``graph``'s builder copied with node names mapped by ``name`` and the specs of
+    ``nodes`` put in place, compiled on the graph's checkpointer and breakpoints."""
+    builder = graph.builder
 
     def ends(value: Any) -> Any:
         if isinstance(value, dict):
@@ -47,7 +60,9 @@ def renamed(graph: Any, old: str, new: str) -> Any:
 
     copy = StateGraph(builder.state_schema, builder.context_schema)
     copy.__dict__.update(builder.__dict__)  # schemas, channels, managed values, defaults
-    copy.nodes = {name(k): replace(v, ends=ends(v.ends)) for k, v in builder.nodes.items()}
+    copy.nodes = {
+        name(k): replace(nodes.get(k, v), ends=ends(v.ends)) for k, v in builder.nodes.items()
+    }
     copy.edges = {(name(a), name(b)) for a, b in builder.edges}
     copy.waiting_edges = {(tuple(map(name, a)), name(b)) for a, b in builder.waiting_edges}
     copy.branches = defaultdict(dict)
@@ -65,19 +80,35 @@ def renamed(graph: Any, old: str, new: str) -> Any:
     )
 
 
-def played(spec: Scenario, saver: Any) -> tuple[Any, set[str]]:
-    """The scenario's graph with its script played on thread ``t``, and the root node
-    names the thread was written under: the tasks LangGraph's ``tasks`` stream announced,
-    and the nodes ``update_state(..., as_node=...)`` wrote as."""
+def played(spec: Scenario, saver: Any) -> tuple[Any, dict[str, set[str]]]:
+    """The scenario's graph with its script played on thread ``t``, and, per namespace
+    (``""``, ``"researcher"``...), the node names the thread was written under: the tasks
+    LangGraph's ``tasks`` stream announced, and the nodes ``update_state(..., as_node=...)``
+    wrote as."""
     graph = spec.build(checkpointer=saver)
-    ran = {e.as_node for t in spec.turns for e in t.edits if e.as_node and e.subgraph is None}
+    ran: dict[str, set[str]] = defaultdict(set)
+    for turn in spec.turns:
+        for edit in turn.edits:
+            if edit.as_node:
+                ran[edit.subgraph or ""].add(edit.as_node)
 
     def call(graph: Any, payload: Any, config: Any) -> None:
-        for event in graph.stream(payload, config, stream_mode="tasks"):
-            ran.add(event["name"])
+        stream = graph.stream(payload, config, stream_mode="tasks", subgraphs=True)
+        for ns, event in stream:
+            ran[bare(ns)].add(event["name"])
 
     drive(graph, "t", spec.turns, call=call)
     return graph, ran
+
+
+def stored_namespaces(saver: Any) -> set[str]:
+    """The namespaces (without task ids) the thread has checkpoints in."""
+    return {bare(t.config["configurable"]["checkpoint_ns"].split("|")) for t in saver.list(CONFIG)}
+
+
+def bare(ns: Any) -> str:
+    """A namespace's parts (``("researcher:<task id>",)``) without task ids, joined."""
+    return "|".join(part.split(":")[0] for part in ns)
 
 
 def quietly(read: Any) -> Any:
@@ -107,12 +138,42 @@ def test_renaming_any_node_is_refused_by_every_reader(scenario: str, saver: Any)
     assert all(not isinstance(v, Exception) for v in original.values()), original
     for node in graph.builder.nodes:
         found = outcomes(renamed(graph, node, f"{node}_renamed"))
-        if node in ran:
+        if node in ran[""]:
             for reader, outcome in found.items():
                 assert isinstance(outcome, GraphMismatchError), (node, reader, outcome)
                 assert f"record nodes {node!r} that the graph does not have" in str(outcome)
         else:  # never ran: the renamed graph would have written the same thread
             assert found == original, node
+
+
+SUBGRAPH_SCENARIOS = [
+    "research",
+    "research_shallow",
+    "handoff",
+    "deep_handoff",
+    "subgraph_breakpoint",
+    "parallel_subgraph_breakpoint",
+]
+
+
+@pytest.mark.parametrize("scenario", SUBGRAPH_SCENARIOS)
+def test_renaming_any_node_of_a_subgraph_is_refused_by_every_reader(
+    scenario: str, saver: Any
+) -> None:
+    graph, ran = played(ALL[scenario], saver)
+    original = outcomes(graph)
+    stored = stored_namespaces(saver)
+    subgraphs = [n for n, s in graph.builder.nodes.items() if hasattr(s.runnable, "builder")]
+    assert subgraphs
+    for inside in subgraphs:
+        for node in graph.builder.nodes[inside].runnable.builder.nodes:
+            found = outcomes(renamed(graph, node, f"{node}_renamed", inside=inside))
+            if node in ran[inside] and inside in stored:
+                for reader, outcome in found.items():
+                    assert isinstance(outcome, GraphMismatchError), (inside, node, reader)
+                    assert f"record nodes {node!r} in subgraph {inside!r}" in str(outcome)
+            else:  # never ran, or ran without checkpoints of its own: nothing stored names it
+                assert found == original, (inside, node)
 
 
 def react(tools: str, saver: Any) -> Any:
@@ -151,3 +212,31 @@ def test_the_batch_reader_refuses_it_in_its_place(saver: Any) -> None:
     found = list(extract_threads(other, [CONFIG], return_exceptions=True))
     assert [type(f) for f in found] == [GraphMismatchError]
     assert "record nodes 'tools'" in str(found[0])
+
+
+class Log(TypedDict):
+    log: list[str]
+
+
+class Notes(TypedDict):
+    notes: list[str]
+
+
+def one_node(state: type, saver: Any) -> Any:
+    key = next(iter(state.__annotations__))
+    builder = StateGraph(state)
+    builder.add_node("write", lambda s: {key: ["x"]})
+    builder.add_edge(START, "write")
+    return builder.compile(checkpointer=saver)
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_graph_lacking_a_stored_state_channel_is_refused(reader: str, saver: Any) -> None:
+    one_node(Log, saver).invoke({"log": []}, CONFIG)
+    with pytest.raises(GraphMismatchError) as raised:
+        extract_thread(one_node(Notes, saver), CONFIG, reader=reader)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "Thread 't' was not written by this graph: its checkpoints record state channels "
+        "'log' that the graph does not have (its state: notes). Pass the graph that ran the "
+        "thread (another state schema gives a wrong trajectory)."
+    )
