@@ -22,9 +22,9 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from graphs.scenarios import SCENARIOS, SHAPES, Scenario, drive
-from lg_eval import ExtractionWarning, extract_thread
+from lg_eval import ExtractionWarning, aextract_thread, extract_thread
 from lg_eval.errors import GraphMismatchError
-from lg_eval.extract import extract_threads
+from lg_eval.extract import aextract_threads, extract_threads
 
 CONFIG: Any = {"configurable": {"thread_id": "t"}}
 READERS = ("generic", "fast", "auto")
@@ -240,3 +240,17 @@ def test_a_graph_lacking_a_stored_state_channel_is_refused(reader: str, saver: A
         "'log' that the graph does not have (its state: notes). Pass the graph that ran the "
         "thread (another state schema gives a wrong trajectory)."
     )
+
+
+@pytest.mark.parametrize("reader", READERS)
+async def test_the_async_readers_refuse_another_react_graph_too(
+    reader: str, async_saver: Any
+) -> None:
+    await SCENARIOS["weather"].aplayed(async_saver)
+    with pytest.raises(GraphMismatchError, match="record nodes 'tools' that the graph"):
+        await aextract_thread(react("act", async_saver), CONFIG, reader=reader)  # type: ignore[arg-type]
+    found = [
+        t
+        async for t in aextract_threads(react("act", async_saver), [CONFIG], return_exceptions=True)
+    ]
+    assert [type(f) for f in found] == [GraphMismatchError]
