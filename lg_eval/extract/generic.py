@@ -19,8 +19,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from lg_eval._effects import Core, Effect
-from lg_eval.errors import GraphMismatchError
 from lg_eval.extract.functional import resolve_calls, task_candidates
+from lg_eval.extract.mismatch import BRANCH_TO, StoredNames
 from lg_eval.extract.records import (
     CONTROL,
     ERROR,
@@ -68,7 +68,7 @@ def read_generic(
     """Read a thread through the public API into :class:`ThreadRecords`."""
     tuples = yield list_checkpoints(saver, thread_id)
     by_ns = group_by_namespace(tuples, thread_id)
-    check_nodes(graph, thread_id, (t.checkpoint.get("versions_seen") or {} for t in by_ns[ROOT_NS]))
+    check_graph(graph, thread_id, tuples)
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
     warnings: list[str] = []
     records: dict[str, list[CheckpointRecord]] = {}
@@ -90,34 +90,15 @@ def read_generic(
     return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=tip_id, warnings=warnings)
 
 
-BRANCH_TO = "branch:to:"
-_NOT_NODES = frozenset({INTERRUPT, "__input__", "__start__", "__copy__", "__end__"})
-
-
-def check_nodes(graph: Any, thread_id: str, seen: Iterable[Mapping[str, Any]]) -> None:
-    """Raise :class:`GraphMismatchError` when the thread's root checkpoints record runs of
-    nodes (``versions_seen`` keys) that ``graph`` does not have: another graph wrote it."""
-    nodes = getattr(graph, "nodes", None)
-    if not isinstance(nodes, Mapping):
-        return
-    stored = {name for versions in seen for name in versions} - _NOT_NODES - nodes.keys()
-    if stored:  # functional API: @task calls keep versions too
-        stored -= {call for entry in nodes for call in task_candidates(graph, entry)}
-    missing(graph, thread_id, stored)
-
-
-def missing(graph: Any, thread_id: str | None, names: set[str]) -> None:
-    """Raise :class:`GraphMismatchError` naming the stored node names ``graph`` lacks."""
-    if not names:
-        return
-    known = ", ".join(sorted(n for n in graph.nodes if n not in _NOT_NODES))
-    thread = "The thread" if thread_id is None else f"Thread {thread_id!r}"
-    raise GraphMismatchError(
-        f"{thread} was not written by this graph: its checkpoints record nodes "
-        f"{', '.join(repr(n) for n in sorted(names))} that the graph does not have (its "
-        f"nodes: {known}). Pass the graph that ran the thread (a renamed node or another "
-        "graph gives a wrong trajectory)."
-    )
+def check_graph(graph: Any, thread_id: str, tuples: Iterable[CheckpointTuple]) -> None:
+    """Raise :class:`GraphMismatchError` when ``graph`` lacks a node name that one of the
+    thread's checkpoints stores, in any namespace (:mod:`lg_eval.extract.mismatch`)."""
+    names = StoredNames()
+    for stored in tuples:
+        ns = stored.config["configurable"].get("checkpoint_ns", ROOT_NS)
+        names.checkpoint(ns, stored.checkpoint)
+        names.writes(ns, (("", channel) for _, channel, _ in stored.pending_writes or ()))
+    names.check(graph, thread_id)
 
 
 def _record(

@@ -39,7 +39,7 @@ from lg_eval.extract.fast.rows import (
     WriteRow,
     require,
 )
-from lg_eval.extract.generic import missing
+from lg_eval.extract.mismatch import missing
 from lg_eval.extract.records import NS_SEP, NULL_TASK_ID, PULL, PUSH, recast
 
 INPUT = "__input__"

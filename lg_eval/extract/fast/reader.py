@@ -41,7 +41,7 @@ from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
 from lg_eval.extract.fast import versions
-from lg_eval.extract.fast.naming import Naming, UnnamedSend
+from lg_eval.extract.fast.naming import Naming
 from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
 from lg_eval.extract.fast.rows import (
     VALUE_CHANNELS,
@@ -54,7 +54,8 @@ from lg_eval.extract.fast.rows import (
     paused_gc,
 )
 from lg_eval.extract.fast.stored import StoredCheckpoint, Unreadable, split_msgpack_checkpoint
-from lg_eval.extract.generic import StoredFields, build_record, check_nodes
+from lg_eval.extract.generic import StoredFields, build_record
+from lg_eval.extract.mismatch import StoredNames
 from lg_eval.extract.records import (
     NULL_TASK_ID,
     PULL,
@@ -169,30 +170,34 @@ def prepare(
 def records_of(prepared: Prepared) -> Core[ThreadRecords]:
     """The records of a prepared thread (reading what it still misses first)."""
     thread, by_ns, stored = prepared.thread, prepared.by_ns, prepared.stored
-    graph, saver, thread_id = thread.graph, thread.saver, thread.thread_id
+    saver, thread_id = thread.saver, thread.thread_id
     if prepared.missing:  # O(turns) checkpoints, read whole (not decoded) in one round trip
         read = prepared.storage.stored(saver, thread_id, prepared.missing)
         prepared.supply((yield from _storage_read(saver, read)))
+    check_graph(prepared)
     plans = {}
-    try:
-        for rows in by_ns.values():
-            for row in rows:
-                plans[(row.ns, row.id)] = yield from thread.plan(row, stored.get((row.ns, row.id)))
-    except UnnamedSend as exc:
-        if exc.ns == ROOT_NS:  # which stored node names does the graph lack? (as generic)
-            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-            newest = yield _effect(
-                lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config)
-            )
-            if newest is not None:
-                check_nodes(graph, thread_id, [newest.checkpoint.get("versions_seen") or {}])
-        raise
+    for rows in by_ns.values():
+        for row in rows:
+            plans[(row.ns, row.id)] = yield from thread.plan(row, stored.get((row.ns, row.id)))
     with paused_gc():  # the rest is pure and allocates no cycles
         records = {
             ns: [thread.record(row, plans[(ns, row.id)]) for row in rows]
             for ns, rows in by_ns.items()
         }
     return ThreadRecords(thread_id=thread_id, by_ns=records, tip_id=prepared.tip_id, warnings=[])
+
+
+def check_graph(prepared: Prepared) -> None:
+    """Raise :class:`~lg_eval.errors.GraphMismatchError` when the graph lacks a node name
+    the thread's rows store (:mod:`lg_eval.extract.mismatch`): the task paths and branch
+    channels of every write, and what the checkpoints read whole record (each branch's
+    newest is among them, and ``versions_seen`` is carried forward to it)."""
+    names = StoredNames()
+    for (ns, _), group in prepared.thread.writes.items():
+        names.writes(ns, ((w.task_path, w.channel) for w in group))
+    for (ns, _), found in prepared.stored.items():
+        names.checkpoint(ns, found.checkpoint)
+    names.check(prepared.thread.graph, prepared.thread.thread_id)
 
 
 def _storage_read(saver: BaseCheckpointSaver[Any], core: Core[Any]) -> Core[Any]:
