@@ -243,16 +243,20 @@ def score_rows(
     return rows, usage
 
 
-def status_of(rows: list[ScoreRow]) -> CaseStatus:
+def status_of(rows: list[ScoreRow], *, require_verdict: bool = False) -> CaseStatus:
     """``error`` if an evaluator raised; ``failed`` if a verdict failed; ``passed`` if at
     least one verdict was given and every one passed.
 
     Feedback without a verdict (``passed`` None) is neither: it never fails a case that
     has a passing verdict, and never passes one alone. A case with no verdict at all (or
     no evaluator) is ``failed``, and its report shows each "no verdict" and its reason.
+    With ``require_verdict`` (``run_experiment(require_verdict=True)``,
+    ``lg-eval run --require-verdict``) any no-verdict fails the case.
     """
     if any(row.error is not None for row in rows):
         return "error"
+    if require_verdict and any(row.passed is None for row in rows):
+        return "failed"
     verdicts = [row.passed for row in rows if row.passed is not None]
     return "passed" if verdicts and all(verdicts) else "failed"
 
