@@ -33,10 +33,11 @@ from lg_eval.evaluators import (
 )
 from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected, import_reference
 from lg_eval.experiments.results import CaseStatus, ScoreRow
-from lg_eval.feedback import Feedback, ScoreValue
+from lg_eval.feedback import Feedback
 from lg_eval.inputs import text_arg
 from lg_eval.judges import Usage
 from lg_eval.trajectory import ThreadTrajectory
+from lg_eval.verdicts import case_verdict, verdict
 
 DEFAULT_THRESHOLD = 1.0
 _ANSWER_KEYS = ("answer", "final_answer", "output", "response", "result")
@@ -203,15 +204,6 @@ def thread_usage(messages: list[Any] | None) -> Usage:
 # --------------------------------------------------------------------------- verdicts
 
 
-def verdict(score: ScoreValue, threshold: float) -> bool | None:
-    """True for a bool True or a number at or above ``threshold``; None without a score."""
-    if score is None:
-        return None
-    if isinstance(score, bool):
-        return score
-    return float(score) >= threshold
-
-
 def score_rows(
     name: str, outcome: Any, thresholds: Mapping[str, float]
 ) -> tuple[list[ScoreRow], Usage]:
@@ -255,10 +247,7 @@ def status_of(rows: list[ScoreRow], *, require_verdict: bool = False) -> CaseSta
     """
     if any(row.error is not None for row in rows):
         return "error"
-    if require_verdict and any(row.passed is None for row in rows):
-        return "failed"
-    verdicts = [row.passed for row in rows if row.passed is not None]
-    return "passed" if verdicts and all(verdicts) else "failed"
+    return case_verdict((row.passed for row in rows), require_verdict=require_verdict)
 
 
 __all__ = [

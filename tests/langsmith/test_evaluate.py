@@ -54,6 +54,7 @@ SUMMARY = [
     ("graph_trajectory_strict_match:pass_rate", 2 / 3, "2 of 3 passed"),
     ("tool_sequence_strict_match:pass_rate", 2 / 3, "2 of 3 passed"),
     ("exact_match:pass_rate", 1 / 3, "1 of 3 passed"),
+    ("pass_rate", 1 / 3, "1 of 3 rows passed, 2 failed, 0 no verdict"),
     ("graph_trajectory_strict_match:mean", 2 / 3, "mean of 3 scores"),
     ("tool_sequence_strict_match:mean", 2 / 3, "mean of 3 scores"),
     ("exact_match:mean", 1 / 3, "mean of 3 scores"),
