@@ -20,24 +20,13 @@ from typer.testing import CliRunner
 from lg_eval.cli import app
 from lg_eval.cli._common import GATE_FAILED, PASSED
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import RunOptions, open_store, run_experiment
-from lg_eval.trajectory import GraphTrajectory
 from tests.experiments.conftest import ask, dataset
 from tests.experiments.graphs import build_echo
+from tests.reports.test_no_verdict import reason, write_dataset
 
-ROOT = Path(__file__).resolve().parents[2]
 STEPS = [["__start__", "echo"]]
 CASE = {"id": "no-interrupt", "turns": ask("a"), "expected": {"trajectory": {"steps": STEPS}}}
-
-
-def reason() -> str:
-    """What hitl_match itself says of a thread with no interrupt and a reference naming none."""
-    feedback = get_evaluator("hitl_match")(
-        outputs=GraphTrajectory(steps=STEPS), reference_outputs={"trajectory": {"steps": STEPS}}
-    )
-    assert feedback["score"] is None
-    return str(feedback["comment"])
 
 
 def scores(run: Any) -> list[tuple[str, Any, Any]]:
@@ -66,14 +55,7 @@ def test_a_no_verdict_fails_the_case_only_when_asked(where, scoring):
 
 
 def test_the_cli_flag_fails_the_case_and_says_why(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(ROOT))
-    data = tmp_path / "d.yaml"
-    data.write_text(
-        "name: echo\ngraph: tests.experiments.graphs:slow_echo\nevaluators: [hitl_match]\n"
-        "cases:\n  - id: no-interrupt\n    turns: [{input: {text: hi}}]\n"
-        "    expected: {trajectory: {steps: [[__start__, echo]]}}\n"
-    )
+    data = write_dataset(tmp_path, monkeypatch)
 
     def run(*extra: str) -> Any:
         return CliRunner().invoke(

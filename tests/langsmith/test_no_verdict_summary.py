@@ -10,32 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langsmith import evaluate
 
 from lg_eval import graph_trajectory_strict_match
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import get_evaluator
-from lg_eval.langsmith import graph_target, offline, offline_client, pass_rate
-from tests.langsmith.helpers import examples_of, golden
+from lg_eval.langsmith import pass_rate
+from tests.langsmith.helpers import evaluate_weather
 
 HITL = get_evaluator("hitl_match")
 
 
 def run(evaluators: list[Any], **options: Any) -> tuple[dict[str, Any], list[Any]]:
     """The weather golden through ``evaluate`` offline: row feedback by case, and summary."""
-    dataset = golden("weather")
-    target = graph_target(dataset.graph, checkpointer="memory://", allow_code=True)
-    with offline():
-        results = evaluate(
-            target,
-            data=examples_of(dataset),
-            evaluators=evaluators,
-            summary_evaluators=[pass_rate(*evaluators, **options)],
-            upload_results=False,
-            client=offline_client(),
-            max_concurrency=0,
-        )
-        rows = list(results)
+    results, rows = evaluate_weather(evaluators, [pass_rate(*evaluators, **options)])
     feedback = {
         row["example"].metadata["case_id"]: {
             r.key: r.score for r in row["evaluation_results"]["results"]
