@@ -70,6 +70,14 @@ def run(
         float | None,
         typer.Option(min=0, max=1, help="Exit 1 when the pass rate is below this."),
     ] = None,
+    require_verdict: Annotated[
+        bool,
+        typer.Option(
+            "--require-verdict",
+            help="Fail a case when an evaluator gives it no verdict (by default a "
+            "no-verdict is neither pass nor fail).",
+        ),
+    ] = False,
     json_file: Annotated[Path | None, typer.Option("--json", help="Write the JSON report.")] = None,
     html: Annotated[Path | None, typer.Option(help="Write the HTML report.")] = None,
     md: Annotated[Path | None, typer.Option(help="Write the Markdown report.")] = None,
@@ -149,6 +157,7 @@ def run(
                 retries=retries,
                 thresholds=thresholds or None,
                 fail_under=fail_under,
+                require_verdict=require_verdict,
                 judge_cache=not no_cache,
                 progress=progress,
                 redact=redact_pattern or None,

@@ -81,8 +81,9 @@ def sweep(
     store those that changed since the last sweep, and report like an experiment.
 
     Exit code 0 when the sweep ran (whatever the scores), 2 for bad input (an unknown
-    evaluator, a checkpointer that cannot list threads, a store that cannot be opened),
-    3 when a thread could not be scored (an evaluator raised on it).
+    evaluator, one that needs a reference, a checkpointer that cannot list threads, a
+    store that cannot be opened), 3 when a thread could not be scored (an evaluator raised
+    on it). A sweep that finds nothing new stores no run.
     """
     pairs = parse_pairs(metadata or [], "--metadata", str)
     if executor not in ("local", "ray"):
@@ -111,6 +112,10 @@ def sweep(
                 judge_cache=not no_cache,
             )
     report = result.report  # bounded: aggregates, distributions, worst threads, trend
+    if not result.stored:
+        name = result.info.dataset.removeprefix("sweep:")
+        say(f"sweep {name}: no thread is new or changed; no run stored")
+        raise typer.Exit(PASSED)
     if not quiet:
         say(f"sweep {result.info.run_id}: {result.scored} threads scored")
         render_terminal(report, stdout)

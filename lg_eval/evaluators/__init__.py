@@ -56,6 +56,8 @@ from lg_eval.evaluators.metrics_tools import (
 from lg_eval.evaluators.registry import (
     available_evaluators,
     get_evaluator,
+    needs_reference,
+    reference_free_evaluators,
     register_evaluator,
 )
 from lg_eval.evaluators.text import (
@@ -113,6 +115,8 @@ __all__ = [
     "graph_trajectory_strict_match_async",
     "json_valid",
     "levenshtein",
+    "needs_reference",
+    "reference_free_evaluators",
     "register_evaluator",
     "rouge_l",
     "token_overlap",

@@ -66,5 +66,28 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     "json_schema": create_json_schema_evaluator,
 }
 
+NEEDS_REFERENCE: dict[str, bool | None] = {
+    **dict.fromkeys(
+        [
+            "graph_trajectory_strict_match", "graph_trajectory_match",
+            "graph_trajectory_similarity", "hitl_match", "trajectory_match", "tool_sequence",
+            "tool_selection_accuracy", "tool_selection_f1", "tool_order", "argument_precision",
+            "step_efficiency", *TEXT_METRICS, "keywords", "json_schema",
+        ],
+        True,
+    ),
+    **dict.fromkeys(
+        ["redundancy", "call_budget", "reasoning_coherence", "specialized_tool_usage",
+         "source_citation", "json_valid"],
+        False,
+    ),
+    "composite": None,  # as its parts
+}  # fmt: skip
+"""Whether each built-in, made without options, needs ``reference_outputs`` (the text
+metrics and ``keywords`` score an answer against the reference's; without one they have
+nothing to compare). Options can supply what the reference would (``step_efficiency``'s
+``expected``, ``tool_selection_*``'s ``expected_tools``), which the declaration does not
+cover."""
+
 for _name, _factory in BUILTINS.items():
-    register_builtin(_name, _factory)
+    register_builtin(_name, _factory, needs_reference=NEEDS_REFERENCE[_name])

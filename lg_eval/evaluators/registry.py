@@ -8,6 +8,11 @@ ready evaluator (an :class:`~lg_eval.Evaluator`, or a function taking
 ``outputs=``) is accepted too: it becomes a factory with no options.
 :func:`get_evaluator` always returns an :class:`~lg_eval.Evaluator`, so what it
 gives can be awaited with ``.aevaluate`` whatever was registered.
+
+A registration may declare whether the evaluator, built without options, needs a
+reference (``reference_outputs``: expectations a golden case has and a production
+thread does not); :func:`needs_reference` reads it, so ``sweep_threads`` can refuse
+those up front and name the :func:`reference_free_evaluators`.
 """
 
 from __future__ import annotations
@@ -24,31 +29,49 @@ Factory = Callable[..., Any]
 
 _REGISTRY: dict[str, Factory] = {}
 _BUILTIN: dict[str, Any] = {}
+_NEEDS_REFERENCE: dict[str, bool] = {}
 
 
 @overload
 def register_evaluator(
-    name: str, factory: None = None, *, replace: bool = False
+    name: str,
+    factory: None = None,
+    *,
+    replace: bool = False,
+    needs_reference: bool | None = None,
 ) -> Callable[[Any], Any]: ...
 @overload
-def register_evaluator(name: str, factory: Callable[..., Any], *, replace: bool = False) -> Any: ...
+def register_evaluator(
+    name: str,
+    factory: Callable[..., Any],
+    *,
+    replace: bool = False,
+    needs_reference: bool | None = None,
+) -> Any: ...
 
 
 def register_evaluator(
-    name: str, factory: Callable[..., Any] | None = None, *, replace: bool = False
+    name: str,
+    factory: Callable[..., Any] | None = None,
+    *,
+    replace: bool = False,
+    needs_reference: bool | None = None,
 ) -> Any:
     """Register an evaluator factory (or a ready evaluator) under ``name``.
 
     Use as ``register_evaluator("my_metric", create_my_metric)`` or as a
     decorator, ``@register_evaluator("my_metric")``; either way the factory is returned unchanged.
     Registering the same factory again is a no-op; another one under a taken
-    name needs ``replace=True``.
+    name needs ``replace=True``. ``needs_reference``: whether the evaluator, built
+    without options, cannot score without ``reference_outputs`` (None: not declared).
 
     Raises:
         InvalidOptionError: an empty name, a non-callable, or a taken name.
     """
     if factory is None:
-        return lambda target: register_evaluator(name, target, replace=replace)
+        return lambda target: register_evaluator(
+            name, target, replace=replace, needs_reference=needs_reference
+        )
     if not isinstance(name, str) or not name.strip():
         raise InvalidOptionError(f"An evaluator name must be a non-empty string, not {name!r}.")
     if not callable(factory):
@@ -60,7 +83,16 @@ def register_evaluator(
             f"An evaluator named {name!r} is already registered; choose another name "
             "or pass replace=True to override it."
         )
+    if needs_reference is not None and not isinstance(needs_reference, bool):
+        raise InvalidOptionError(
+            f"register({name!r}, ..., needs_reference={needs_reference!r}): use True, False "
+            "or None."
+        )
     _REGISTRY[name] = entry
+    if needs_reference is None:
+        _NEEDS_REFERENCE.pop(name, None)
+    else:
+        _NEEDS_REFERENCE[name] = needs_reference
     return factory
 
 
@@ -94,10 +126,25 @@ def get_evaluator(name: str, **options: Any) -> Evaluator:
     return built if isinstance(built, Evaluator) else _wrapped(name, built)
 
 
-def register_builtin(name: str, factory: Callable[..., Any]) -> None:
-    """Register one of lg_eval's own evaluators (see :func:`is_builtin`)."""
-    register_evaluator(name, factory)
+def register_builtin(
+    name: str, factory: Callable[..., Any], *, needs_reference: bool | None
+) -> None:
+    """Register one of lg_eval's own evaluators (see :func:`is_builtin`), declaring
+    whether it needs a reference (None: it depends on its options)."""
+    register_evaluator(name, factory, needs_reference=needs_reference)
     _BUILTIN[name] = _origin(_REGISTRY[name])
+
+
+def needs_reference(name: str) -> bool | None:
+    """Whether the evaluator registered as ``name``, built without options, needs
+    ``reference_outputs`` to score; None when its registration does not say (or it
+    depends on the options)."""
+    return _NEEDS_REFERENCE.get(name)
+
+
+def reference_free_evaluators() -> list[str]:
+    """The registered names declared to score without a reference, sorted."""
+    return sorted(name for name, needs in _NEEDS_REFERENCE.items() if not needs)
 
 
 def is_builtin(name: str) -> bool:
@@ -153,4 +200,10 @@ def _origin(factory: Factory) -> Any:
     )
 
 
-__all__ = ["available_evaluators", "get_evaluator", "register_evaluator"]
+__all__ = [
+    "available_evaluators",
+    "get_evaluator",
+    "needs_reference",
+    "reference_free_evaluators",
+    "register_evaluator",
+]

@@ -66,6 +66,8 @@ class CaseContext:
     """Delete a thread before playing on it (a resumed run may have left one half played)."""
     reviewer: Reviewer | None = None
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
+    require_verdict: bool = False
+    """A no-verdict fails the case (:func:`~lg_eval.experiments.scoring.status_of`)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ def score_attempt(
         base.scores.extend(rows)
         usage.add(judged)
     base.tokens, base.cost, base.model_calls = usage.total_tokens, usage.cost, usage.calls
-    base.status = status_of(base.scores)
+    base.status = status_of(base.scores, require_verdict=ctx.require_verdict)
     return base
 
 

@@ -52,6 +52,7 @@ def scoring_spec(
     timeout: float | None,
     repetitions: int,
     thresholds: Mapping[str, float] | None,
+    require_verdict: bool,
     retries: int,
     redactor: Redactor | None,
 ) -> ScoringSpec | None:
@@ -84,6 +85,7 @@ def scoring_spec(
         checkpointer=checkpointer,
         store=store,
         thresholds=dict(thresholds or {}),
+        require_verdict=require_verdict,
         retries=retries,
         redactor=redactor,
     )

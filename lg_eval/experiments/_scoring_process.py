@@ -86,6 +86,7 @@ class ScoringSpec:
     thresholds: dict[str, float]
     retries: int
     redactor: Redactor | None
+    require_verdict: bool = False
 
 
 @dataclass(frozen=True)
@@ -528,6 +529,7 @@ class _Scorer:
                 targets=CaseTargets(spec.target, spec.dataset, saver),
                 saver=saver,
                 thresholds=spec.thresholds,
+                require_verdict=spec.require_verdict,
                 retries=spec.retries,
                 redactor=spec.redactor,
                 fresh_threads=False,

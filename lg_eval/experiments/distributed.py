@@ -197,6 +197,7 @@ class PlayCases:
             targets=ready.targets,
             saver=ready.saver,
             thresholds=dict(options.thresholds or {}),
+            require_verdict=options.require_verdict,
             retries=options.retries,
             redactor=make_redactor(options.redact),
             reviewer=options.reviewer,

@@ -143,6 +143,7 @@ def run_info(
         "retries": options.retries,
         "thresholds": dict(options.thresholds or {}),
         "fail_under": options.fail_under,
+        "require_verdict": options.require_verdict,
         "judge_cache": {"enabled": options.judge_cache is not False},
         "judge_limits": None if limits is None else limits.model_dump(),
         "store": store.url,

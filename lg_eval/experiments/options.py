@@ -50,6 +50,7 @@ class RunOptions:
     retries: int = 1
     thresholds: Mapping[str, float] | None = None
     fail_under: float | None = None
+    require_verdict: bool = False
     judge_cache: bool | str | Path | JudgeCache = True
     progress: Progress | None = None
     redact: RedactOption = None
@@ -66,6 +67,10 @@ class RunOptions:
             raise InvalidOptionError(f"timeout={self.timeout!r}: use seconds > 0, or None.")
         if self.fail_under is not None and not 0 <= self.fail_under <= 1:
             raise InvalidOptionError(f"fail_under={self.fail_under!r}: use a pass rate in [0, 1].")
+        if not isinstance(self.require_verdict, bool):
+            raise InvalidOptionError(
+                f"require_verdict={self.require_verdict!r}: use True or False."
+            )
         if self.progress is not None and not callable(self.progress):
             raise InvalidOptionError("progress= takes a function (done, total, passed, failed).")
         if self.judge_limits is not None and not isinstance(self.judge_limits, RateLimits):

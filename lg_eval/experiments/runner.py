@@ -67,6 +67,7 @@ def run_experiment(
     retries: int = 1,
     thresholds: Mapping[str, float] | None = None,
     fail_under: float | None = None,
+    require_verdict: bool = False,
     judge_cache: bool | str | Path | JudgeCache = True,
     progress: Progress | None = None,
     redact: RedactOption = None,
@@ -97,6 +98,9 @@ def run_experiment(
         thresholds: ``{feedback key or evaluator name: minimum}`` for numeric scores
             (default 1.0); a bool score passes when True.
         fail_under: the pass rate below which :attr:`ExperimentRun.gate_failed` is True.
+        require_verdict: fail a case when any of its evaluators gives no verdict (a
+            ``None`` score). By default a no-verdict is neither pass nor fail: it never
+            fails a case that has a passing verdict.
         judge_cache: cache judge answers (True: ``.lg_eval/judge_cache.sqlite``; a path;
             a :class:`JudgeCache`; False: call the models every time).
         progress: ``progress(done, total, passed, failed)`` after each case.
@@ -127,7 +131,8 @@ def run_experiment(
     options = RunOptions(
         target=target, dataset=dataset, checkpointer=checkpointer, store=store, run_id=run_id,
         concurrency=concurrency, repetitions=repetitions, timeout=timeout, retries=retries,
-        thresholds=thresholds, fail_under=fail_under, judge_cache=judge_cache,
+        thresholds=thresholds, fail_under=fail_under, require_verdict=require_verdict,
+        judge_cache=judge_cache,
         progress=progress, redact=redact, langsmith=langsmith, reviewer=reviewer,
         judge_limits=judge_limits, scoring=scoring,
     )  # fmt: skip
@@ -171,6 +176,7 @@ async def arun_experiment(
     retries: int = 1,
     thresholds: Mapping[str, float] | None = None,
     fail_under: float | None = None,
+    require_verdict: bool = False,
     judge_cache: bool | str | Path | JudgeCache = True,
     progress: Progress | None = None,
     redact: RedactOption = None,
@@ -185,7 +191,8 @@ async def arun_experiment(
     options = RunOptions(
         target=target, dataset=dataset, checkpointer=checkpointer, store=store, run_id=run_id,
         concurrency=concurrency, repetitions=repetitions, timeout=timeout, retries=retries,
-        thresholds=thresholds, fail_under=fail_under, judge_cache=judge_cache,
+        thresholds=thresholds, fail_under=fail_under, require_verdict=require_verdict,
+        judge_cache=judge_cache,
         progress=progress, redact=redact, langsmith=langsmith, reviewer=reviewer,
         judge_limits=judge_limits, scoring=scoring,
     )  # fmt: skip
@@ -226,7 +233,7 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             options.scoring, run_id=run_id, target=options.target, dataset=dataset,
             checkpointer=options.checkpointer, store=options.store, timeout=options.timeout,
             repetitions=options.repetitions, thresholds=options.thresholds,
-            retries=options.retries, redactor=redactor,
+            require_verdict=options.require_verdict, retries=options.retries, redactor=redactor,
         )  # fmt: skip
         # Forked before this process opens a connection, so it shares none of them.
         scorer = None if spec is None else ScoringProcess(spec, options.concurrency)
@@ -263,6 +270,7 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             targets=targets,
             saver=saver,
             thresholds=dict(options.thresholds or {}),
+            require_verdict=options.require_verdict,
             retries=options.retries,
             redactor=redactor,
             reviewer=options.reviewer,

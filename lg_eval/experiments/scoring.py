@@ -34,10 +34,11 @@ from lg_eval.evaluators import (
 )
 from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected, import_reference
 from lg_eval.experiments.results import CaseStatus, ScoreRow
-from lg_eval.feedback import Feedback, ScoreValue
+from lg_eval.feedback import Feedback
 from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
 from lg_eval.trajectory import ThreadTrajectory
+from lg_eval.verdicts import case_verdict, verdict
 
 DEFAULT_THRESHOLD = 1.0
 
@@ -196,15 +197,6 @@ def thread_usage(messages: list[Any] | None) -> Usage:
 # --------------------------------------------------------------------------- verdicts
 
 
-def verdict(score: ScoreValue, threshold: float) -> bool | None:
-    """True for a bool True or a number at or above ``threshold``; None without a score."""
-    if score is None:
-        return None
-    if isinstance(score, bool):
-        return score
-    return float(score) >= threshold
-
-
 def score_rows(
     name: str, outcome: Any, thresholds: Mapping[str, float]
 ) -> tuple[list[ScoreRow], Usage]:
@@ -244,18 +236,19 @@ def refused_score(metadata: Any) -> str | None:
     return None if refused is None else f"InvalidScoreError: {refused[0]}"
 
 
-def status_of(rows: list[ScoreRow]) -> CaseStatus:
+def status_of(rows: list[ScoreRow], *, require_verdict: bool = False) -> CaseStatus:
     """``error`` if an evaluator raised; ``failed`` if a verdict failed; ``passed`` if at
     least one verdict was given and every one passed.
 
     Feedback without a verdict (``passed`` None) is neither: it never fails a case that
     has a passing verdict, and never passes one alone. A case with no verdict at all (or
     no evaluator) is ``failed``, and its report shows each "no verdict" and its reason.
+    With ``require_verdict`` (``run_experiment(require_verdict=True)``,
+    ``lg-eval run --require-verdict``) any no-verdict fails the case.
     """
     if any(row.error is not None for row in rows):
         return "error"
-    verdicts = [row.passed for row in rows if row.passed is not None]
-    return "passed" if verdicts and all(verdicts) else "failed"
+    return case_verdict((row.passed for row in rows), require_verdict=require_verdict)
 
 
 __all__ = [

@@ -4,7 +4,11 @@ LangSmith hands a summary evaluator the experiment's rows (outputs, reference
 outputs, inputs), not the row evaluators' feedback, so these score each row
 again with the lg_eval evaluators they are given (deterministic evaluators give
 the same scores; for LLM judges that is a second judgment per row) and return
-one feedback per evaluator key: ``<key>:pass_rate`` / ``<key>:mean``.
+one feedback per evaluator key: ``<key>:pass_rate`` / ``<key>:mean``, and, from
+:func:`pass_rate`, the rows' own ``pass_rate``.
+
+Verdicts follow the runner's rule (:mod:`lg_eval.verdicts`): a ``None`` score is
+"no verdict", counted apart and never as a pass.
 """
 
 from __future__ import annotations
@@ -14,23 +18,36 @@ from typing import Any
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
+from lg_eval.verdicts import case_verdict, verdict
 
 SummaryEvaluator = Callable[..., dict[str, Any]]
+Row = list[tuple[str, Any]]
+"""One row's feedback: ``(key, score)`` of every evaluator, in order."""
 
 
-def _scores(
+def _rows(
     evaluators: Sequence[Any],
     outputs: Sequence[Any],
     reference_outputs: Sequence[Any],
     inputs: Sequence[Any],
-) -> dict[str, list[Any]]:
-    table: dict[str, list[Any]] = {}
-    for item in evaluators:
-        evaluator = _evaluator(item)
-        for output, reference, given in zip(outputs, reference_outputs, inputs, strict=True):
+) -> list[Row]:
+    ready = [_evaluator(item) for item in evaluators]
+    rows: list[Row] = []
+    for output, reference, given in zip(outputs, reference_outputs, inputs, strict=True):
+        row: Row = []
+        for evaluator in ready:
             result = evaluator(outputs=output, reference_outputs=reference, inputs=given)
             for feedback in result if isinstance(result, list) else [result]:
-                table.setdefault(feedback["key"], []).append(feedback["score"])
+                row.append((feedback["key"], feedback["score"]))
+        rows.append(row)
+    return rows
+
+
+def _by_key(rows: list[Row]) -> dict[str, list[Any]]:
+    table: dict[str, list[Any]] = {}
+    for row in rows:
+        for key, score in row:
+            table.setdefault(key, []).append(score)
     return table
 
 
@@ -44,36 +61,51 @@ def _evaluator(item: Any) -> Evaluator[Any]:
     return found
 
 
-def passed(score: Any, threshold: float) -> bool | None:
-    """Whether one score passes: ``True``, or a number at least ``threshold``; ``None`` unscored."""
-    if score is None:
-        return None
-    if isinstance(score, bool):
-        return score
-    return float(score) >= threshold
+def pass_rate(
+    *evaluators: Any, threshold: float = 1.0, require_verdict: bool = False
+) -> SummaryEvaluator:
+    """A summary evaluator: per evaluator key, the share of verdicts that passed, and
+    ``pass_rate``, the share of rows that passed.
 
-
-def pass_rate(*evaluators: Any, threshold: float = 1.0) -> SummaryEvaluator:
-    """A summary evaluator: per evaluator key, the share of rows that passed.
-
-    A row passes with a ``True`` score or a number ``>= threshold``; rows an
-    evaluator could not score (``None``) are left out and counted in the comment.
+    A score passes when ``True`` or a number ``>= threshold``. A ``None`` score is no
+    verdict: left out of its key's rate and counted in the comment. A row passes as a
+    case of ``lg-eval run`` does: at least one verdict and every verdict passed (with
+    ``require_verdict``, also no no-verdict); a row with no verdict at all is not passed.
     """
     if not evaluators:
         raise InvalidOptionError("pass_rate(...) needs at least one lg_eval evaluator.")
+    if not isinstance(require_verdict, bool):
+        raise InvalidOptionError(f"require_verdict={require_verdict!r}: use True or False.")
 
     def summary_pass_rate(
         outputs: list[Any], reference_outputs: list[Any], inputs: list[Any]
     ) -> dict[str, Any]:
+        rows = _rows(evaluators, outputs, reference_outputs, inputs)
         results = []
-        for key, scores in _scores(evaluators, outputs, reference_outputs, inputs).items():
-            verdicts = [v for v in (passed(s, threshold) for s in scores) if v is not None]
+        for key, scores in _by_key(rows).items():
+            verdicts = [v for v in (verdict(s, threshold) for s in scores) if v is not None]
             rate = sum(verdicts) / len(verdicts) if verdicts else None
-            comment = f"{sum(verdicts)} of {len(verdicts)} passed" + _skipped(scores)
+            comment = f"{sum(verdicts)} of {len(verdicts)} passed" + _unjudged(scores)
             results.append({"key": f"{key}:pass_rate", "score": rate, "comment": comment})
+        results.append(_rows_passed(rows, threshold, require_verdict))
         return {"results": results}
 
     return summary_pass_rate
+
+
+def _rows_passed(rows: list[Row], threshold: float, require_verdict: bool) -> dict[str, Any]:
+    """``pass_rate`` of the rows: passed, failed (a verdict failed) and no verdict apart."""
+    passed = failed = 0
+    for row in rows:
+        verdicts = [verdict(score, threshold) for _, score in row]
+        if case_verdict(verdicts, require_verdict=require_verdict) == "passed":
+            passed += 1
+        elif False in verdicts:
+            failed += 1
+    unjudged = len(rows) - passed - failed
+    comment = f"{passed} of {len(rows)} rows passed, {failed} failed, {unjudged} no verdict"
+    rate = passed / len(rows) if rows else None
+    return {"key": "pass_rate", "score": rate, "comment": comment}
 
 
 def mean_score(*evaluators: Any) -> SummaryEvaluator:
@@ -85,19 +117,20 @@ def mean_score(*evaluators: Any) -> SummaryEvaluator:
         outputs: list[Any], reference_outputs: list[Any], inputs: list[Any]
     ) -> dict[str, Any]:
         results = []
-        for key, scores in _scores(evaluators, outputs, reference_outputs, inputs).items():
+        rows = _rows(evaluators, outputs, reference_outputs, inputs)
+        for key, scores in _by_key(rows).items():
             numbers = [float(s) for s in scores if s is not None]
             mean = sum(numbers) / len(numbers) if numbers else None
-            comment = f"mean of {len(numbers)} scores" + _skipped(scores)
+            comment = f"mean of {len(numbers)} scores" + _unjudged(scores)
             results.append({"key": f"{key}:mean", "score": mean, "comment": comment})
         return {"results": results}
 
     return summary_mean_score
 
 
-def _skipped(scores: list[Any]) -> str:
+def _unjudged(scores: list[Any]) -> str:
     missing = sum(1 for s in scores if s is None)
-    return f"; {missing} not scored" if missing else ""
+    return f"; {missing} no verdict" if missing else ""
 
 
-__all__ = ["SummaryEvaluator", "mean_score", "pass_rate", "passed"]
+__all__ = ["SummaryEvaluator", "mean_score", "pass_rate"]

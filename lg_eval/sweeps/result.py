@@ -50,6 +50,8 @@ class SweepResult:
     store: ResultStore | str | Path | None = field(repr=False, compare=False)
     """Where the results are: the store object the sweep was given, or its URL (reopened
     for each read; left out of ``repr``, as a Postgres URL may carry a password)."""
+    stored: bool = True
+    """False when the sweep found no thread to score and stored no run."""
 
     @property
     def scored(self) -> int:
@@ -88,6 +90,8 @@ class SweepResult:
         For small sweeps and existing callers; a big sweep should use :meth:`results`,
         :meth:`threads` or :attr:`report`, which do not grow with the number of threads.
         """
+        if not self.stored:
+            return ExperimentRun(info=self.info, results=[])
         with self._open() as store:
             return store.load_run(self.info.run_id)
 

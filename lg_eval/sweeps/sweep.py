@@ -11,6 +11,7 @@ store. A run is a sweep (``RunInfo.dataset = "sweep:<name>"``, a case per thread
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,17 +22,18 @@ from typing import Any
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments import ResultStore, RunInfo, open_store
+from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE
 from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.judges import RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
+from lg_eval.reports import build_report
 from lg_eval.reports.stream import stream_report
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
 from lg_eval.sweeps.result import SweepResult, worst_threads
 from lg_eval.sweeps.state import SweepState
-from lg_eval.sweeps.worker import PartitionScorer, resolve_evaluators
+from lg_eval.sweeps.worker import PartitionScorer, refuse_reference_needers, resolve_evaluators
 from lg_eval.urls import redact_url
 
 SweepProgress = Callable[[int, int, int], None]
@@ -106,6 +108,7 @@ def sweep_threads(
     limits = None if judge_limits is None else RateLimits.of(judge_limits)
     redactor = make_redactor(redact)
     runner = get_executor(executor, address=ray_address)
+    refuse_reference_needers(evaluators)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
     label = name or _label(graph)
     sweep = f"sweep:{label}"
@@ -133,23 +136,34 @@ def sweep_threads(
             "thresholds": dict(thresholds or {}),
         }
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-        info, _resumed = results.begin_run(
-            RunInfo(
-                run_id=run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}",
-                dataset=sweep,
-                dataset_hash=digest.hexdigest(),
-                target=graph if isinstance(graph, str) else label,
-                checkpointer=redact_url(checkpointer)
-                if isinstance(checkpointer, str)
-                else (type(saver).__name__),
-                config={
-                    **config,
-                    "executor": type(runner).__name__,
-                    "judge_limits": None if limits is None else limits.model_dump(),
-                },
-                started_at=datetime.now(UTC),
-            )
+        run_id = run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+        pending = _pending(
+            state, sweep, run_id,
+            list_threads(saver, since=since_at, until=until_at, metadata=metadata,
+                         page_size=page_size),
+            sample=sample, limit=limit, incremental=incremental,
+        )  # fmt: skip
+        first = next(pending, None)  # read before the run is stored: none new, none stored
+        if first is not None:
+            pending = itertools.chain([first], pending)
+        info = RunInfo(
+            run_id=run_id,
+            dataset=sweep,
+            dataset_hash=digest.hexdigest(),
+            target=graph if isinstance(graph, str) else label,
+            checkpointer=redact_url(checkpointer)
+            if isinstance(checkpointer, str)
+            else (type(saver).__name__),
+            config={
+                **config,
+                "executor": type(runner).__name__,
+                "judge_limits": None if limits is None else limits.model_dump(),
+            },
+            started_at=datetime.now(UTC),
         )
+        if first is None and results.run_info(run_id) is None:
+            return _nothing_new(info, store)
+        info, _resumed = results.begin_run(info)
         services = stack.enter_context(judge_services(runner, limits, _cache_path(judge_cache)))
         scorer = PartitionScorer(
             run_id=info.run_id,
@@ -159,12 +173,6 @@ def sweep_threads(
             thresholds=dict(thresholds or {}),
             services=services,
         )
-        pending = _pending(
-            state, sweep, info.run_id,
-            list_threads(saver, since=since_at, until=until_at, metadata=metadata,
-                         page_size=page_size),
-            sample=sample, limit=limit, incremental=incremental,
-        )  # fmt: skip
         ordinal = state.max_ordinal(info.run_id) + 1
         scored = passed = 0
         status = "interrupted"
@@ -195,6 +203,14 @@ def sweep_threads(
             worst=worst_threads(report, marks),
             store=store,
         )
+
+
+def _nothing_new(info: RunInfo, store: ResultStore | str | Path | None) -> SweepResult:
+    """The result of a sweep that found no thread to score: nothing is stored, so
+    incremental sweeps that find nothing new do not pile up empty runs."""
+    done = info.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)})
+    report = build_report(ExperimentRun(info=done, results=[]))
+    return SweepResult(info=done, report=report, worst=[], store=store, stored=False)
 
 
 def _pending(

@@ -22,8 +22,9 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
+from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
-from lg_eval.evaluators import get_evaluator
+from lg_eval.evaluators import get_evaluator, needs_reference, reference_free_evaluators
 from lg_eval.experiments import CaseResult, ScoreRow
 from lg_eval.experiments.scoring import (
     case_outputs,
@@ -45,6 +46,24 @@ _OPEN_LOCK = threading.Lock()
 _STACK = ExitStack()
 
 
+def refuse_reference_needers(evaluators: Sequence[Any]) -> None:
+    """Refuse, before anything runs, the registry names declared to need a reference: a
+    thread in a checkpointer has no expectations, so each would error on every thread.
+
+    Raises:
+        InvalidOptionError: naming them, and the reference-free evaluators to use instead.
+    """
+    needing = [e for e in evaluators if isinstance(e, str) and needs_reference(e)]
+    if needing:
+        raise InvalidOptionError(
+            f"evaluators: {', '.join(needing)} "
+            f"{'needs' if len(needing) == 1 else 'need'} a reference (reference_outputs), "
+            "which a swept thread does not have; use a reference-free evaluator: "
+            f"{', '.join(reference_free_evaluators())} (or build one with its expectations "
+            "as options, e.g. create_step_efficiency_evaluator(expected=...))."
+        )
+
+
 def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[Any]]]:
     """``(name in results, evaluator)`` for registry names, evaluator objects and plain
     evaluator functions (wrapped, so their scores keep the one range rule)."""
@@ -57,8 +76,6 @@ def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[A
         name = item.rpartition(":")[2] if isinstance(item, str) else None
         ready = evaluator_of(target, name)
         if ready is None:
-            from lg_eval.errors import InvalidOptionError
-
             raise InvalidOptionError(f"{item!r} is not an evaluator or a registry name.")
         resolved.append((item if isinstance(item, str) else ready.key, ready))
     return resolved
@@ -165,4 +182,4 @@ class PartitionScorer:
         return result
 
 
-__all__ = ["Partition", "PartitionScorer", "resolve_evaluators"]
+__all__ = ["Partition", "PartitionScorer", "refuse_reference_needers", "resolve_evaluators"]

@@ -6,10 +6,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from langsmith import evaluate
 from langsmith.schemas import Example
 
 from lg_eval.datasets import Dataset, load_dataset
-from lg_eval.langsmith import case_to_example
+from lg_eval.langsmith import case_to_example, graph_target, offline, offline_client
 
 GOLDEN = Path(__file__).parent.parent.parent / "examples" / "golden"
 
@@ -36,3 +37,20 @@ def examples_of(dataset: Dataset, target: str | None = None) -> list[Example]:
             )
         )
     return rows
+
+
+def evaluate_weather(evaluators: list[Any], summary_evaluators: list[Any]) -> tuple[Any, list[Any]]:
+    """The weather golden through ``langsmith.evaluate`` offline: the results and their rows."""
+    dataset = golden("weather")
+    target = graph_target(dataset.graph, checkpointer="memory://", allow_code=True)
+    with offline():
+        results = evaluate(
+            target,
+            data=examples_of(dataset),
+            evaluators=evaluators,
+            summary_evaluators=summary_evaluators,
+            upload_results=False,
+            client=offline_client(),
+            max_concurrency=0,
+        )
+        return results, list(results)

@@ -18,10 +18,9 @@ from lg_eval.langsmith import (
     graph_target,
     mean_score,
     offline,
-    offline_client,
     pass_rate,
 )
-from tests.langsmith.helpers import examples_of, golden
+from tests.langsmith.helpers import evaluate_weather, examples_of, golden
 
 EVALUATORS = [
     graph_trajectory_strict_match,
@@ -54,6 +53,7 @@ SUMMARY = [
     ("graph_trajectory_strict_match:pass_rate", 2 / 3, "2 of 3 passed"),
     ("tool_sequence_strict_match:pass_rate", 2 / 3, "2 of 3 passed"),
     ("exact_match:pass_rate", 1 / 3, "1 of 3 passed"),
+    ("pass_rate", 1 / 3, "1 of 3 rows passed, 2 failed, 0 no verdict"),
     ("graph_trajectory_strict_match:mean", 2 / 3, "mean of 3 scores"),
     ("tool_sequence_strict_match:mean", 2 / 3, "mean of 3 scores"),
     ("exact_match:mean", 1 / 3, "mean of 3 scores"),
@@ -70,19 +70,7 @@ def feedback(rows: list[Any]) -> dict[str, list[tuple[str, Any, Any]]]:
 
 
 def test_evaluate_scores_golden_examples_with_lg_eval_evaluators_unwrapped() -> None:
-    dataset = golden("weather")
-    target = graph_target(dataset.graph, checkpointer="memory://", allow_code=True)
-    with offline():
-        results = evaluate(
-            target,
-            data=examples_of(dataset),
-            evaluators=EVALUATORS,
-            summary_evaluators=[pass_rate(*EVALUATORS), mean_score(*EVALUATORS)],
-            upload_results=False,
-            client=offline_client(),
-            max_concurrency=0,
-        )
-        rows = list(results)
+    results, rows = evaluate_weather(EVALUATORS, [pass_rate(*EVALUATORS), mean_score(*EVALUATORS)])
     assert feedback(rows) == WEATHER_FEEDBACK
     summary = [(r.key, r.score, r.comment) for r in results._summary_results["results"]]
     assert summary == SUMMARY

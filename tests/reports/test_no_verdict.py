@@ -26,14 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(ROOT))
-    data = tmp_path / "d.yaml"
-    data.write_text(
-        "name: echo\ngraph: tests.experiments.graphs:slow_echo\nevaluators: [hitl_match]\n"
-        "cases:\n  - id: no-interrupt\n    turns: [{input: {text: hi}}]\n"
-        "    expected: {trajectory: {steps: [[__start__, echo]]}}\n"
-    )
+    data = write_dataset(tmp_path, monkeypatch)
     result = CliRunner().invoke(
         app,
         [
@@ -48,6 +41,19 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "terminal": " ".join(result.output.split()),
         **{name: (tmp_path / f"r.{name}").read_text() for name in ("xml", "md", "html")},
     }
+
+
+def write_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's dataset file, in ``tmp_path`` (also the working directory)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    data = tmp_path / "d.yaml"
+    data.write_text(
+        "name: echo\ngraph: tests.experiments.graphs:slow_echo\nevaluators: [hitl_match]\n"
+        "cases:\n  - id: no-interrupt\n    turns: [{input: {text: hi}}]\n"
+        "    expected: {trajectory: {steps: [[__start__, echo]]}}\n"
+    )
+    return data
 
 
 def reason() -> str:

@@ -21,6 +21,15 @@ def _turns(*, outputs: Any, **_: Any) -> Feedback:
 
 
 turns = make_evaluator("turns", _turns)
+
+
+def _expects_city(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
+    """A user's evaluator reading a reference it does not declare: a swept thread has
+    none, so it raises on every thread."""
+    return Feedback(score=reference_outputs["city"] in str(outputs["output"]))
+
+
+expects_city = make_evaluator("expects_city", _expects_city)
 EVALUATORS = ["redundancy", "tests.sweeps.helpers:turns"]
 GRAPH = "tests.sweeps.helpers:build"
 

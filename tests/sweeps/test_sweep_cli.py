@@ -63,7 +63,7 @@ def test_a_sweep_whose_threads_all_error_exits_3_and_progress_agrees(tmp_path: P
             "sweep", "--graph", "tests.sweeps.helpers:build",
             "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
             "--store", f"sqlite:///{tmp_path / 'results.sqlite'}",
-            "--evaluator", "step_efficiency",
+            "--evaluator", "tests.sweeps.helpers:expects_city",
         ],
     )  # fmt: skip
     assert out.exit_code == 3, out.output

@@ -1,0 +1,38 @@
+"""The one verdict rule, shared by the runner, sweeps and the LangSmith summary.
+
+A score passes when it is ``True`` or a number at or above its threshold, fails
+otherwise, and gives *no verdict* when it is ``None`` (the evaluator could not
+judge and says why in its comment). A no-verdict is neither pass nor fail: a
+case passes when it has at least one verdict and every verdict passed, so a
+no-verdict never fails a case that has a passing verdict, and never passes one
+alone. Asked to (``require_verdict``), any no-verdict fails the case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+
+def verdict(score: Any, threshold: float) -> bool | None:
+    """True for a bool True or a number at or above ``threshold``; None without a score."""
+    if score is None:
+        return None
+    if isinstance(score, bool):
+        return score
+    return float(score) >= threshold
+
+
+def case_verdict(
+    verdicts: Iterable[bool | None], *, require_verdict: bool = False
+) -> Literal["passed", "failed"]:
+    """``passed`` when at least one verdict was given and all passed (and, with
+    ``require_verdict``, none is missing); else ``failed``."""
+    given = list(verdicts)
+    if require_verdict and any(v is None for v in given):
+        return "failed"
+    decided = [v for v in given if v is not None]
+    return "passed" if decided and all(decided) else "failed"
+
+
+__all__ = ["case_verdict", "verdict"]
