@@ -77,6 +77,18 @@ class ScoringProcessError(LgEvalError):
     run stops, and running it again with the same ``run_id`` resumes it."""
 
 
+class OutputWriteError(LgEvalError):
+    """A report or output file could not be written; the old file, if any, is unchanged."""
+
+
+class RunInUseError(LgEvalError):
+    """Another live run holds the run id (its lease has not expired); ``owner`` names it."""
+
+    def __init__(self, message: str, *, owner: str | None = None) -> None:
+        super().__init__(message)
+        self.owner = owner
+
+
 __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerError",
@@ -89,6 +101,8 @@ __all__ = [
     "JudgeError",
     "LgEvalError",
     "MissingCheckpointerError",
+    "OutputWriteError",
+    "RunInUseError",
     "ScoringProcessError",
     "ScriptMismatchError",
     "ThreadNotFoundError",

@@ -29,7 +29,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from lg_eval.errors import LgEvalError
+from lg_eval._files import write_atomic
+from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
 
 T = TypeVar("T")
 
@@ -52,11 +53,21 @@ def say(message: str) -> None:
 
 @contextmanager
 def input_errors() -> Iterator[None]:
-    """lg_eval's typed errors (bad input) become a message and exit code 2."""
+    """lg_eval's typed errors become a one-line message and their exit code: 4 for a file
+    that could not be written, 5 for a run id another live run holds, else 2 (bad input)."""
     try:
         yield
     except LgEvalError as exc:
-        fail(_one_line(exc))
+        fail(_one_line(exc), exit_code(exc))
+
+
+def exit_code(exc: LgEvalError) -> int:
+    """The exit code of a typed error (see the table above)."""
+    if isinstance(exc, OutputWriteError):
+        return WRITE_FAILED
+    if isinstance(exc, RunInUseError):
+        return RUN_IN_USE
+    return INPUT_ERROR
 
 
 def _one_line(exc: BaseException) -> str:
@@ -65,9 +76,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def write_file(path: Path, text: str) -> None:
-    """Write a report file (parents created) and say where it went."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    """Write a report or output file whole or not at all (see :mod:`lg_eval._files`) and say
+    where it went; a failure is one line on stderr and exit code 4 (``WRITE_FAILED``)."""
+    with input_errors():
+        write_atomic(path, text)
     say(f"wrote {path}")
 
 
@@ -97,6 +109,7 @@ __all__ = [
     "PASSED",
     "RUN_IN_USE",
     "WRITE_FAILED",
+    "exit_code",
     "fail",
     "input_errors",
     "interactive",

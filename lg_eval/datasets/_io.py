@@ -22,6 +22,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from lg_eval._files import write_atomic
 from lg_eval.datasets._models import Case, Dataset
 from lg_eval.errors import DatasetError
 
@@ -268,8 +269,7 @@ def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
         raise DatasetError(
             f"{path}: cannot dump to {suffix or '(no suffix)'!r}; use .yaml or .jsonl."
         )
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_atomic(path, text)
 
 
 def _plain(dataset: Dataset) -> dict[str, Any]:

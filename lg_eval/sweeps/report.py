@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from lg_eval._files import atomic_writer, write_atomic
 from lg_eval.experiments import CaseResult
 from lg_eval.reports import Report, render_html
 from lg_eval.reports.json_report import report_document, result_entry
@@ -52,9 +53,7 @@ def write_sweep_json(
     ``result.report``); its ``results`` are replaced by every thread of the run.
     """
     if isinstance(out, str | Path):
-        path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as handle:
+        with atomic_writer(out) as handle:
             write_sweep_json(result, handle, report, indent=indent, batch=batch)
         return
     document = report_document(report or result.report)
@@ -91,10 +90,9 @@ def sweep_json(result: SweepResult, report: Report | None = None, *, indent: int
 
 
 def write_sweep_html(result: SweepResult, out: str | Path, report: Report | None = None) -> None:
-    """Write the sweep's HTML report (summary, distributions, worst threads) to ``out``."""
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report or result.report), encoding="utf-8")
+    """Write the sweep's HTML report (summary, distributions, worst threads) to ``out``, whole
+    or not at all (:class:`~lg_eval.errors.OutputWriteError` when it cannot be written)."""
+    write_atomic(out, render_html(report or result.report))
 
 
 def _worst(thread: WorstThread) -> dict[str, Any]:
