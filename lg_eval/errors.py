@@ -77,11 +77,16 @@ class ScoringProcessError(LgEvalError):
     run stops, and running it again with the same ``run_id`` resumes it."""
 
 
+class StoreError(LgEvalError):
+    """The results store could not be opened or used, or does not hold what was asked for
+    (messages show its URL without the password)."""
+
+
 class OutputWriteError(LgEvalError):
     """A report or output file could not be written; the old file, if any, is unchanged."""
 
 
-class RunInUseError(LgEvalError):
+class RunInUseError(StoreError):
     """Another live run holds the run id (its lease has not expired); ``owner`` names it."""
 
     def __init__(self, message: str, *, owner: str | None = None) -> None:
@@ -105,6 +110,7 @@ __all__ = [
     "RunInUseError",
     "ScoringProcessError",
     "ScriptMismatchError",
+    "StoreError",
     "ThreadNotFoundError",
     "TrajectoryFormatError",
 ]

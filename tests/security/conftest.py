@@ -23,6 +23,12 @@ def invoke(*args: str) -> Any:
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
+def squash(text: str) -> str:
+    """``text`` without any whitespace: rich wraps (and folds) long lines at the width of the
+    test's pseudo-terminal, so messages are compared with every break taken out."""
+    return "".join(text.split())
+
+
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Store and checkpointer under tmp_path; imports resolve from the repository root."""

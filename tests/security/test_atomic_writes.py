@@ -11,7 +11,7 @@ import pytest
 from lg_eval._files import write_atomic
 from lg_eval.cli._common import WRITE_FAILED
 from lg_eval.errors import OutputWriteError
-from tests.security.conftest import WEATHER, fill, invoke
+from tests.security.conftest import WEATHER, fill, invoke, squash
 
 
 def _run(here: dict[str, str], run_id: str, *extra: str) -> object:
@@ -35,7 +35,7 @@ def test_report_to_a_full_disk_exits_4_and_leaves_the_old_file(
     fill(small_disk)
     result = invoke("report", "r1", "--store", here["store"], "-f", fmt, "-o", str(target))
     assert result.exit_code == WRITE_FAILED
-    assert " ".join(result.stderr.split()) == (
+    assert squash(result.stderr) == squash(
         f"lg-eval: cannot write {target}: No space left on device; the file was left as it "
         "was (free space or fix the permissions, then run again)."
     )
@@ -52,7 +52,7 @@ def test_run_reports_to_a_full_disk_exit_4_not_the_gate_code(
     result = _run(here, "r1", option, str(target))
     assert result.exit_code == WRITE_FAILED
     assert "Traceback" not in result.output
-    assert " ".join(result.stderr.split()).startswith(f"lg-eval: cannot write {target}: ")
+    assert squash(result.stderr).startswith(squash(f"lg-eval: cannot write {target}: "))
     assert not target.exists()
     assert _leftovers(small_disk / "out") == []
 
@@ -68,7 +68,7 @@ def test_sweep_html_to_a_full_disk_exits_4(
         "--store", f"sqlite:///{tmp_path / 'sweep.sqlite'}", "--quiet", "--html", str(target),
     )  # fmt: skip
     assert result.exit_code == WRITE_FAILED
-    assert " ".join(result.stderr.split()).startswith(f"lg-eval: cannot write {target}: ")
+    assert squash(result.stderr).startswith(squash(f"lg-eval: cannot write {target}: "))
     assert _leftovers(small_disk) == []
 
 
