@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lg_eval._files import write_atomic
+from lg_eval._visible import visible
 from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
 
 T = TypeVar("T")
@@ -41,14 +42,17 @@ stderr = Console(stderr=True, highlight=False)
 
 
 def fail(message: str, code: int = INPUT_ERROR) -> NoReturn:
-    """Print ``message`` (as plain text) to stderr and exit with ``code``."""
-    stderr.print(Text(f"lg-eval: {message}", style="bold red"))
+    """Print ``message`` (as plain text, anything that could act on a terminal made
+    visible) to stderr and exit with ``code``."""
+    stderr.print(Text(visible(f"lg-eval: {message}"), style="bold red"))
     raise typer.Exit(code)
 
 
 def say(message: str) -> None:
-    """A plain status line on stderr (kept out of stdout, which may be piped)."""
-    stderr.print(Text(message))
+    """A plain status line on stderr (kept out of stdout, which may be piped); thread ids
+    and other text from strangers in it are made visible (:func:`lg_eval._visible.visible`),
+    so no escape sequence, bidi override or control character reaches the terminal."""
+    stderr.print(Text(visible(message)))
 
 
 @contextmanager
