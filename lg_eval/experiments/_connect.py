@@ -74,7 +74,9 @@ def _postgres(url: str) -> Connection:
         raise StoreError(
             "A Postgres results store needs psycopg: pip install 'lg-eval[postgres]'."
         ) from None
-    kwargs = {} if "connect_timeout=" in url else {"connect_timeout": CONNECT_TIMEOUT}
+    kwargs: dict[str, Any] = (
+        {} if "connect_timeout=" in url else {"connect_timeout": CONNECT_TIMEOUT}
+    )
     with driver_errors(url, (psycopg.Error,), opening=True):
         connection = psycopg.connect(url, **kwargs)
     return Connection(connection, url, postgres=True, errors=(psycopg.Error,))
