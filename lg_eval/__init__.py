@@ -14,83 +14,204 @@ player), :mod:`lg_eval.experiments` (results, store, aggregates),
 
 Names agentevals and openevals users import exist here under the same names, so
 moving over is a change of import.
+
+The names are imported on first use (``lg_eval.X`` imports the module that holds X
+then), so ``import lg_eval`` and the ``lg-eval`` command stay fast to start.
 """
 
-from lg_eval.errors import (
-    CheckpointNotFoundError,
-    ExtractionError,
-    InvalidConfigError,
-    InvalidOptionError,
-    JudgeError,
-    LgEvalError,
-    MissingCheckpointerError,
-    ThreadNotFoundError,
-    TrajectoryFormatError,
-)
-from lg_eval.evaluator import AsyncEvaluator, Evaluator, make_evaluator
-from lg_eval.evaluators import (
-    available_evaluators,
-    create_argument_precision_evaluator,
-    create_async_trajectory_match_evaluator,
-    create_call_budget_evaluator,
-    create_composite_evaluator,
-    create_graph_trajectory_match_evaluator,
-    create_graph_trajectory_similarity_evaluator,
-    create_hitl_evaluator,
-    create_json_schema_evaluator,
-    create_keywords_evaluator,
-    create_reasoning_coherence_evaluator,
-    create_redundancy_evaluator,
-    create_source_citation_evaluator,
-    create_specialized_tool_evaluator,
-    create_step_efficiency_evaluator,
-    create_text_evaluator,
-    create_tool_order_evaluator,
-    create_tool_selection_evaluator,
-    create_tool_sequence_evaluator,
-    create_trajectory_match_evaluator,
-    get_evaluator,
-    graph_trajectory_strict_match,
-    graph_trajectory_strict_match_async,
-    register_evaluator,
-)
-from lg_eval.experiments import arun_experiment, compare_runs, open_store, run_experiment
-from lg_eval.extract import (
-    ExtractionWarning,
-    aextract_langgraph_trajectory_from_thread,
-    aextract_thread,
-    extract_langgraph_trajectory_from_snapshots,
-    extract_langgraph_trajectory_from_thread,
-    extract_thread,
-)
-from lg_eval.feedback import Feedback
-from lg_eval.judges import (
-    JudgeOptions,
-    create_async_graph_trajectory_llm_as_judge,
-    create_async_trajectory_llm_as_judge,
-    create_graph_trajectory_llm_as_judge,
-    create_pairwise_trajectory_judge,
-    create_rubric_judge,
-    create_trajectory_llm_as_judge,
-)
-from lg_eval.nodes import (
-    EvalNode,
-    EvalSpec,
-    Evaluations,
-    batch_evaluate,
-    create_evaluation_graph,
-    route_on_score,
-)
-from lg_eval.sweeps import sweep_threads
-from lg_eval.trajectory import (
-    GraphTrajectory,
-    InterruptRecord,
-    StateEdit,
-    Superstep,
-    TaskRun,
-    ThreadTrajectory,
-    Turn,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lg_eval.errors import (
+        CheckpointNotFoundError,
+        ExtractionError,
+        InvalidConfigError,
+        InvalidOptionError,
+        JudgeError,
+        LgEvalError,
+        MissingCheckpointerError,
+        ThreadNotFoundError,
+        TrajectoryFormatError,
+    )
+    from lg_eval.evaluator import (
+        AsyncEvaluator,
+        Evaluator,
+        make_evaluator,
+    )
+    from lg_eval.evaluators import (
+        available_evaluators,
+        create_argument_precision_evaluator,
+        create_async_trajectory_match_evaluator,
+        create_call_budget_evaluator,
+        create_composite_evaluator,
+        create_graph_trajectory_match_evaluator,
+        create_graph_trajectory_similarity_evaluator,
+        create_hitl_evaluator,
+        create_json_schema_evaluator,
+        create_keywords_evaluator,
+        create_reasoning_coherence_evaluator,
+        create_redundancy_evaluator,
+        create_source_citation_evaluator,
+        create_specialized_tool_evaluator,
+        create_step_efficiency_evaluator,
+        create_text_evaluator,
+        create_tool_order_evaluator,
+        create_tool_selection_evaluator,
+        create_tool_sequence_evaluator,
+        create_trajectory_match_evaluator,
+        get_evaluator,
+        graph_trajectory_strict_match,
+        graph_trajectory_strict_match_async,
+        register_evaluator,
+    )
+    from lg_eval.experiments import (
+        arun_experiment,
+        compare_runs,
+        open_store,
+        run_experiment,
+    )
+    from lg_eval.extract import (
+        ExtractionWarning,
+        aextract_langgraph_trajectory_from_thread,
+        aextract_thread,
+        extract_langgraph_trajectory_from_snapshots,
+        extract_langgraph_trajectory_from_thread,
+        extract_thread,
+    )
+    from lg_eval.feedback import Feedback
+    from lg_eval.judges import (
+        JudgeOptions,
+        create_async_graph_trajectory_llm_as_judge,
+        create_async_trajectory_llm_as_judge,
+        create_graph_trajectory_llm_as_judge,
+        create_pairwise_trajectory_judge,
+        create_rubric_judge,
+        create_trajectory_llm_as_judge,
+    )
+    from lg_eval.nodes import (
+        EvalNode,
+        EvalSpec,
+        Evaluations,
+        batch_evaluate,
+        create_evaluation_graph,
+        route_on_score,
+    )
+    from lg_eval.sweeps import sweep_threads
+    from lg_eval.trajectory import (
+        GraphTrajectory,
+        InterruptRecord,
+        StateEdit,
+        Superstep,
+        TaskRun,
+        ThreadTrajectory,
+        Turn,
+    )
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "lg_eval.errors": (
+        "CheckpointNotFoundError",
+        "ExtractionError",
+        "InvalidConfigError",
+        "InvalidOptionError",
+        "JudgeError",
+        "LgEvalError",
+        "MissingCheckpointerError",
+        "ThreadNotFoundError",
+        "TrajectoryFormatError",
+    ),
+    "lg_eval.evaluator": (
+        "AsyncEvaluator",
+        "Evaluator",
+        "make_evaluator",
+    ),
+    "lg_eval.evaluators": (
+        "available_evaluators",
+        "create_argument_precision_evaluator",
+        "create_async_trajectory_match_evaluator",
+        "create_call_budget_evaluator",
+        "create_composite_evaluator",
+        "create_graph_trajectory_match_evaluator",
+        "create_graph_trajectory_similarity_evaluator",
+        "create_hitl_evaluator",
+        "create_json_schema_evaluator",
+        "create_keywords_evaluator",
+        "create_reasoning_coherence_evaluator",
+        "create_redundancy_evaluator",
+        "create_source_citation_evaluator",
+        "create_specialized_tool_evaluator",
+        "create_step_efficiency_evaluator",
+        "create_text_evaluator",
+        "create_tool_order_evaluator",
+        "create_tool_selection_evaluator",
+        "create_tool_sequence_evaluator",
+        "create_trajectory_match_evaluator",
+        "get_evaluator",
+        "graph_trajectory_strict_match",
+        "graph_trajectory_strict_match_async",
+        "register_evaluator",
+    ),
+    "lg_eval.experiments": (
+        "arun_experiment",
+        "compare_runs",
+        "open_store",
+        "run_experiment",
+    ),
+    "lg_eval.extract": (
+        "ExtractionWarning",
+        "aextract_langgraph_trajectory_from_thread",
+        "aextract_thread",
+        "extract_langgraph_trajectory_from_snapshots",
+        "extract_langgraph_trajectory_from_thread",
+        "extract_thread",
+    ),
+    "lg_eval.feedback": ("Feedback",),
+    "lg_eval.judges": (
+        "JudgeOptions",
+        "create_async_graph_trajectory_llm_as_judge",
+        "create_async_trajectory_llm_as_judge",
+        "create_graph_trajectory_llm_as_judge",
+        "create_pairwise_trajectory_judge",
+        "create_rubric_judge",
+        "create_trajectory_llm_as_judge",
+    ),
+    "lg_eval.nodes": (
+        "EvalNode",
+        "EvalSpec",
+        "Evaluations",
+        "batch_evaluate",
+        "create_evaluation_graph",
+        "route_on_score",
+    ),
+    "lg_eval.sweeps": ("sweep_threads",),
+    "lg_eval.trajectory": (
+        "GraphTrajectory",
+        "InterruptRecord",
+        "StateEdit",
+        "Superstep",
+        "TaskRun",
+        "ThreadTrajectory",
+        "Turn",
+    ),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module holding ``name`` on first use, and keep the name here."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lg_eval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AsyncEvaluator",

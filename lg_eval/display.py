@@ -1,5 +1,8 @@
 """Readable terminal views of trajectories (``rich`` tables).
 
+``print(thread)`` shows :func:`trajectory_text`; ``rich.print(thread)`` and
+:func:`print_trajectory` show :func:`trajectory_table` in colour.
+
 Text from threads is written by strangers: every cell is a ``rich.text.Text``
 (never parsed as markup) with control characters shown visibly, so a message
 holding ``[link=...]`` or an ANSI escape prints as the characters it is.
@@ -7,6 +10,7 @@ holding ``[link=...]`` or an ANSI escape prints as the characters it is.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -47,7 +51,15 @@ def _outcome(turn: Turn) -> str:
         return "interrupt " + _short([i.value for i in turn.interrupts], 60)
     if turn.status == "error":
         return f"error {_short(turn.error, 60)}"
-    return _short(turn.result)
+    return _short(_last_message_text(turn.result))
+
+
+def _last_message_text(result: Any) -> Any:
+    """A messages state's result shown as its last message's text; other results as they are."""
+    messages = result.get("messages") if isinstance(result, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else getattr(last, "content", None)
+    return content if isinstance(content, str) else result
 
 
 def trajectory_table(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit") -> Table:
@@ -69,6 +81,17 @@ def trajectory_table(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit"
             Text(_outcome(turn)),
         )
     return table
+
+
+def trajectory_text(
+    trajectory: ThreadTrajectory, resumed: ResumedMode = "omit", width: int = 88
+) -> str:
+    """:func:`trajectory_table` and any extraction warnings as plain text (no colour codes),
+    what ``str(thread)`` and ``print(thread)`` show."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, highlight=False)
+    print_trajectory(trajectory, console=console, resumed=resumed)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()).strip("\n")
 
 
 def print_trajectory(

@@ -94,6 +94,48 @@ class RunInUseError(StoreError):
         self.owner = owner
 
 
+
+class SweepError(LgEvalError):
+    """The sweep cannot run: a saver that cannot list threads, a bad filter."""
+
+
+class ReviewerError(LgEvalError):
+    """The simulated reviewer could not answer (the model failed, or its answer is unusable)."""
+
+
+class InfrastructureError(LgEvalError):
+    """An infrastructure failure (a lost connection, an ``OperationalError``) that the player
+    recorded as a turn error instead of raising; the runner plays the attempt again."""
+
+
+class LangSmithIntegrationError(LgEvalError):
+    """Base class of the errors :mod:`lg_eval.langsmith` raises."""
+
+
+class OfflineError(LangSmithIntegrationError, RuntimeError):
+    """Something asked the offline client to reach LangSmith; nothing was sent."""
+
+
+class MissingAPIKeyError(LangSmithIntegrationError):
+    """A LangSmith experiment or dataset call needs ``LANGSMITH_API_KEY`` and none is set."""
+
+
+class MissingTargetError(LangSmithIntegrationError, ValueError):
+    """An experiment has no graph to run (none given, or the dataset's came from remote data)."""
+
+
+class LangSmithDatasetError(LangSmithIntegrationError, ValueError):
+    """A LangSmith dataset's examples cannot be read as lg_eval cases (or the reverse)."""
+
+
+class ServerError(LgEvalError):
+    """A LangGraph Server could not answer (down, timed out, or a 5xx after retries)."""
+
+
+class ServerAuthError(ServerError, PermissionError):
+    """A LangGraph Server refused the credentials (HTTP 401 or 403)."""
+
+
 __all__ = [
     "CheckpointNotFoundError",
     "CheckpointerError",
@@ -101,16 +143,26 @@ __all__ = [
     "DatasetError",
     "ExtractionError",
     "GraphMismatchError",
+    "InfrastructureError",
     "InvalidConfigError",
     "InvalidOptionError",
     "JudgeError",
+    "LangSmithDatasetError",
+    "LangSmithIntegrationError",
     "LgEvalError",
+    "MissingAPIKeyError",
     "MissingCheckpointerError",
+    "MissingTargetError",
+    "OfflineError",
     "OutputWriteError",
+    "ReviewerError",
     "RunInUseError",
     "ScoringProcessError",
     "ScriptMismatchError",
+    "ServerAuthError",
+    "ServerError",
     "StoreError",
+    "SweepError",
     "ThreadNotFoundError",
     "TrajectoryFormatError",
 ]

@@ -26,10 +26,11 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 from pydantic import ValidationError
 
-from lg_eval.errors import TrajectoryFormatError
+from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.messages import (
     ToolCall,
     check_depth,
+    executed_calls,
     message_text,
     parse_arguments,
     to_openai_messages,
@@ -55,7 +56,9 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
 
 _SHAPE_KEYS: dict[str, frozenset[str]] = {
     "trajectory": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
-    "thread": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
+    "thread": frozenset(
+        {"steps", "results", "turns", "outputs", "inputs", "interrupts", "resumes"}
+    ),
     "messages": frozenset(
         {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs"}
     ),
@@ -113,11 +116,50 @@ def require(value: Any, argument: str, key: str) -> Any:
 # --------------------------------------------------------------------------- tool calls
 
 
-def calls_arg(value: Any, argument: str) -> list[ToolCall]:
-    """Actual tool calls: from any message shape, or a plain list of calls / tool names."""
-    if _is_call_list(value):
-        return [_call(item, f"{argument}[{n}]") for n, item in enumerate(value)]
-    return tool_calls_from_openai(to_openai_messages(value, argument=argument))
+CallsCounted = Literal["executed", "proposed"]
+"""Which tool calls count: those whose tool ran, or every call the model proposed."""
+CALLS_COUNTED: tuple[CallsCounted, ...] = ("executed", "proposed")
+
+
+def calls_arg(value: Any, argument: str, counted: CallsCounted = "proposed") -> list[ToolCall]:
+    """Actual tool calls: from any message shape, or a plain list of calls / tool names.
+
+    ``counted="executed"`` keeps only the calls whose tool ran (see :func:`counted_calls`).
+    """
+    return counted_calls(value, argument, counted)[0]
+
+
+def counted_calls(
+    value: Any, argument: str, counted: CallsCounted
+) -> tuple[list[ToolCall], list[tuple[int, ToolCall]] | None]:
+    """The calls that count, and the proposed calls left out with their positions.
+
+    ``executed``: from messages, the calls whose tool ran
+    (:func:`lg_eval.messages.executed_calls`: a tool message answers them, not one
+    the harness wrote in the tool's place); ``proposed``: every call the model
+    made. A plain list of calls or tool names is taken as made (``None`` left out:
+    it says nothing of what ran).
+    """
+    if _is_call_list(value) or (isinstance(value, list | tuple) and not value):
+        return [_call(item, f"{argument}[{n}]") for n, item in enumerate(value)], None
+    messages = to_openai_messages(value, argument=argument)
+    calls = tool_calls_from_openai(messages)
+    if counted == "proposed":
+        return calls, []
+    ran = executed_calls(messages)
+    kept = [call for call, done in zip(calls, ran, strict=True) if done]
+    left = [(n, call) for n, (call, done) in enumerate(zip(calls, ran, strict=True)) if not done]
+    return kept, left
+
+
+def check_counted(value: object, option: str = "calls") -> CallsCounted:
+    """``value`` when it is ``executed`` or ``proposed``; else an error naming ``option``."""
+    if value == "executed" or value == "proposed":
+        return value
+    raise InvalidOptionError(
+        f"{option}={value!r} is not allowed; use 'executed' (calls whose tool ran, the "
+        "default) or 'proposed' (every call the model made, run or not)."
+    )
 
 
 def expected_calls_arg(value: Any, argument: str) -> list[dict[str, Any]]:
@@ -281,7 +323,11 @@ def graph_arg(value: Any, argument: str, resumed: ResumedMode = "omit") -> Graph
         )
     if isinstance(value, list | tuple):
         if value and all(isinstance(item, str) for item in value):
-            return GraphSide([list(value)])
+            raise TrajectoryFormatError(
+                f"{argument} is a flat list of node names ({brief(list(value))}); a graph "
+                "trajectory has one list per turn: write [[...]] for a one-turn thread, or "
+                f"{{'steps': [[...], ...]}}; expected {_GRAPH_EXPECTED}."
+            )
         return GraphSide(_steps(value, argument))
     raise TrajectoryFormatError(
         f"{argument} is a {type(value).__name__}; expected {_GRAPH_EXPECTED}."
@@ -414,6 +460,33 @@ def _validated(model: type[GraphLike], data: Mapping[str, Any], argument: str) -
         ) from exc
 
 
+_GRAPH_KEYS = frozenset(GraphTrajectory.model_fields)
+
+
+def recorded_trajectory(value: Any, argument: str, expected: str) -> GraphLike:
+    """``value`` as the thread or flat trajectory it holds, as recorded (no length rule).
+
+    Accepts a ThreadTrajectory or its dict (``turns``), a GraphTrajectory or a dict
+    with any of its fields (``steps``, ``interrupts``, ``resumes``...), either inside
+    an ``{"outputs": ...}`` envelope. ``expected`` describes the accepted shapes
+    for the error message.
+    """
+    if isinstance(value, GraphLike):
+        return value
+    if isinstance(value, Mapping):
+        if "turns" in value:
+            return _validated(ThreadTrajectory, value, argument)
+        if isinstance(value.get("outputs"), Mapping | GraphLike):
+            return recorded_trajectory(value["outputs"], f"{argument}['outputs']", expected)
+        if not _GRAPH_KEYS.isdisjoint(value):
+            return _validated(GraphTrajectory, value, argument)
+        wanted = ", ".join(repr(key) for key in ("turns", *sorted(_GRAPH_KEYS)))
+        raise TrajectoryFormatError(
+            f"{argument} is a dict without any of {wanted}; expected {expected}."
+        )
+    raise TrajectoryFormatError(f"{argument} is a {type(value).__name__}; expected {expected}.")
+
+
 def any_trajectory(value: Any, *, argument: str = "outputs") -> Any:
     """A graph trajectory, a list of OpenAI-style messages, or (else) the value itself."""
     if isinstance(value, GraphLike):
@@ -454,14 +527,18 @@ def describe_list(items: list[str], limit: int = 3) -> str:
 
 
 __all__ = [
+    "CALLS_COUNTED",
     "FIELD_KEYS",
     "WILDCARD",
+    "CallsCounted",
     "Field",
     "GraphLike",
     "GraphSide",
     "any_trajectory",
     "brief",
     "calls_arg",
+    "check_counted",
+    "counted_calls",
     "describe_call",
     "describe_list",
     "expected_calls_arg",
@@ -469,6 +546,7 @@ __all__ = [
     "graph_arg",
     "graph_trajectory",
     "lookup_hint",
+    "recorded_trajectory",
     "require",
     "select_field",
     "text_arg",

@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_me
 from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval._tool_results import HARNESS_SOURCE, executed_calls, harness_source, tool_results
 from lg_eval.errors import (
     CheckpointNotFoundError,
     InvalidConfigError,
@@ -189,6 +190,10 @@ def _finish(item: Any, converted: dict[str, Any], where: str) -> dict[str, Any]:
     usage = _usage(item, where)
     if usage is not None and converted.get("role") == "assistant":
         converted["usage_metadata"] = usage
+    if converted.get("role") == "tool":
+        source = harness_source(item)
+        if source is not None:  # answered in the tool's place: see lg_eval._tool_results
+            converted[HARNESS_SOURCE] = source
     return converted
 
 
@@ -450,9 +455,8 @@ def react_steps_from_messages(messages: Any) -> ReactTrace:
     messages are skipped.
     """
     normalized = to_openai_messages(messages, argument="messages")
+    answers = tool_results(normalized)
     steps: list[ReactStep] = []
-    latest: list[ReactStep] = []  # steps of the latest AI message that made calls
-    by_id: dict[str, ReactStep] = {}
     query: str | None = None
     final_answer: str | None = None
     for index, message in enumerate(normalized):
@@ -463,32 +467,20 @@ def react_steps_from_messages(messages: Any) -> ReactTrace:
             calls = [call for _, call in iter_tool_calls([message])]
             if not calls:
                 final_answer = message_text(message)
-            else:
-                latest = []
             for call in calls:
-                step = ReactStep(
-                    index=len(steps),
-                    message_index=index,
-                    thought=message_text(message),
-                    action=call["name"],
-                    args=call["args"],
-                    tool_call_id=call["id"] or None,
+                answer = answers.get(len(steps))
+                steps.append(
+                    ReactStep(
+                        index=len(steps),
+                        message_index=index,
+                        thought=message_text(message),
+                        action=call["name"],
+                        args=call["args"],
+                        tool_call_id=call["id"] or None,
+                        observation=None if answer is None else message_text(answer),
+                    )
                 )
-                steps.append(step)
-                latest.append(step)
-                if step.tool_call_id:
-                    by_id.setdefault(step.tool_call_id, step)
-        elif role == "tool":
-            _observe(latest, by_id, message)
     return ReactTrace(query=query, steps=steps, final_answer=final_answer)
-
-
-def _observe(latest: list[ReactStep], by_id: dict[str, ReactStep], message: dict[str, Any]) -> None:
-    step = by_id.get(message.get("tool_call_id") or "")
-    if step is None or step.observation is not None:
-        step = next((s for s in latest if s.observation is None), None)
-    if step is not None:
-        step.observation = message_text(message)
 
 
 # --------------------------------------------------------------------------- threads
@@ -551,12 +543,14 @@ def _thread_messages(graph: Any, config: Mapping[str, Any], messages_key: str) -
 
 
 __all__ = [
+    "HARNESS_SOURCE",
     "MAX_ARGS_DEPTH",
     "ReactStep",
     "ReactTrace",
     "ToolCall",
     "atool_calls_from_thread",
     "check_depth",
+    "executed_calls",
     "message_text",
     "parse_arguments",
     "react_steps_from_messages",
@@ -564,4 +558,5 @@ __all__ = [
     "tool_calls_from_messages",
     "tool_calls_from_openai",
     "tool_calls_from_thread",
+    "tool_results",
 ]

@@ -248,6 +248,18 @@ class ThreadTrajectory(BaseModel):
     turns: list[Turn] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
+    def __str__(self) -> str:
+        """The thread as a plain-text table, one row per turn (see :mod:`lg_eval.display`)."""
+        from lg_eval.display import trajectory_text  # display renders this model: import late
+
+        return trajectory_text(self)
+
+    def __rich__(self) -> Any:
+        """The same table for ``rich`` (``rich.print(thread)``), as a ``rich.table.Table``."""
+        from lg_eval.display import trajectory_table
+
+        return trajectory_table(self)
+
     def to_graph_trajectory(self, resumed: ResumedMode = "omit") -> GraphTrajectory:
         """Flatten to the agentevals shape.
 

@@ -30,3 +30,86 @@ def test_no_private_module_is_imported_from_another_package() -> None:
             if any(part.startswith("_") for part in module[2:]):
                 crossings.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}")
     assert crossings == []
+
+
+def _imports(path: Path) -> list[ast.ImportFrom]:
+    """Every ``from lg_eval... import ...`` of a module, function-level imports included."""
+    return [
+        node
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lg_eval")
+    ]
+
+
+def _module_name(path: Path) -> str:
+    parts = ("lg_eval", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    # A private module may be imported within its package (`from lg_eval.x import _y` names
+    # a module); a private *name* is its module's own business.
+    crossings = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}.{alias.name}"
+        for path in MODULES.values()
+        for node in _imports(path)
+        for alias in node.names
+        if alias.name.startswith("_")
+        and not alias.name.startswith("__")
+        and f"{node.module}.{alias.name}" not in MODULES
+    ]
+    assert crossings == []
+
+
+def _import_graph(prefix: str) -> dict[str, set[str]]:
+    """Which modules under ``prefix`` each module under it imports (lazy imports included)."""
+    nodes = [name for name in MODULES if name.startswith(prefix + ".")]
+    edges: dict[str, set[str]] = {name: set() for name in nodes}
+    for name in nodes:
+        for node in _imports(MODULES[name]):
+            assert node.module is not None
+            for target in (node.module, *(f"{node.module}.{a.name}" for a in node.names)):
+                if target in edges and target != name:
+                    edges[name].add(target)
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of an import graph (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in edges[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while (top := stack.pop()) != node:
+                component.append(top)
+            if component:
+                found.append(sorted([node, *component]))
+
+    for node in edges:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_experiments_package_has_no_import_cycle() -> None:
+    assert _cycles(_import_graph("lg_eval.experiments")) == []
+
+
+def test_the_cycle_check_finds_every_cycle_and_only_cycles() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"e"}, "f": set()}
+    assert _cycles(edges) == [["a", "b", "c"]]

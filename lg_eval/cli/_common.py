@@ -37,6 +37,16 @@ T = TypeVar("T")
 
 PASSED, GATE_FAILED, INPUT_ERROR, CASES_ERRORED, WRITE_FAILED, RUN_IN_USE = 0, 1, 2, 3, 4, 5
 
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (PASSED, "passed, or the command did its job (failing scores alone, without a gate)"),
+    (GATE_FAILED, "a gate failed (--fail-under) or compare found a regression"),
+    (INPUT_ERROR, "bad input: usage, dataset, unknown run, store or checkpointer"),
+    (CASES_ERRORED, "a case or swept thread errored (raised, timed out, script did not fit)"),
+    (WRITE_FAILED, "a report or output file could not be written"),
+    (RUN_IN_USE, "another live run holds the run id"),
+)
+"""The table above as ``(code, meaning)`` rows, for ``lg-eval --help``."""
+
 stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
@@ -108,6 +118,7 @@ def interactive() -> bool:
 
 __all__ = [
     "CASES_ERRORED",
+    "EXIT_CODES",
     "GATE_FAILED",
     "INPUT_ERROR",
     "PASSED",

@@ -72,7 +72,7 @@ class _Lines:
 
     def update(self, done: int, total: int | None, passed: int, failed: int) -> None:
         of = f"/{total}" if total is not None else f" {self.unit}"
-        say(f"[{done}{of}] passed {passed}, failed {failed}")
+        say(f"[{done}{of}] passed {passed}, not passed {failed}")
         if self.throughput is None:
             return
         workers = self.throughput.workers()
@@ -89,7 +89,9 @@ def _live(unit: str, throughput: Throughput | None) -> Iterator[Update]:
         TextColumn(unit),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"),
+        TextColumn(
+            "[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} not passed[/]"
+        ),
         TimeElapsedColumn(),
     )
     bar = Progress(*columns, console=stderr)

@@ -8,6 +8,7 @@ from typing import Annotated, cast
 import typer
 
 from lg_eval.cli._common import (
+    CASES_ERRORED,
     GATE_FAILED,
     PASSED,
     JudgeInFlight,
@@ -124,7 +125,8 @@ def run(
 
     Offline unless --langsmith is given: nothing is sent anywhere, whatever the
     environment's LangSmith settings say. Exit code 0 when the run passes, 1 when
-    --fail-under is not met, 2 for bad input.
+    --fail-under is not met, 2 for bad input, 3 when a case errored or timed out
+    (failing scores alone exit 0 unless a gate is given).
     """
     thresholds = parse_pairs(threshold or [], "--threshold", float)
     if langsmith:
@@ -187,14 +189,20 @@ def _older(history: list[ExperimentRun], run: ExperimentRun) -> list[ExperimentR
 
 
 def _exit_code(result: ExperimentRun, fail_under: float | None) -> int:
-    if fail_under is None:
-        return PASSED
-    rate = result.pass_rate
-    if rate is None:
-        fail("the run has no results to gate on", GATE_FAILED)
-    if rate < fail_under:
-        say(f"pass rate {rate:.1%} is below --fail-under {fail_under:.1%}")
-        return GATE_FAILED
+    """The gate first (1 when the pass rate is below ``--fail-under``), then errors (3 when a
+    case errored or timed out: its scores are missing, so a passing gate does not clear it),
+    else 0. Failing scores alone are not an error: they exit 1 only through a gate."""
+    if fail_under is not None:
+        rate = result.pass_rate
+        if rate is None:
+            fail("the run has no results to gate on", GATE_FAILED)
+        if rate < fail_under:
+            say(f"pass rate {rate:.1%} is below --fail-under {fail_under:.1%}")
+            return GATE_FAILED
+    errored = sum(r.status in ("error", "timeout") for r in result.results)
+    if errored:
+        say(f"{errored} of {len(result.results)} results errored or timed out")
+        return CASES_ERRORED
     return PASSED
 
 

@@ -14,11 +14,18 @@ from lg_eval._visible import visible
 from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
 from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
-from lg_eval.reports import build_report, render_terminal
+from lg_eval.reports import build_report, render_comparison, render_terminal
 
 StoreOption = Annotated[
     str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
 ]
+
+
+class FailOn(StrEnum):
+    """What makes ``compare`` exit 1."""
+
+    regression = "regression"
+    significant_regression = "significant-regression"
 
 
 class Format(StrEnum):
@@ -91,21 +98,43 @@ def compare(
         Format.terminal
     ),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(
+            help="regression: any case that passed in RUN_A and not in RUN_B, or a score "
+            "drop beyond --tolerance; significant-regression: only a drop a paired test "
+            "over the repetitions finds significant at --alpha."
+        ),
+    ] = FailOn.regression,
+    alpha: Annotated[
+        float,
+        typer.Option(help="Significance level of the paired tests, in (0, 1)."),
+    ] = 0.05,
 ) -> None:
-    """Compare RUN_B with RUN_A case by case; exit 1 when a case regressed."""
+    """Compare RUN_B with RUN_A case by case, with paired tests over the repetitions;
+    exit 1 on a regression (see --fail-on).
+
+    The terminal shows only the comparison (`lg-eval report RUN_B` shows the run itself);
+    the file formats hold RUN_B's report with the comparison in it.
+    """
     with input_errors(), open_store(store) as results:
         baseline, candidate = _load(results, run_a), _load(results, run_b)
-    comparison = compare_runs(baseline, candidate, tolerance=tolerance)
+        comparison = compare_runs(baseline, candidate, tolerance=tolerance, alpha=alpha)
     report_ = build_report(candidate, comparison=comparison)
     if format is Format.terminal:
-        render_terminal(report_, stdout)
+        render_comparison(report_, stdout)
     else:
         text = RENDERERS[format.value](report_)
         if output is None:
             typer.echo(text)
         else:
             write_file(output, text)
-    raise typer.Exit(GATE_FAILED if comparison.regressed else PASSED)
+    failed = (
+        comparison.significant_regression
+        if fail_on is FailOn.significant_regression
+        else comparison.regressed
+    )
+    raise typer.Exit(GATE_FAILED if failed else PASSED)
 
 
 def _load(results: ResultStore, run_id: str) -> ExperimentRun:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli._common import (
+    CASES_ERRORED,
     PASSED,
     JudgeInFlight,
     JudgeRpm,
@@ -80,7 +81,8 @@ def sweep(
     store those that changed since the last sweep, and report like an experiment.
 
     Exit code 0 when the sweep ran (whatever the scores), 2 for bad input (an unknown
-    evaluator, a checkpointer that cannot list threads, a store that cannot be opened).
+    evaluator, a checkpointer that cannot list threads, a store that cannot be opened),
+    3 when a thread could not be scored (an evaluator raised on it).
     """
     pairs = parse_pairs(metadata or [], "--metadata", str)
     if executor not in ("local", "ray"):
@@ -119,7 +121,11 @@ def sweep(
         if json_file is not None:
             write_sweep_json(result, json_file)
             say(f"wrote {json_file}")
-    raise typer.Exit(PASSED)
+    counts = report.summary.counts
+    errored = counts.error + counts.timeout
+    if errored:
+        say(f"{errored} of {counts.total} threads errored; see the report's errors")
+    raise typer.Exit(CASES_ERRORED if errored else PASSED)
 
 
 def _scored(update: Update) -> SweepProgress:

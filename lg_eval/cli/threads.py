@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
-from lg_eval.cli._common import fail, input_errors, say, stdout
+from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say, stderr, stdout
+from lg_eval.cli._conventions import Command
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.display import print_trajectory
 from lg_eval.extract import extract_thread
@@ -30,6 +32,7 @@ dataset_app = typer.Typer(
     name="dataset",
     help="Check dataset files and grow them from checkpointed threads.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 
@@ -54,18 +57,30 @@ def extract(
         print_trajectory(trajectory, console=stdout)
 
 
-@dataset_app.command("validate")
+@dataset_app.command("validate", cls=Command)
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Dataset files (YAML or JSONL).")],
 ) -> None:
-    """Check dataset files: exit 0 when every file is valid, 2 at the first error."""
+    """Check dataset files and resolve the evaluators and code they name.
+
+    Exit 0 when every file is valid, 2 at the first file with a problem (each is listed).
+    """
+    from lg_eval.experiments.checks import check_dataset
+
     for path in files:
         with input_errors():
             dataset = load_dataset(path)
+        checked = check_dataset(dataset)
+        for problem in checked.problems:
+            stderr.print(Text(f"lg-eval: {path}: {problem}", style="bold red"))
+        if checked.problems:
+            raise typer.Exit(INPUT_ERROR)
         say(f"{path}: {len(dataset.cases)} cases, valid")
+        for item in checked.unchecked:
+            say(f"  not checked: {item}")
 
 
-@dataset_app.command("from-thread")
+@dataset_app.command("from-thread", cls=Command)
 def from_thread(
     graph: GraphOption,
     thread: ThreadOption,

@@ -38,11 +38,27 @@ CODE_REFERENCE = r"^[\w.]+:[\w.]+$"
 
 
 class ToolCallExpectation(BaseModel):
-    """A tool call the run should make; ``args`` may list only some of the arguments."""
+    """A tool call the run should make; ``args`` may list only some of the arguments.
+
+    Written as a tool name (``refund``: any arguments) or as ``{name, args}``.
+    """
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     args: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"name": data}
+        if not isinstance(data, dict):
+            raise PydanticCustomError(
+                "tool_call",
+                f"a tool call is a tool name (refund) or a mapping with name and optional "
+                f"args (name: refund, args: {{order_id: '42'}}), not {type(data).__name__}",
+            )
+        return data
 
 
 class OutputMatch(BaseModel):
@@ -76,10 +92,27 @@ class Expected(BaseModel):
     """What a case's thread should look like; every part is optional."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _calls_listed(cls, data: Any) -> Any:
+        calls = data.get("tool_calls") if isinstance(data, dict) else None
+        if calls is not None and not isinstance(calls, list):
+            raise PydanticCustomError(
+                "tool_calls",
+                f"tool_calls is a list of tool calls, each a tool name or a mapping with name "
+                f"and optional args ([refund] or [{{name: refund, args: {{order_id: '42'}}}}]), "
+                f"not {type(calls).__name__}",
+            )
+        return data
+
     trajectory: GraphTrajectory | None = Field(
         default=None, description="The flat trajectory; usually only ``steps`` per turn."
     )
-    tool_calls: list[ToolCallExpectation] | None = None
+    tool_calls: list[ToolCallExpectation] | None = Field(
+        default=None,
+        description="The calls the run should make, in order: tool names or {name, args}.",
+    )
     output: OutputExpectation | None = None
     max_steps: int | None = Field(
         default=None, ge=0, description="Cap on the node steps of the whole thread."

@@ -46,7 +46,13 @@ from lg_eval.evaluators._tool_args import (
     override_rule,
 )
 from lg_eval.feedback import Feedback
-from lg_eval.inputs import WILDCARD, describe_call, describe_list, expected_calls_arg
+from lg_eval.inputs import (
+    WILDCARD,
+    CallsCounted,
+    describe_call,
+    describe_list,
+    expected_calls_arg,
+)
 
 Call = Mapping[str, Any]
 """A tool call: ``{"name": str, "args": dict | WILDCARD, ...}``."""
@@ -479,6 +485,26 @@ def pairing_feedback(
     return Feedback(score=False, comment=comment, metadata=metadata)
 
 
+def counted_feedback(
+    feedback: Feedback, counted: CallsCounted, left_out: Sequence[tuple[int, Call]] | None
+) -> Feedback:
+    """``feedback`` saying which calls counted (``metadata["calls"]``) and, when only
+    executed ones did, which proposed calls were left out (``not_executed``); a failing
+    comment names them, since a rejected or unanswered call is often why. ``left_out``
+    is ``None`` for a plain list of calls, which says nothing of what ran."""
+    if left_out is None:
+        return feedback
+    metadata: dict[str, Any] = {**(feedback.metadata or {}), "calls": counted}
+    comment = feedback.comment
+    if counted == "executed":
+        metadata["not_executed"] = [listed_call(n, call) for n, call in left_out]
+        if left_out and feedback.score is not True:
+            shown = describe_list([describe_call(call) for _, call in left_out])
+            note = f"Not counted, proposed but not executed: {shown}."
+            comment = f"{comment} {note}" if comment else note
+    return feedback.model_copy(update={"metadata": metadata, "comment": comment})
+
+
 def _strict_difference(position: int, actual: Sequence[Call], expected: Sequence[Call]) -> str:
     if position >= min(len(actual), len(expected)):
         return f"Expected {len(expected)} calls, got {len(actual)}."
@@ -517,6 +543,7 @@ __all__ = [
     "calls_comment",
     "check_mode",
     "count",
+    "counted_feedback",
     "fixed_calls",
     "is_wildcard",
     "listed_call",

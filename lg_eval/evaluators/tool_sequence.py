@@ -23,12 +23,13 @@ from lg_eval.evaluators._tool_calls import (
     Call,
     CallMatchMode,
     check_mode,
+    counted_feedback,
     fixed_calls,
     pair_tool_calls,
     pairing_feedback,
 )
 from lg_eval.feedback import BOOL, Feedback
-from lg_eval.inputs import calls_arg, expected_from
+from lg_eval.inputs import CallsCounted, check_counted, counted_calls, expected_from
 
 SequenceMode = CallMatchMode
 SEQUENCE_MODES: tuple[CallMatchMode, ...] = CALL_MATCH_MODES
@@ -45,6 +46,7 @@ def create_tool_sequence_evaluator(
     mode: CallMatchMode | None = None,
     args_match_mode: ToolArgsMatchMode | None = None,
     args_match_overrides: ToolArgsMatchOverrides | None = None,
+    calls: CallsCounted = "executed",
 ) -> Evaluator:
     """An evaluator checking the agent's tool calls against a list of expected calls.
 
@@ -71,6 +73,11 @@ def create_tool_sequence_evaluator(
     ``in_order`` and ``superset`` modes), the ``first_difference`` in ``strict``
     mode and the expected calls made ``out_of_order`` in ``in_order`` mode.
 
+    ``calls`` says which of the agent's calls count: ``executed`` (default), the
+    calls whose tool ran (a tool message answers them, other than one the harness
+    wrote in the tool's place, such as a rejection); ``proposed``, every call the
+    model made, run or not. A plain list of calls as ``outputs`` counts as made.
+
     ``mode``, ``args_match_mode`` and ``args_match_overrides`` are the deprecated
     names of the three options.
 
@@ -94,14 +101,15 @@ def create_tool_sequence_evaluator(
     )
     match_mode = check_mode(chosen_mode, mode_option)
     policy = ArgsPolicy(args_mode, overrides, option=args_option, overrides_option=overrides_option)
+    counted = check_counted(calls)
     fixed = fixed_calls(expected, "expected")
     key = f"tool_sequence_{match_mode}_match"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         wanted = expected_from(fixed, reference_outputs, key)
-        actual = calls_arg(outputs, "outputs")
+        actual, left_out = counted_calls(outputs, "outputs", counted)
         pairing = pair_tool_calls(actual, wanted, mode=match_mode, policy=policy)
-        return pairing_feedback(pairing, actual, wanted)
+        return counted_feedback(pairing_feedback(pairing, actual, wanted), counted, left_out)
 
     scorer.__doc__ = create_tool_sequence_evaluator.__doc__
     return make_evaluator(key, scorer, reads="messages", score_range=BOOL)

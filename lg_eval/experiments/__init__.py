@@ -22,6 +22,7 @@ from lg_eval.experiments.aggregate import (
 )
 from lg_eval.experiments.compare import compare_runs
 from lg_eval.experiments.judge_cache import JudgeCache
+from lg_eval.experiments.options import Progress, RunOptions
 from lg_eval.experiments.results import (
     CaseChange,
     CaseResult,
@@ -31,7 +32,7 @@ from lg_eval.experiments.results import (
     RunInfo,
     ScoreRow,
 )
-from lg_eval.experiments.runner import Progress, arun_experiment, run_experiment
+from lg_eval.experiments.runner import arun_experiment, run_experiment
 from lg_eval.experiments.store import ResultStore, StoreError, open_store
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "Progress",
     "ResultStore",
     "RunInfo",
+    "RunOptions",
     "RunSummary",
     "ScoreRow",
     "Scoring",

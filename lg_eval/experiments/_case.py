@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect, sleep
+from lg_eval.errors import InfrastructureError, LgEvalError
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
@@ -37,14 +38,11 @@ from lg_eval.experiments.scoring import (
     thread_usage,
 )
 from lg_eval.extract.thread import extraction
+from lg_eval.messages import tool_calls_from_messages
 from lg_eval.play import Graph, Reviewer
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""
-
-
-class InfrastructureError(Exception):
-    """An infrastructure failure the player recorded as a turn error instead of raising."""
 
 
 def is_infrastructure(exc: BaseException) -> bool:
@@ -180,6 +178,7 @@ def score_attempt(
         base.error = f"turns[{index}] raised {played.error}; the script did not continue."
         return base
     messages = final_messages(thread)
+    base.tool_calls = recorded_tool_calls(messages)
     outputs = case_outputs(thread, messages)
     inputs = [turn.sent for turn in played.turns]
     usage = thread_usage(messages)
@@ -201,6 +200,18 @@ def score_attempt(
     base.tokens, base.cost, base.model_calls = usage.total_tokens, usage.cost, usage.calls
     base.status = status_of(base.scores)
     return base
+
+
+def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | None:
+    """The tool calls of the final messages, as stored JSON data (None when there are no
+    messages, or when they are not in a shape the message reader knows)."""
+    if messages is None:
+        return None
+    try:
+        calls = tool_calls_from_messages(messages)
+    except LgEvalError:
+        return None
+    return [to_jsonable_python(dict(call), fallback=repr) for call in calls]
 
 
 def finish(

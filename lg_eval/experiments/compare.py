@@ -1,9 +1,11 @@
-"""Run B against run A, case by case: what regressed, what improved, and by how much."""
+"""Run B against run A, case by case: what regressed, what improved, by how much, and
+whether the change is significant over the repetitions (:mod:`.significance`)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
+from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
     mean_scores,
@@ -11,10 +13,12 @@ from lg_eval.experiments.aggregate import (
     total_cost,
 )
 from lg_eval.experiments.results import CaseChange, CaseResult, Comparison, ExperimentRun
+from lg_eval.experiments.significance import paired_tests
+from lg_eval.stats import ALPHA, check_alpha
 
 
 def compare_runs(
-    run_a: ExperimentRun, run_b: ExperimentRun, *, tolerance: float = 0.0
+    run_a: ExperimentRun, run_b: ExperimentRun, *, tolerance: float = 0.0, alpha: float = ALPHA
 ) -> Comparison:
     """Compare ``run_b`` with the baseline ``run_a``, matching (case id, repetition).
 
@@ -22,7 +26,14 @@ def compare_runs(
     score drops by more than ``tolerance``; it *improves* when it starts passing
     or a score rises by more than ``tolerance`` with none dropping; cases in only
     one run are ``added`` / ``removed``. Deltas are B minus A.
+
+    ``tests`` holds the paired tests at level ``alpha``;
+    :attr:`~lg_eval.experiments.Comparison.significant_regression` is the gate on them.
+
+    Raises:
+        InvalidOptionError: ``alpha`` is not in (0, 1).
     """
+    level = check_alpha(alpha)
     a = {(r.case_id, r.repetition): r for r in run_a.results}
     b = {(r.case_id, r.repetition): r for r in run_b.results}
     keys = list(a) + [key for key in b if key not in a]
@@ -40,7 +51,20 @@ def compare_runs(
         pass_rate_b=run_b.pass_rate,
         latency_p50_delta_s=None if p50_a is None or p50_b is None else p50_b - p50_a,
         cost_delta=None if cost_a is None and cost_b is None else (cost_b or 0.0) - (cost_a or 0.0),
+        alpha=level,
+        tests=paired_tests(run_a, run_b, alpha=level),
     )
+
+
+def case_change(
+    a: CaseResult | None, b: CaseResult | None, *, tolerance: float = 0.0
+) -> CaseChange:
+    """How one case (× repetition) changed from ``a`` to ``b`` (None: absent from that run),
+    by :func:`compare_runs`'s rule."""
+    either = a if a is not None else b
+    if either is None:
+        raise InvalidOptionError("case_change: a and b are both None; give the case of one run.")
+    return _change(a, b, (either.case_id, either.repetition), tolerance)
 
 
 def _change(
@@ -81,4 +105,4 @@ def _change(
     )
 
 
-__all__ = ["compare_runs"]
+__all__ = ["case_change", "compare_runs"]

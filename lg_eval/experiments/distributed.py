@@ -27,7 +27,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, closing, nullcontext
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -42,24 +41,17 @@ from lg_eval.experiments._upstream import (
     load_dataset,
     open_checkpointer,
 )
+from lg_eval.experiments.case_threads import CaseThreads
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
 from lg_eval.experiments.judge_services import judge_services, services_record
+from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id, run_info
+from lg_eval.experiments.options import RunOptions
 from lg_eval.experiments.redaction import make_redactor
 from lg_eval.experiments.results import CaseResult, ExperimentRun
-from lg_eval.experiments.runner import (
-    _CaseThreads,
-    _check,
-    _new_run_id,
-    _Options,
-    _run_info,
-    _Tally,
-    inline,
-    one_at_a_time,
-    run_all,
-)
 from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
-from lg_eval.langsmith import offline
+from lg_eval.experiments.workers import inline, one_at_a_time, run_all
+from lg_eval.offline import offline
 from lg_eval.urls import parse_checkpointer_url
 
 Partition = Sequence[tuple[int, int]]
@@ -70,7 +62,7 @@ PARTITION_CASES_PER_SLOT = 2
 
 
 def run_distributed(
-    options: _Options,
+    options: RunOptions,
     executor: str | Executor,
     *,
     ray_address: str | None = None,
@@ -82,7 +74,6 @@ def run_distributed(
     ``partition_size``: cases × repetitions per task (default ``2 * concurrency``).
     ``services``: entered (``services.active()``) around each partition in its worker.
     """
-    _check(options)
     size = partition_size
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
         raise InvalidOptionError(f"partition_size={partition_size!r}: use an integer >= 1.")
@@ -94,11 +85,11 @@ def run_distributed(
 
 
 def _orchestrate(
-    options: _Options, shipped: _Options, runner: Executor, size: int, services: Any
+    options: RunOptions, shipped: RunOptions, runner: Executor, size: int, services: Any
 ) -> ExperimentRun:
     dataset = shipped.dataset
     assert isinstance(dataset, Dataset)
-    run_id = options.run_id or _new_run_id(dataset.name)
+    run_id = options.run_id or new_run_id(dataset.name)
     targets = CaseTargets(options.target, dataset, cast(Any, None))  # bad references fail here
     resolver = EvaluatorResolver(dataset)
     for case in dataset.cases:
@@ -107,20 +98,18 @@ def _orchestrate(
         store = options.store
         if not isinstance(store, ResultStore):
             store = stack.enter_context(closing(open_store(store)))
-        info, _resumed = store.begin_run(
-            _run_info(options, dataset, run_id, targets.describe(), store)
+        run = RunLifecycle.begin(
+            store, run_info(options, dataset, run_id, targets.describe(), store), options.progress
         )
-        config = {**info.config, "executor": type(runner).__name__, "partition_size": size}
-        stored = store.finished(run_id)
-        todo = [
-            (ordinal, repetition)
-            for ordinal, case in enumerate(dataset.cases)
-            for repetition in range(options.repetitions)
-            if (case.id, repetition) not in stored
-        ]
-        tally = _Tally(info.cases, options.progress, list(stored.values()))
-        status: Any = "interrupted"
-        try:
+        todo = run.left(dataset, options.repetitions)
+
+        def learned() -> dict[str, Any]:
+            config: dict[str, Any] = {"executor": type(runner).__name__, "partition_size": size}
+            if services is not None and hasattr(services, "stats"):
+                config.update(services_record(services.stats()))
+            return config
+
+        with run.recording(learned):
             if todo:  # nothing left (a finished run resumed): no executor started
                 if services is None:
                     services = stack.enter_context(_shared_judges(runner, shipped))
@@ -128,25 +117,17 @@ def _orchestrate(
                 for results in runner.map_partitions(work, _chunks(todo, size)):
                     store.write(results)
                     for _, result in results:
-                        tally.add(result.status)
-            status = "finished"
-        finally:
-            if services is not None and hasattr(services, "stats"):
-                config.update(services_record(services.stats()))
-            done = info.model_copy(
-                update={"status": status, "finished_at": datetime.now(UTC), "config": config}
-            )
-            store.update_run(done)
-        return store.load_run(run_id)
+                        run.tally.add(result.status)
+        return run.result()
 
 
-def _shared_judges(runner: Executor, shipped: _Options) -> Any:
+def _shared_judges(runner: Executor, shipped: RunOptions) -> Any:
     """The run's judge limiter and cache for ``runner`` (:func:`judge_services`)."""
     cache = shipped.judge_cache if isinstance(shipped.judge_cache, Path) else None
     return judge_services(runner, shipped.judge_limits, cache)
 
 
-def _for_workers(options: _Options) -> _Options:
+def _for_workers(options: RunOptions) -> RunOptions:
     """The options as workers get them: names and URLs only, nothing of the driver's."""
     if options.target is not None and not isinstance(options.target, str):
         raise InvalidOptionError(
@@ -200,7 +181,7 @@ def _chunks(items: list[tuple[int, int]], size: int) -> Iterator[list[tuple[int,
 class PlayCases:
     """``play(partition) -> [(ordinal, CaseResult)]``: what a worker runs for one partition."""
 
-    options: _Options
+    options: RunOptions
     run_id: str
     dataset_hash: str
     services: Any = None
@@ -240,11 +221,11 @@ class PlayCases:
 async def _play(
     plans: list[CasePlan],
     context: CaseContext,
-    options: _Options,
+    options: RunOptions,
     results: list[tuple[int, CaseResult]],
 ) -> None:
     """The runner's loop: ``concurrency`` blocking cases at once, each under ``timeout``."""
-    threads = _CaseThreads(asyncio.get_running_loop())
+    threads = CaseThreads(asyncio.get_running_loop())
     try:
 
         async def collected(plan: CasePlan, result: CaseResult) -> None:
@@ -271,7 +252,7 @@ _CACHES: dict[Path, JudgeCache] = {}
 _READY: dict[tuple[str, str | None, str], _Resources] = {}
 
 
-def _resources(options: _Options, digest: str) -> _Resources:
+def _resources(options: RunOptions, digest: str) -> _Resources:
     """This process's checkpointer, targets, evaluators and judge cache for a run's options:
     opened on the first partition, reused by every later one."""
     url = cast(str, options.checkpointer)

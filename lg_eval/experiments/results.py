@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.feedback import ScoreValue
+from lg_eval.stats import PairedTest
 
 CaseStatus = Literal["passed", "failed", "error", "timeout"]
 """``passed``: every evaluator passed; ``failed``: one did not; ``error``: the case could
@@ -70,6 +71,11 @@ class CaseResult(_Model):
         default=None, description="The steps that ran, per turn (GraphTrajectory.steps)."
     )
     expected_trajectory: list[list[str]] | None = None
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The tool calls in the thread's final messages, in call order: "
+        "{'name', 'args', 'id'} each (None: the final state holds no messages).",
+    )
     turns: list[PlayedTurnRecord] = Field(default_factory=list)
     error: str | None = None
     latency_s: float = Field(default=0.0, description="Wall time of playing and scoring.")
@@ -156,11 +162,23 @@ class Comparison(_Model):
     pass_rate_b: float | None = None
     latency_p50_delta_s: float | None = None
     cost_delta: float | None = None
+    alpha: float = Field(default=0.05, description="The significance level of ``tests``.")
+    tests: list[PairedTest] = Field(
+        default_factory=list,
+        description="Paired tests over the repetitions: pooled first, then per case "
+        "(lg_eval.experiments.significance).",
+    )
 
     @property
     def regressed(self) -> bool:
         """Whether any case regressed beyond the tolerance."""
         return any(change.change == "regressed" for change in self.cases)
+
+    @property
+    def significant_regression(self) -> bool:
+        """Whether a paired test finds B significantly worse than A: pooled over the cases,
+        or for one case after the false-discovery adjustment."""
+        return any(test.regression for test in self.tests)
 
 
 __all__ = [

@@ -1,92 +1,57 @@
 """Run a graph over a dataset: every case × repetition played, scored and stored as it finishes.
 
-One orchestrator (:func:`_experiment`, a coroutine) holds every decision: what
-is left to run (a resumed run skips what the store has), the concurrency bound,
-timeouts, progress, the judge cache, the run record. The two entry points
-differ in one thing only, how a case's effect core is driven:
-:func:`arun_experiment` awaits it (``ainvoke`` on an async checkpointer),
-:func:`run_experiment` drives it with blocking calls in a thread per case
+One orchestrator (:func:`_experiment`, a coroutine) holds every decision of a run in
+this process: the concurrency bound, timeouts, the judge cache and limiter, whether a
+scoring process scores the cases. What every way of running shares — the run's record,
+what is left to run (a resumed run skips what the store has), the tally — is
+:class:`~lg_eval.experiments.lifecycle.RunLifecycle`; how cases get done is
+:mod:`lg_eval.experiments.workers`. The two entry points differ in one thing only, how a
+case's effect core is driven: :func:`arun_experiment` awaits it (``ainvoke`` on an async
+checkpointer), :func:`run_experiment` drives it with blocking calls in a thread per case
 (``invoke`` on a sync checkpointer) under ``asyncio.run``; with the scoring process, each
-worker's cases run on one thread of their own. A case that runs past
-``timeout`` is cancelled (async) or abandoned (sync: its thread's late result is
-dropped); either way only the ``timeout`` result is ever stored.
+worker's cases run on one thread of their own. A case that runs past ``timeout`` is
+cancelled (async) or abandoned (sync: its thread's late result is dropped); either way
+only the ``timeout`` result is ever stored.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
-import importlib.metadata
-import platform
-import queue
-import secrets
-import subprocess
 import threading
-import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack, ExitStack, closing, nullcontext
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from lg_eval._effects import Core, adrive, drive
 from lg_eval._heap import frozen_heap
-from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments._case import CaseContext, CasePlan, plan_for, run_case, timed_out
+from lg_eval.experiments._case import CaseContext, plan_for
 from lg_eval.experiments._scoring_choice import Scoring, scoring_spec
-from lg_eval.experiments._scoring_process import ScoringProcess, serving
+from lg_eval.experiments._scoring_process import ScoringProcess
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
-    DEFAULT_CHECKPOINTER,
     Dataset,
     aopen_checkpointer,
-    dataset_hash,
     load_dataset,
     open_checkpointer,
-    redact_url,
 )
 from lg_eval.experiments._writer import BatchWriter
+from lg_eval.experiments.case_threads import CaseThreads
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
-from lg_eval.experiments.redaction import RedactOption, make_redactor, scrub_secrets
-from lg_eval.experiments.results import CaseResult, CaseStatus, ExperimentRun, RunInfo
+from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id, run_info
+from lg_eval.experiments.options import Progress, RunOptions
+from lg_eval.experiments.redaction import RedactOption, make_redactor
+from lg_eval.experiments.results import ExperimentRun
 from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
+from lg_eval.experiments.workers import handed, inline, one_at_a_time, run_all, stored
 from lg_eval.judges import RateLimiter, RateLimits
-from lg_eval.langsmith import offline
+from lg_eval.offline import offline
 from lg_eval.play import Reviewer
 
 if TYPE_CHECKING:
     from lg_eval.executors import Executor
-
-Progress = Callable[[int, int, int, int], None]
-"""``progress(done, total, passed, failed)``, called as each case finishes (``failed``
-counts every status but ``passed``; a resumed run starts from what the store holds)."""
-
-
-@dataclass(frozen=True)
-class _Options:
-    target: Any
-    dataset: Dataset | str | Path
-    checkpointer: BaseCheckpointSaver[Any] | str | None
-    store: ResultStore | str | Path | None
-    run_id: str | None
-    concurrency: int
-    repetitions: int
-    timeout: float | None
-    retries: int
-    thresholds: Mapping[str, float] | None
-    fail_under: float | None
-    judge_cache: bool | str | Path | JudgeCache
-    progress: Progress | None
-    redact: RedactOption
-    langsmith: bool = False
-    reviewer: Reviewer | None = None
-    judge_limits: RateLimits | None = None
-    scoring: Scoring = "auto"
 
 
 def run_experiment(
@@ -159,10 +124,12 @@ def run_experiment(
         InvalidOptionError: a bad option, no target, or an evaluator that cannot be built.
         StoreError: the store cannot be opened, or ``run_id`` belongs to another dataset.
     """
-    options = _Options(
-        target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
-        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
-        _limits(judge_limits), scoring,
+    options = RunOptions(
+        target=target, dataset=dataset, checkpointer=checkpointer, store=store, run_id=run_id,
+        concurrency=concurrency, repetitions=repetitions, timeout=timeout, retries=retries,
+        thresholds=thresholds, fail_under=fail_under, judge_cache=judge_cache,
+        progress=progress, redact=redact, langsmith=langsmith, reviewer=reviewer,
+        judge_limits=judge_limits, scoring=scoring,
     )  # fmt: skip
     if executor not in (None, "local"):
         from lg_eval.experiments.distributed import run_distributed
@@ -215,10 +182,12 @@ async def arun_experiment(
     """:func:`run_experiment`, awaited: the graph is run with ``ainvoke`` on an async
     checkpointer (a saver you pass must be async-capable), evaluators with ``aevaluate``
     (the scoring process, when the run has one, reads and scores with blocking calls)."""
-    options = _Options(
-        target, dataset, checkpointer, store, run_id, concurrency, repetitions, timeout,
-        retries, thresholds, fail_under, judge_cache, progress, redact, langsmith, reviewer,
-        _limits(judge_limits), scoring,
+    options = RunOptions(
+        target=target, dataset=dataset, checkpointer=checkpointer, store=store, run_id=run_id,
+        concurrency=concurrency, repetitions=repetitions, timeout=timeout, retries=retries,
+        thresholds=thresholds, fail_under=fail_under, judge_cache=judge_cache,
+        progress=progress, redact=redact, langsmith=langsmith, reviewer=reviewer,
+        judge_limits=judge_limits, scoring=scoring,
     )  # fmt: skip
     return await _experiment(options, blocking=False)
 
@@ -237,21 +206,20 @@ class _Outcome:
         self.run = run
 
 
-async def _blocking(options: _Options) -> _Outcome:
+async def _blocking(options: RunOptions) -> _Outcome:
     return _Outcome(await _experiment(options, blocking=True))
 
 
-async def _experiment(options: _Options, *, blocking: bool) -> ExperimentRun:
+async def _experiment(options: RunOptions, *, blocking: bool) -> ExperimentRun:
     with nullcontext() if options.langsmith else offline():
         return await _orchestrate(options, blocking=blocking)
 
 
-async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
-    _check(options)
+async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
     dataset = options.dataset
     if not isinstance(dataset, Dataset):
         dataset = load_dataset(dataset)
-    run_id = options.run_id or _new_run_id(dataset.name)
+    run_id = options.run_id or new_run_id(dataset.name)
     redactor = make_redactor(options.redact)
     async with AsyncExitStack() as stack:
         spec = scoring_spec(
@@ -277,18 +245,18 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         cache = _judge_cache(options.judge_cache)
         if cache is not None and not isinstance(options.judge_cache, JudgeCache):
             stack.callback(cache.close)
-        limiter = None if options.judge_limits is None else RateLimiter(options.judge_limits)
+        limits = options.limits
+        limiter = None if limits is None else RateLimiter(limits)
         resolver = EvaluatorResolver(dataset)
         scoring = "inline" if scorer is None else "process"
-        info, resumed = store.begin_run(
-            _run_info(options, dataset, run_id, targets.describe(), store, scoring)
+        run = RunLifecycle.begin(
+            store,
+            run_info(options, dataset, run_id, targets.describe(), store, scoring),
+            options.progress,
         )
-        stored = store.finished(run_id)
         plans = [
-            plan_for(resolver, ordinal, case, repetition)
-            for ordinal, case in enumerate(dataset.cases)
-            for repetition in range(options.repetitions)
-            if (case.id, repetition) not in stored
+            plan_for(resolver, ordinal, dataset.cases[ordinal], repetition)
+            for ordinal, repetition in run.left(dataset, options.repetitions)
         ]
         context = CaseContext(
             run_id=run_id,
@@ -298,10 +266,9 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
             retries=options.retries,
             redactor=redactor,
             reviewer=options.reviewer,
-            fresh_threads=resumed,
+            fresh_threads=run.resumed,
         )
-        tally = _Tally(info.cases, options.progress, list(stored.values()))
-        threads = _CaseThreads(asyncio.get_running_loop()) if blocking else None
+        threads = CaseThreads(asyncio.get_running_loop()) if blocking else None
         if threads is not None:
             stack.callback(threads.close)
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
@@ -309,268 +276,33 @@ async def _orchestrate(options: _Options, *, blocking: bool) -> ExperimentRun:
         if scorer is None:
             writer = BatchWriter(store)
             worker = one_at_a_time(
-                inline(context, options.timeout, threads, _stored(writer, tally))
+                inline(context, options.timeout, threads, stored(writer, run.tally))
             )
         else:
-            worker = _handed(context, scorer, threads, tally)
+            worker = handed(context, scorer, threads, run.tally)
 
-        status: Any = "interrupted"
-        try:
-            with ExitStack() as judges:  # the limiter first: cache hits spend no budget
-                if limiter is not None:
-                    judges.enter_context(limiter.active())
-                if cache is not None:
-                    judges.enter_context(cache.active())
-                await run_all(plans, worker, options.concurrency)
-            status = "finished"
-        finally:
-            if writer is not None:
-                writer.close()
-            if scorer is not None:
-                scorer.close()  # every result it was sent is committed when it exits
-            config = dict(info.config)
+        def learned() -> dict[str, Any]:
+            config: dict[str, Any] = {}
             if cache is not None:
                 config["judge_cache"] = {"enabled": True, **cache.stats.as_dict()}
             if limiter is not None:
                 config["judge_limiter"] = limiter.stats().as_dict()
-            done = info.model_copy(
-                update={"status": status, "finished_at": datetime.now(UTC), "config": config}
-            )
-            store.update_run(done)
-        return store.load_run(run_id)
+            return config
 
-
-Execute = Callable[[CasePlan], Awaitable[None]]
-"""Runs one case to the end: played, scored, stored, counted."""
-Sink = Callable[[CasePlan, CaseResult], Awaitable[None]]
-"""Takes a finished case's result (stores it, or collects it for the driver)."""
-
-
-def inline(
-    context: CaseContext, timeout: float | None, threads: _CaseThreads | None, sink: Sink
-) -> Execute:
-    """Each case played and scored in this process (on a case thread when ``threads`` is
-    given, else awaited on the loop), cancelled after ``timeout``, then given to ``sink``."""
-
-    async def execute(plan: CasePlan) -> None:
-        running = _driven(run_case(context, plan), threads)
-        if timeout is None:
-            result = await running
-        else:
+        with run.recording(learned):
             try:
-                result = await asyncio.wait_for(running, timeout)
-            except TimeoutError:
-                result = timed_out(context, plan, timeout)
-        await sink(plan, result)
-
-    return execute
-
-
-def _stored(writer: BatchWriter, tally: _Tally) -> Sink:
-    """A sink that keeps a case in flight until its rows are committed, so a kill loses
-    only the cases in flight (see :class:`BatchWriter`), then counts it."""
-
-    async def sink(plan: CasePlan, result: CaseResult) -> None:
-        await asyncio.wrap_future(writer.put(plan.ordinal, result))
-        tally.add(result.status)
-
-    return sink
-
-
-def _handed(
-    context: CaseContext, scorer: ScoringProcess, threads: _CaseThreads | None, tally: _Tally
-) -> Worker:
-    """A worker that plays its cases here and has the scoring process score and store them
-    (:func:`serving`, on a lane of its own): on one case thread for the whole run, or awaited
-    on the loop."""
-
-    async def worker(source: Iterator[CasePlan]) -> None:
-        await _driven(serving(context, source, scorer.lane(), tally.add), threads)
-
-    return worker
-
-
-R = TypeVar("R")
-
-
-def _driven(core: Core[R], threads: _CaseThreads | None) -> Awaitable[R]:
-    """``core`` driven with blocking calls on a case thread, or awaited on the loop."""
-    if threads is None:
-        return adrive(core)
-    return threads.submit(lambda: drive(core))
-
-
-Worker = Callable[[Iterator[CasePlan]], Coroutine[Any, Any, None]]
-"""Runs the plans it takes from the run's shared iterator, until it is exhausted."""
-
-
-def one_at_a_time(execute: Execute) -> Worker:
-    """A worker that takes its next plan once ``execute`` finished the last one (stored)."""
-
-    async def worker(source: Iterator[CasePlan]) -> None:
-        for plan in source:
-            await execute(plan)
-
-    return worker
-
-
-async def run_all(plans: list[CasePlan], worker: Worker, concurrency: int) -> None:
-    """Run ``plans`` on ``concurrency`` workers sharing one iterator of them."""
-    source = _Plans(plans)
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(concurrency, len(plans))):
-                group.create_task(worker(source))
-    except BaseExceptionGroup as failed:  # the first worker's error stopped them all
-        raise failed.exceptions[0] from None
-    finally:
-        source.stop()  # a worker on a case thread takes no new case once the run stops
-
-
-class _Plans(Iterator[CasePlan]):
-    """The run's plans, shared by its workers (on the loop or on case threads) until they
-    are taken or :meth:`stop` is called."""
-
-    def __init__(self, plans: list[CasePlan]) -> None:
-        self._plans = iter(plans)
-        self._lock = threading.Lock()
-        self._stopped = False
-
-    def __next__(self) -> CasePlan:
-        with self._lock:
-            if self._stopped:
-                raise StopIteration
-            return next(self._plans)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stopped = True
-
-
-CLOSE_GRACE = 10.0
-"""Seconds a finished run waits for case threads still running given-up cases."""
-
-
-class _CaseThreads:
-    """Daemon threads running blocking cases, one per worker (``concurrency``).
-
-    :meth:`submit` returns a future settled on the event loop. A case abandoned after its
-    timeout keeps its thread until it returns; that thread then exits (its late result is
-    dropped) and a new thread takes its place, so a stuck case never holds a slot.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._threads: list[threading.Thread] = []
-
-    def submit(self, work: Callable[[], R]) -> asyncio.Future[R]:
-        future: asyncio.Future[R] = self._loop.create_future()
-        with self._lock:
-            start = self._idle == 0
-            if not start:
-                self._idle -= 1
-        self._jobs.put(_Job(work, future, contextvars.copy_context()))
-        if start:
-            thread = threading.Thread(target=self._serve, name="lg_eval-case", daemon=True)
-            with self._lock:
-                self._threads.append(thread)
-            thread.start()
-        return future
-
-    def close(self, grace: float = CLOSE_GRACE) -> None:
-        """Stop the idle threads and wait for every thread to exit, so that none is left
-        behind using the run's checkpointer once it is closed (a thread still running a case
-        that was given up, after a timeout or when the run failed, is waited for up to
-        ``grace`` seconds; one stuck for longer is left to exit when its case returns)."""
-        with self._lock:
-            idle, self._idle = self._idle, 0
-            threads = list(self._threads)
-        for _ in range(idle):
-            self._jobs.put(None)
-        deadline = time.monotonic() + grace
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-    def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            if job.future.cancelled():
-                return  # given up before it started (the run was stopped)
-            result, error = None, None
-            try:
-                result = job.context.run(job.work)
-            except BaseException as exc:
-                error = exc
-            if job.future.cancelled():
-                return  # abandoned after a timeout: a new thread took its place meanwhile
-            with self._lock:  # idle before the loop hears of the result and submits more
-                self._idle += 1
-            with contextlib.suppress(RuntimeError):  # the loop is closed: the run is over
-                self._loop.call_soon_threadsafe(_settle, job.future, result, error)
-
-
-@dataclass(frozen=True)
-class _Job(Generic[R]):
-    work: Callable[[], R]
-    future: asyncio.Future[R]
-    context: contextvars.Context
-
-
-def _settle(future: asyncio.Future[R], result: R | None, error: BaseException | None) -> None:
-    if future.done():  # cancelled by a timeout: the late result is dropped
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(cast(R, result))
-
-
-@dataclass
-class _Tally:
-    total: int
-    progress: Progress | None
-    stored: list[str] = field(default_factory=list)
-    done: int = 0
-    passed: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        self.done = len(self.stored)
-        self.passed = sum(status == "passed" for status in self.stored)
-
-    def add(self, status: CaseStatus) -> None:
-        """Count a finished case (from the loop or a case thread) and report progress."""
-        with self.lock:
-            self.done += 1
-            self.passed += status == "passed"
-            if self.progress is not None:
-                self.progress(self.done, self.total, self.passed, self.done - self.passed)
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _check(options: _Options) -> None:
-    def positive_int(name: str, value: Any, minimum: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise InvalidOptionError(f"{name}={value!r}: use an integer >= {minimum}.")
-
-    positive_int("concurrency", options.concurrency, 1)
-    positive_int("repetitions", options.repetitions, 1)
-    positive_int("retries", options.retries, 0)
-    if options.timeout is not None and not options.timeout > 0:
-        raise InvalidOptionError(f"timeout={options.timeout!r}: use seconds > 0, or None.")
-    if options.fail_under is not None and not 0 <= options.fail_under <= 1:
-        raise InvalidOptionError(f"fail_under={options.fail_under!r}: use a pass rate in [0, 1].")
-    if options.progress is not None and not callable(options.progress):
-        raise InvalidOptionError("progress= takes a function (done, total, passed, failed).")
-
-
-def _limits(option: RateLimits | Mapping[str, Any] | None) -> RateLimits | None:
-    """``judge_limits=`` checked (InvalidOptionError naming the field) before anything runs."""
-    return None if option is None else RateLimits.of(option)
+                with ExitStack() as judges:  # the limiter first: cache hits spend no budget
+                    if limiter is not None:
+                        judges.enter_context(limiter.active())
+                    if cache is not None:
+                        judges.enter_context(cache.active())
+                    await run_all(plans, worker, options.concurrency)
+            finally:
+                if writer is not None:
+                    writer.close()
+                if scorer is not None:
+                    scorer.close()  # every result it was sent is committed when it exits
+        return run.result()
 
 
 def _judge_cache(option: bool | str | Path | JudgeCache) -> JudgeCache | None:
@@ -579,74 +311,6 @@ def _judge_cache(option: bool | str | Path | JudgeCache) -> JudgeCache | None:
     if option is False:
         return None
     return JudgeCache(DEFAULT_CACHE if option is True else Path(option))
-
-
-def _new_run_id(dataset: str) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    return f"{dataset}-{stamp}-{secrets.token_hex(3)}"
-
-
-def _run_info(
-    options: _Options,
-    dataset: Dataset,
-    run_id: str,
-    target: str,
-    store: ResultStore,
-    scoring: str = "inline",
-) -> RunInfo:
-    saver = options.checkpointer
-    if isinstance(saver, BaseCheckpointSaver):
-        checkpointer = type(saver).__name__
-    else:
-        checkpointer = redact_url(saver or DEFAULT_CHECKPOINTER)
-    redact = options.redact
-    config: dict[str, Any] = {
-        "concurrency": options.concurrency,
-        "repetitions": options.repetitions,
-        "timeout": options.timeout,
-        "retries": options.retries,
-        "thresholds": dict(options.thresholds or {}),
-        "fail_under": options.fail_under,
-        "judge_cache": {"enabled": options.judge_cache is not False},
-        "judge_limits": None if options.judge_limits is None else options.judge_limits.model_dump(),
-        "store": store.url,
-        "scoring": scoring,
-        "redact": None if redact is None else "function" if callable(redact) else "patterns",
-    }
-    info = RunInfo(
-        run_id=run_id,
-        dataset=dataset.name,
-        dataset_hash=dataset_hash(dataset),
-        target=target,
-        checkpointer=checkpointer,
-        config=config,
-        git_commit=_git_commit(dataset.source),
-        versions=_versions(),
-        started_at=datetime.now(UTC),
-        cases=len(dataset.cases) * options.repetitions,
-    )
-    return RunInfo.model_validate(scrub_secrets(info.model_dump(mode="json")))
-
-
-def _git_commit(source: Path | None) -> str | None:
-    where = source.parent if source is not None else Path.cwd()
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
-
-
-def _versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for package in ("lg-eval", "langgraph", "langchain-core"):
-        try:
-            found[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return found
 
 
 __all__ = ["Progress", "arun_experiment", "run_experiment"]

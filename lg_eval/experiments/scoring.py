@@ -244,10 +244,17 @@ def score_rows(
 
 
 def status_of(rows: list[ScoreRow]) -> CaseStatus:
-    """``error`` if an evaluator raised, ``passed`` if every row passed, else ``failed``."""
+    """``error`` if an evaluator raised; ``failed`` if a verdict failed; ``passed`` if at
+    least one verdict was given and every one passed.
+
+    Feedback without a verdict (``passed`` None) is neither: it never fails a case that
+    has a passing verdict, and never passes one alone. A case with no verdict at all (or
+    no evaluator) is ``failed``, and its report shows each "no verdict" and its reason.
+    """
     if any(row.error is not None for row in rows):
         return "error"
-    return "passed" if all(row.passed is True for row in rows) else "failed"
+    verdicts = [row.passed for row in rows if row.passed is not None]
+    return "passed" if verdicts and all(verdicts) else "failed"
 
 
 __all__ = [

@@ -48,6 +48,13 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
+    # the viewer: status counts of a run from the index alone, its cases by status
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_status ON lg_eval_cases"
+    " (run_id, status, ordinal, repetition)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_numbers ON lg_eval_cases"
+    " (run_id, latency_s, tokens, cost)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_scores_key ON lg_eval_scores"
+    " (run_id, key, passed, score, evaluator, idx)",
 )
 
 _INSERT_CASE = (
@@ -82,6 +89,11 @@ class ResultStore:
             for statement in _SCHEMA:
                 self._conn.execute(statement)
             self._conn.commit()
+
+    @property
+    def postgres(self) -> bool:
+        """Whether the store is a Postgres database (else SQLite): for SQL written per engine."""
+        return self._postgres
 
     # --- writing -----------------------------------------------------------------------------
 

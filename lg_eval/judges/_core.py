@@ -24,7 +24,7 @@ from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
 from lg_eval.judges._model import JudgeClient, model_request
 from lg_eval.judges._prompting import Prompt, build_messages
 from lg_eval.judges._render import render_fitted
-from lg_eval.judges._retry import RetryPolicy, is_transient
+from lg_eval.judges._retry import RetryPolicy, is_timeout, is_transient
 from lg_eval.judges._schema import (
     Judgment,
     MalformedOutput,
@@ -171,7 +171,11 @@ class Judge:
                 return outcome
             except MalformedOutput as problem:
                 outcome.rejected.append(str(problem))
-                correction = prompts.CORRECTION_MESSAGE.format(
+                json_schema = getattr(self.client, "method", None) == "json_schema"
+                template = (
+                    prompts.JSON_CORRECTION_MESSAGE if json_schema else prompts.CORRECTION_MESSAGE
+                )
+                correction = template.format(
                     error=problem, previous=_previous(reply), tool=self.spec.name
                 )
                 messages = [*request.messages, HumanMessage(correction)]
@@ -291,7 +295,7 @@ def _with_metadata(score: Feedback, metadata: Mapping[str, Any]) -> Feedback:
 
 def _provider_error(failure: _ProviderFailure) -> dict[str, str]:
     cause = failure.cause
-    kind = "timeout" if isinstance(cause, TimeoutError) else "provider_error"
+    kind = "timeout" if is_timeout(cause) else "provider_error"
     return {
         "type": kind,
         "message": f"the judge model call failed after {failure.attempts} attempt(s) "

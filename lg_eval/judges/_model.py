@@ -11,27 +11,31 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.messages.utils import convert_to_openai_messages
+from langchain_core.runnables import RunnableLambda
 
 from lg_eval._effects import Effect
 from lg_eval._threads import athread
-from lg_eval.errors import InvalidOptionError, JudgeError
+from lg_eval.errors import InvalidOptionError
 from lg_eval.judges import prompts
 from lg_eval.judges._limits import JudgeConcurrency, blocking, limited
 from lg_eval.judges._schema import OutputSpec
 
 DEFAULT_MODEL = "openai:o3-mini"
 MODEL_ENV = "LG_EVAL_JUDGE_MODEL"
+
+StructuredOutput = Literal["function_calling", "json_schema"]
+"""How a judge asks for its structured answer: a forced call of the judgment tool, or the
+provider's ``json_schema`` response format (the answer is then a JSON text)."""
+STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("function_calling", "json_schema")
 
 
 class JudgeClient(Protocol):
@@ -107,14 +111,27 @@ def model_request(
     return hook(client.name, messages, spec, lambda: client.request(messages, spec, timeout, limit))
 
 
+def checked_structured_output(value: Any) -> StructuredOutput:
+    """``value`` if it names a way to ask for structured output, else a typed error."""
+    for known in STRUCTURED_OUTPUTS:
+        if value == known:
+            return known
+    raise InvalidOptionError(
+        f"structured_output must be one of {', '.join(map(repr, STRUCTURED_OUTPUTS))}, "
+        f"got {value!r}."
+    )
+
+
 class ChatModelClient:
-    """A LangChain chat model, asked to call the judgment tool.
+    """A LangChain chat model, asked to call the judgment tool (or, with ``"json_schema"``,
+    for the provider's structured-output response format).
 
     Models without tool calling are asked for a JSON object in plain text instead.
     """
 
-    def __init__(self, model: BaseChatModel) -> None:
+    def __init__(self, model: BaseChatModel, method: StructuredOutput = "function_calling") -> None:
         self.model = model
+        self.method = method
         model_name = getattr(model, "model_name", None) or getattr(model, "model", None)
         self.name = str(model_name or type(model).__name__)
 
@@ -134,6 +151,8 @@ class ChatModelClient:
     def _prepare(
         self, messages: list[BaseMessage], spec: OutputSpec
     ) -> tuple[Any, list[BaseMessage]]:
+        if self.method == "json_schema":
+            return self._json_schema(spec), messages
         tools = [spec.tool()]
         try:
             return self.model.bind_tools(tools, tool_choice=spec.name), messages
@@ -148,17 +167,45 @@ class ChatModelClient:
         instructions = HumanMessage(prompts.TEXT_MODE_INSTRUCTIONS.format(schema=schema))
         return self.model, [*messages, instructions]
 
+    def _json_schema(self, spec: OutputSpec) -> Any:
+        """The model bound to the ``json_schema`` response format; it answers the raw message
+        (its text is read like any JSON answer, so a bad one is retried with the problem)."""
+        try:
+            structured = self.model.with_structured_output(
+                spec.schema, method="json_schema", strict=True, include_raw=True
+            )
+        except (NotImplementedError, TypeError, ValueError) as exc:
+            raise InvalidOptionError(
+                f"structured_output='json_schema': the judge model {self.name!r} does not "
+                f"support a json_schema response format ({exc}). Use the default "
+                "structured_output='function_calling'."
+            ) from exc
+        return structured | RunnableLambda(_raw_message, name="raw_message")
+
+
+def _raw_message(output: dict[str, Any]) -> Any:
+    return output["raw"]
+
 
 class OpenAIClient:
-    """An ``openai.OpenAI`` or ``openai.AsyncOpenAI`` client plus a model name."""
+    """An ``openai.OpenAI`` or ``openai.AsyncOpenAI`` client plus a model name.
 
-    def __init__(self, client: Any, model: str | None) -> None:
+    The client is used through a copy without retries of its own (``with_options``), so the
+    judge's retry policy is the only one and counts every request; each request carries the
+    judge's timeout.
+    """
+
+    def __init__(
+        self, client: Any, model: str | None, method: StructuredOutput = "function_calling"
+    ) -> None:
         if not model:
             raise InvalidOptionError(
                 "judge is an OpenAI client, so model= must name the model to call "
                 "(e.g. model='gpt-4o-mini')."
             )
-        self.client = client
+        with_options = getattr(client, "with_options", None)
+        self.client = with_options(max_retries=0) if callable(with_options) else client
+        self.method = method
         self.model = model.removeprefix("openai:")
         self.name = f"openai:{self.model}"
         create = client.chat.completions.create
@@ -171,12 +218,18 @@ class OpenAIClient:
         timeout: float | None,
         limit: JudgeConcurrency,
     ) -> Effect[AIMessage]:
-        params = {
+        params: dict[str, Any] = {
             "model": self.model,
             "messages": convert_to_openai_messages(list(messages)),
-            "tools": [spec.tool()],
-            "tool_choice": {"type": "function", "function": {"name": spec.name}},
         }
+        if self.method == "json_schema":
+            schema = {"name": spec.name, "schema": spec.schema, "strict": True}
+            params["response_format"] = {"type": "json_schema", "json_schema": schema}
+        else:
+            params["tools"] = [spec.tool()]
+            params["tool_choice"] = {"type": "function", "function": {"name": spec.name}}
+        if timeout is not None:
+            params["timeout"] = timeout
         create = self.client.chat.completions.create
         if self._async:
 
@@ -232,65 +285,18 @@ def _from_openai(response: Any) -> AIMessage:
     )
 
 
-class LazyClient:
-    """A ``"provider:model"`` string, turned into a chat model on first use."""
-
-    def __init__(self, model: str) -> None:
-        self.name = model
-        self._client: ChatModelClient | None = None
-        self._lock = threading.Lock()
-
-    def request(
-        self,
-        messages: Sequence[BaseMessage],
-        spec: OutputSpec,
-        timeout: float | None,
-        limit: JudgeConcurrency,
-    ) -> Effect[AIMessage]:
-        return self._resolve().request(messages, spec, timeout, limit)
-
-    def _resolve(self) -> ChatModelClient:
-        with self._lock:
-            if self._client is None:
-                from langchain.chat_models import init_chat_model
-
-                try:
-                    self._client = ChatModelClient(init_chat_model(self.name))
-                except Exception as exc:
-                    raise JudgeError(
-                        f"Could not create the judge model {self.name!r}: {exc} Install the "
-                        "provider's package and set its API key, choose another model with "
-                        f"model= or {MODEL_ENV}, or pass judge=<a chat model>."
-                    ) from exc
-            return self._client
-
-
-def resolve_client(model: str | None, judge: Any) -> JudgeClient:
-    """The client for ``judge`` (a chat model or OpenAI client) or for the ``model`` string."""
-    if judge is None:
-        return LazyClient(model or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL)
-    if isinstance(judge, BaseChatModel):
-        return ChatModelClient(judge)
-    completions = getattr(getattr(judge, "chat", None), "completions", None)
-    if callable(getattr(completions, "create", None)):
-        return OpenAIClient(judge, model)
-    raise InvalidOptionError(
-        f"judge is a {type(judge).__name__}; pass a LangChain chat model, an OpenAI client "
-        "(with model=), or leave it out and pass model='provider:model'."
-    )
-
-
 __all__ = [
     "DEFAULT_MODEL",
     "MODEL_ENV",
     "REQUEST_HOOK",
+    "STRUCTURED_OUTPUTS",
     "ChatModelClient",
     "JudgeClient",
-    "LazyClient",
     "OpenAIClient",
     "RequestHook",
+    "StructuredOutput",
+    "checked_structured_output",
     "compose",
     "model_request",
-    "resolve_client",
     "use_hook",
 ]

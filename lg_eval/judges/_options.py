@@ -10,8 +10,9 @@ from pydantic import BaseModel
 from lg_eval.errors import InvalidOptionError
 from lg_eval.judges._core import DEFAULT_MAX_CHARS, Judge
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
-from lg_eval.judges._model import resolve_client
+from lg_eval.judges._model import StructuredOutput, checked_structured_output
 from lg_eval.judges._prompting import Prompt, examples_block
+from lg_eval.judges._provider import resolve_client
 from lg_eval.judges._retry import RetryPolicy
 from lg_eval.judges._schema import OutputSpec, custom_spec, score_spec
 from lg_eval.judges.consensus import DEFAULT_THRESHOLD, check_reducer
@@ -23,6 +24,8 @@ class JudgeOptions(TypedDict, total=False):
     model: ``"provider:model"`` for ``init_chat_model`` (default ``LG_EVAL_JUDGE_MODEL``,
         else ``openai:o3-mini``); with an OpenAI client as ``judge``, the model name.
     judge: a LangChain chat model, or an ``openai.OpenAI``/``AsyncOpenAI`` client.
+    structured_output: ``"function_calling"`` (default: the model must call the judgment
+        tool) or ``"json_schema"`` (the provider's strict JSON-schema response format).
     system: a system message put before the prompt.
     continuous: score as a float in 0..1 instead of a boolean.
     choices: the only scores allowed (numbers), e.g. ``[0, 0.5, 1]``.
@@ -47,6 +50,7 @@ class JudgeOptions(TypedDict, total=False):
 
     model: str | None
     judge: Any
+    structured_output: StructuredOutput
     system: str | None
     continuous: bool
     choices: Sequence[float] | None
@@ -108,8 +112,12 @@ def build_judge(
             )
         )
     policy = RetryPolicy(**{k: options[k] for k in _POLICY_OPTIONS if k in options})
+    method = checked_structured_output(options.get("structured_output", "function_calling"))
+    client = resolve_client(
+        options.get("model"), options.get("judge"), timeout=policy.timeout, method=method
+    )
     return Judge(
-        client=resolve_client(options.get("model"), options.get("judge")),
+        client=client,
         spec=spec,
         policy=policy,
         limit=options.get("concurrency") or DEFAULT_CONCURRENCY,

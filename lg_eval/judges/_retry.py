@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import random
+import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from langchain_core.exceptions import ModelError, ModelTimeoutError
 
 from lg_eval.errors import InvalidOptionError
 
@@ -25,10 +31,22 @@ _TRANSIENT_NAMES = {
 }
 
 
+RETRY_AFTER_MAX = 60.0
+"""The longest ``Retry-After`` honoured, in seconds (longer hints wait this long)."""
+
+_TIMEOUT_NAMES = {"APITimeoutError", "TimeoutException", "DeadlineExceeded"}
+
+
 def is_transient(exc: BaseException) -> bool:
-    """Whether retrying may help: rate limits, timeouts, overload, dropped connections."""
+    """Whether retrying may help: rate limits, timeouts, overload, dropped connections.
+
+    LangChain's own classification (``langchain_core.exceptions.ModelError.is_retryable``,
+    which provider packages such as ``langchain-openai`` raise) is taken as given.
+    """
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
+    if isinstance(exc, ModelError):
+        return bool(exc.is_retryable)
     if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__):
         return True
     return _status(exc) in _TRANSIENT_STATUS
@@ -41,13 +59,38 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` says the model did not answer in time (ours, or the HTTP client's)."""
+    if isinstance(exc, TimeoutError | ModelTimeoutError):
+        return True
+    return any(cls.__name__ in _TIMEOUT_NAMES for cls in type(exc).__mro__)
+
+
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked to wait (a numeric ``Retry-After`` header), if any."""
+    """Seconds the provider asked to wait, if it said: ``Retry-After-Ms`` (OpenAI's), else
+    ``Retry-After`` in seconds or as an HTTP date."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    seconds = _number(value)
+    if seconds is not None or not isinstance(value, str):
+        return seconds
     try:
-        return float(headers.get("retry-after")) if headers is not None else None
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -56,7 +99,9 @@ class RetryPolicy:
 
     ``max_retries`` transient provider errors are retried after exponential
     backoff with jitter (``backoff_base * 2**n`` seconds, capped at
-    ``backoff_max``, honouring ``Retry-After``); ``parse_retries`` malformed
+    ``backoff_max``), or after the provider's ``Retry-After`` when that is longer (up to
+    :data:`RETRY_AFTER_MAX`: a retry sooner than asked would only meet another 429);
+    ``parse_retries`` malformed
     answers are retried with the problem shown to the model; ``timeout``
     seconds bound each model call (None: no bound).
     """
@@ -79,11 +124,13 @@ class RetryPolicy:
         cap = min(self.backoff_max, self.backoff_base * 2**attempt)
         wait = cap / 2 + random.uniform(0, cap / 2)
         hint = retry_after(exc)
-        return float(max(wait, min(hint, self.backoff_max))) if hint else wait
+        return float(max(wait, min(hint, RETRY_AFTER_MAX))) if hint else float(wait)
 
 
 __all__ = [
+    "RETRY_AFTER_MAX",
     "RetryPolicy",
+    "is_timeout",
     "is_transient",
     "retry_after",
 ]

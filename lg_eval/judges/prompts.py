@@ -194,6 +194,12 @@ Your previous answer was:
 {previous}
 Answer again by calling the `{tool}` tool once, with arguments that satisfy its schema."""
 
+JSON_CORRECTION_MESSAGE = """\
+Your previous answer could not be used: {error}
+Your previous answer was:
+{previous}
+Answer again with one JSON object that satisfies the response format's schema."""
+
 TEXT_MODE_INSTRUCTIONS = """\
 Reply with a single JSON object and nothing else. It must satisfy this JSON schema:
 {schema}"""

@@ -29,7 +29,6 @@ from lg_eval.langsmith._errors import (
     OfflineError,
 )
 from lg_eval.langsmith._experiment import require_api_key, run_langsmith_experiment
-from lg_eval.langsmith._offline import OfflineClient, is_offline, offline, offline_client
 from lg_eval.langsmith._summary import mean_score, pass_rate
 from lg_eval.langsmith._target import (
     Checkpointer,
@@ -41,6 +40,7 @@ from lg_eval.langsmith._target import (
     outputs_of,
     play_outputs,
 )
+from lg_eval.offline import OfflineClient, is_offline, offline, offline_client
 
 __all__ = [
     "Checkpointer",

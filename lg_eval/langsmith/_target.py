@@ -24,8 +24,8 @@ from langsmith.run_helpers import tracing_context
 
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.inputs import text_arg
-from lg_eval.langsmith._offline import tracing_is_local
 from lg_eval.messages import to_openai_messages
+from lg_eval.offline import tracing_is_local
 from lg_eval.trajectory import ThreadTrajectory
 
 TargetOutputs = dict[str, Any]

@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.errors import InvalidOptionError, MissingCheckpointerError
-from lg_eval.langsmith import offline
 from lg_eval.nodes.evaluation_state import EvalCase, EvaluationResult
+from lg_eval.offline import offline
 from lg_eval.trajectory import ThreadTrajectory
 
 Status = Literal["done", "review", "error"]

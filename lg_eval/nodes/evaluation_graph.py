@@ -37,7 +37,6 @@ from pydantic import ValidationError
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
-from lg_eval.langsmith import offline
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes.evaluation_state import (
     EvalCase,
@@ -60,6 +59,7 @@ from lg_eval.nodes.spec import (
     run_calls,
     to_feedback,
 )
+from lg_eval.offline import offline
 from lg_eval.trajectory import ThreadTrajectory
 
 AnyPregel = Pregel[Any, Any, Any, Any]

@@ -21,14 +21,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from lg_eval._effects import Core, Effect, adrive, drive, sleep
-from lg_eval.errors import LgEvalError
+from lg_eval.errors import ReviewerError
 from lg_eval.judges import RetryPolicy, is_transient
 from lg_eval.messages import message_text
 from lg_eval.play._models import PendingInterrupt
-
-
-class ReviewerError(LgEvalError):
-    """The simulated reviewer could not answer (the model failed, or its answer is unusable)."""
 
 
 class SimulatedReviewer:

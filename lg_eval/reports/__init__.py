@@ -36,7 +36,7 @@ from lg_eval.reports.model import (
     TurnDiff,
 )
 from lg_eval.reports.stream import stream_report
-from lg_eval.reports.terminal import render_terminal
+from lg_eval.reports.terminal import render_comparison, render_terminal
 
 __all__ = [
     "CaseReport",
@@ -52,6 +52,7 @@ __all__ = [
     "TrendPoint",
     "TurnDiff",
     "build_report",
+    "render_comparison",
     "render_html",
     "render_json",
     "render_junit",

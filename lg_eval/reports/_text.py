@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from lg_eval._visible import visible
+from lg_eval.stats import Interval, PairedTest
 
 
 def value_text(value: Any) -> str:
@@ -63,9 +65,56 @@ def signed(value: float | None, digits: int = 3) -> str:
     return text if text.startswith("-") or text == "0" else f"+{text}"
 
 
+def span(interval: Interval | None, shown: Callable[[float | None], str] = percent) -> str:
+    """An interval as ``[71.2%, 86.6%]`` (each end through ``shown``); ``None`` → ``–``."""
+    return "–" if interval is None else f"[{shown(interval.low)}, {shown(interval.high)}]"
+
+
+def p_value(value: float | None) -> str:
+    """A p-value with three significant digits; below 0.001 as ``<0.001``."""
+    if value is None:
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3g}"
+
+
+def test_subject(test: PairedTest) -> str:
+    """What a paired test is about: ``status`` or the feedback key."""
+    return "status" if test.key is None else test.key
+
+
+def test_effect(test: PairedTest) -> str:
+    """The effect, B minus A: a pass-rate change in points, or a mean score difference."""
+    if test.test == "mcnemar":
+        return f"{signed(test.effect * 100, 1)} pts"
+    return signed(test.effect) + (
+        "" if test.effect_interval is None else " " + span(test.effect_interval, number)
+    )
+
+
+def test_verdict(test: PairedTest) -> str:
+    """``significant regression``, ``significant improvement`` or ``not significant``."""
+    if test.regression:
+        return "significant regression"
+    return "significant improvement" if test.improvement else "not significant"
+
+
 def money(value: float | None) -> str:
     """A cost in dollars: ``$0.0123``; ``None`` → ``–``."""
     return "–" if value is None else f"${value:.4f}"
 
 
-__all__ = ["money", "number", "percent", "seconds", "shorten", "signed", "value_text", "visible"]
+__all__ = [
+    "money",
+    "number",
+    "p_value",
+    "percent",
+    "seconds",
+    "shorten",
+    "signed",
+    "span",
+    "test_effect",
+    "test_subject",
+    "test_verdict",
+    "value_text",
+    "visible",
+]

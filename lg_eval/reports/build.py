@@ -41,6 +41,7 @@ from lg_eval.reports.tally import (
     histogram_bounds,
     numeric_score,
     rate,
+    rate_intervals,
 )
 
 
@@ -116,20 +117,17 @@ def histogram(
 def _summary(results: list[CaseResult], tally: RunTally) -> Summary:
     cases = by_case(results)
     latencies = [result.latency_s for result in results]
+    some = sum(any(r.status == "passed" for r in reps) for reps in cases.values())
+    every = sum(all(r.status == "passed" for r in reps) for reps in cases.values())
     return Summary(
         results=len(results),
         cases=len(cases),
         k=max((len(reps) for reps in cases.values()), default=0),
         counts=tally.counts,
         pass_rate=rate(tally.counts.passed, len(results)),
-        pass_at_k=rate(
-            sum(any(r.status == "passed" for r in reps) for reps in cases.values()),
-            len(cases),
-        ),
-        pass_hat_k=rate(
-            sum(all(r.status == "passed" for r in reps) for reps in cases.values()),
-            len(cases),
-        ),
+        pass_at_k=rate(some, len(cases)),
+        pass_hat_k=rate(every, len(cases)),
+        **rate_intervals(tally.counts.passed, len(results), some, every, len(cases)),
         latency_p50_s=percentile(latencies, 50),
         latency_p95_s=percentile(latencies, 95),
         latency_mean_s=tally.latency_mean,
@@ -174,6 +172,8 @@ def _comparison(comparison: Comparison) -> ComparisonReport:
         evaluator_deltas=comparison.evaluator_deltas,
         latency_p50_delta_s=comparison.latency_p50_delta_s,
         cost_delta=comparison.cost_delta,
+        alpha=comparison.alpha,
+        tests=comparison.tests,
     )
 
 
@@ -183,8 +183,10 @@ def _comparison(comparison: Comparison) -> ComparisonReport:
 def case_report(index: int, result: CaseResult) -> CaseReport:
     """One result as the report shows it (``index``: its position in the report)."""
     both = sides(result)
+    trajectory = result.trajectory if result.trajectory is not None else (both[1] if both else None)
     return CaseReport(
         index=index,
+        run_id=result.run_id,
         case_id=result.case_id,
         repetition=result.repetition,
         status=result.status,
@@ -193,9 +195,15 @@ def case_report(index: int, result: CaseResult) -> CaseReport:
         latency_s=result.latency_s,
         tokens=result.tokens,
         cost=result.cost,
+        model_calls=result.model_calls,
         attempts=result.attempts,
         thread_id=result.thread_id,
         error=result.error,
+        finished_at=result.finished_at,
+        trajectory=trajectory or None,
+        trajectory_flat=None if not trajectory else [step for turn in trajectory for step in turn],
+        reference=result.expected_trajectory if both is None else both[0],
+        tool_calls=result.tool_calls,
         diff=diff_turns(*both) if both else [],
         turns=[_played(turn) for turn in result.turns],
     )
@@ -209,6 +217,7 @@ def _line(row: ScoreRow) -> ScoreLine:
         score=row.score,
         passed=row.passed,
         comment=row.comment,
+        metadata=row.metadata,
         error=row.error,
         # lg_eval's judges record the model and its usage on every feedback they return.
         judge="model" in meta and "usage" in meta,
@@ -219,12 +228,12 @@ def _played(turn: PlayedTurnRecord) -> PlayedTurn:
     return PlayedTurn(
         index=turn.index,
         kind=turn.kind,
-        sent=None if turn.sent is None else value_text(turn.sent),
+        sent=turn.sent,
         asked=[
             AskedInterrupt(
                 id=None if ask.get("id") is None else str(ask["id"]),
                 path=None if ask.get("path") is None else value_text(ask["path"]),
-                value=value_text(ask.get("value")),
+                value=ask.get("value"),
             )
             for ask in turn.asked
         ],

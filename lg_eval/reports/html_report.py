@@ -22,7 +22,19 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from lg_eval.reports import charts
-from lg_eval.reports._text import money, number, percent, seconds, signed, visible
+from lg_eval.reports._text import (
+    money,
+    number,
+    p_value,
+    percent,
+    seconds,
+    signed,
+    span,
+    test_effect,
+    test_subject,
+    test_verdict,
+    visible,
+)
 from lg_eval.reports.model import STATUSES, Report
 
 _JSON_ESCAPES = {
@@ -71,6 +83,12 @@ def environment() -> Environment:
         number=number,
         money=money,
         signed=signed,
+        span=span,
+        span_number=lambda interval: span(interval, number),
+        p=p_value,
+        subject=test_subject,
+        effect=test_effect,
+        verdict=test_verdict,
     )
     return env
 

@@ -1,63 +1,142 @@
-"""JSON rendering: the whole run as one document a script or dashboard can read.
+"""JSON rendering: the whole report model, as one document a script or another tool can read.
 
-Every case × repetition appears with the run id, its id, status, tags, ``{key: score}``,
-verdicts, latency, tokens, cost and error, next to the run's identity and the report's
-aggregates. Text is verbatim (JSON escaping is all it needs); ``json.loads`` of the
-output gives the data back.
+The document is :class:`~lg_eval.reports.model.Report` dumped as it is, under the version
+``lg_eval.report/2``: the run's identity and aggregates, and every case × repetition with
+the turns played (inputs, interrupts with their payloads, the human's answers and state
+edits), the trajectory per turn and flat, the reference, the trajectory difference, every
+feedback (score, verdict, comment, metadata with a judge's model and usage), latency,
+tokens, cost and error. Text is verbatim (JSON escaping is all it needs);
+``Report.model_validate_json`` of the output gives the model back, and the JSON Schema
+shipped in ``lg_eval/reports/schema/report-2.json`` (:func:`json_schema`, generated from
+the same models) describes it.
+
+:func:`write_json` streams a document whose cases come from an iterator (a big stored
+run, read a page at a time) without holding them.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from importlib.resources import files
+from typing import IO, Any
 
-from lg_eval.experiments.results import CaseResult, ExperimentRun
+from lg_eval.experiments.results import ExperimentRun
 from lg_eval.reports.build import build_report
-from lg_eval.reports.model import CaseReport, Report
+from lg_eval.reports.model import SCHEMA, CaseReport, Report
 
-SCHEMA = "lg_eval.report/1"
+SCHEMA_FILE = "schema/report-2.json"
+"""The shipped JSON Schema, relative to the ``lg_eval.reports`` package."""
+
+SCHEMA_ID = "https://lg-eval.dev/schema/report-2.json"
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """``report`` as the JSON document's data (plain dicts, lists, strings and numbers)."""
+    return report.model_dump(mode="json", by_alias=True)
 
 
 def render_json(report: Report | ExperimentRun, *, indent: int | None = 2) -> str:
-    """The run as JSON (``report`` may be a :class:`Report` or the run itself)."""
+    """The report as JSON (``report`` may be a :class:`Report` or the run itself)."""
     if isinstance(report, ExperimentRun):
         report = build_report(report)
-    document = report_document(report)
-    document["results"] = [result_entry(report.info.run_id, case) for case in report.cases]
-    return json.dumps(document, indent=indent, ensure_ascii=False)
+    return json.dumps(report_json(report), indent=indent, ensure_ascii=False)
 
 
-def report_document(report: Report) -> dict[str, Any]:
-    """The JSON document of ``report`` without its ``results`` list (which a caller fills,
-    from the report's cases or streamed from the store)."""
+def write_json(
+    report: Report,
+    out: IO[str],
+    *,
+    cases: Iterable[CaseReport] | None = None,
+    extra: Mapping[str, Iterable[Any]] | None = None,
+    indent: int | None = 2,
+) -> None:
+    """Write ``report``'s JSON document to ``out``, its ``cases`` taken from ``cases`` one
+    at a time (default: the report's own) and each ``extra`` member written as an array
+    item by item: memory holds one case, whatever the run's size.
+
+    The layout is :func:`render_json`'s (members in another order when streamed).
+    """
+    document = report_json(report.model_copy(update={"cases": []}))
+    del document["cases"]
+    rows = report.cases if cases is None else cases
+    streams: dict[str, Iterable[Any]] = {"cases": (case.model_dump(mode="json") for case in rows)}
+    streams.update(extra or {})
+    write_object(out, document, streams, indent)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the report document, generated from the pydantic models."""
+    schema = Report.model_json_schema(by_alias=True, mode="serialization")
     return {
-        "schema": SCHEMA,
-        "run": report.info.model_dump(mode="json"),
-        "summary": report.summary.model_dump(mode="json"),
-        "evaluators": [e.model_dump(mode="json") for e in report.evaluators],
-        "tags": [t.model_dump(mode="json") for t in report.tags],
-        "results": [],
-        "trend": [point.model_dump(mode="json") for point in report.trend],
-        "comparison": report.comparison.model_dump(mode="json") if report.comparison else None,
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        **schema,
+        "title": f"lg_eval report ({SCHEMA})",
     }
 
 
-def result_entry(run_id: str, case: CaseReport | CaseResult) -> dict[str, Any]:
-    """One case × repetition of the ``results`` list (a report's case or a stored result)."""
-    return {
-        "run_id": run_id,
-        "case_id": case.case_id,
-        "repetition": case.repetition,
-        "status": case.status,
-        "tags": case.tags,
-        "scores": {line.key: line.score for line in case.scores},
-        "passed": {line.key: line.passed for line in case.scores},
-        "latency_s": case.latency_s,
-        "tokens": case.tokens,
-        "cost": case.cost,
-        "attempts": case.attempts,
-        "error": case.error,
-    }
+def shipped_schema() -> dict[str, Any]:
+    """The JSON Schema file shipped with lg_eval (equal to :func:`json_schema`)."""
+    text = (files("lg_eval.reports") / SCHEMA_FILE).read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
-__all__ = ["SCHEMA", "render_json", "report_document", "result_entry"]
+def schema_text() -> str:
+    """:func:`json_schema` as the shipped file holds it."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def write_object(
+    out: IO[str], fixed: Mapping[str, Any], streams: Mapping[str, Iterable[Any]], indent: int | None
+) -> None:
+    """A JSON object: ``fixed`` members dumped whole, then each stream as an array written
+    item by item (the layout ``json.dumps(..., indent=indent)`` would give)."""
+    pad = "" if indent is None else " " * indent
+    newline = "" if indent is None else "\n"
+    members: list[tuple[str, Iterator[str]]] = [
+        (key, iter([_dump(value, indent, 1)])) for key, value in fixed.items()
+    ]
+    members += [(key, _array(items, indent)) for key, items in streams.items()]
+    out.write("{" + newline)
+    for position, (key, chunks) in enumerate(members):
+        out.write(f"{pad}{json.dumps(key)}: ")
+        for chunk in chunks:
+            out.write(chunk)
+        out.write(("," if position < len(members) - 1 else "") + newline)
+    out.write("}")
+
+
+def _array(items: Iterable[Any], indent: int | None) -> Iterator[str]:
+    pad = "" if indent is None else " " * (2 * indent)
+    newline = "" if indent is None else "\n"
+    yield "["
+    first = True
+    for item in items:
+        yield ("" if first else ",") + newline + pad + _dump(item, indent, 2)
+        first = False
+    yield ("" if first else newline + ("" if indent is None else " " * indent)) + "]"
+
+
+def _dump(value: Any, indent: int | None, depth: int) -> str:
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    if indent is None:
+        return text
+    return text.replace("\n", "\n" + " " * (indent * depth))
+
+
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_FILE",
+    "json_schema",
+    "render_json",
+    "report_json",
+    "schema_text",
+    "shipped_schema",
+    "write_json",
+    "write_object",
+]

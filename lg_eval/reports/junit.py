@@ -71,7 +71,7 @@ def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
     if case.status == "failed":
         lines = [
             _feedback_line(line.key, line.score, line.comment, line.error) for line in case.failing
-        ]
+        ] + [f"{line.key}: no verdict: {line.reason}" for line in case.no_verdicts]
         message = "; ".join(lines) or "the case failed"
         details = "\n".join(
             [*lines, *(f"turn {d.turn + 1}: {d.reason}" for d in case.diff if d.reason)]
@@ -88,7 +88,13 @@ def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
         error.text = visible(message)
     out = ET.SubElement(element, "system-out")
     out.text = visible(
-        "\n".join(f"{line.key} = {number(line.score)}" for line in case.scores) or "no scores"
+        "\n".join(
+            f"{line.key}: no verdict: {line.reason}"
+            if line.no_verdict
+            else f"{line.key} = {number(line.score)}"
+            for line in case.scores
+        )
+        or "no scores"
     )
 
 

@@ -12,8 +12,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from lg_eval.reports._text import money, number, percent, seconds, signed, visible
-from lg_eval.reports.model import CaseReport, Report, Step
+from lg_eval.reports._text import (
+    money,
+    number,
+    p_value,
+    percent,
+    seconds,
+    signed,
+    span,
+    test_effect,
+    test_subject,
+    test_verdict,
+    visible,
+)
+from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -50,6 +62,12 @@ def render_markdown(report: Report) -> str:
             ]
         ],
     )
+    out += [
+        f"Pass rate 95% CI {span(summary.pass_rate_interval)} (Wilson); "
+        f"pass@{summary.k} {span(summary.pass_at_k_interval)}, "
+        f"pass^{summary.k} {span(summary.pass_hat_k_interval)} over cases.",
+        "",
+    ]
     out += table(
         [
             "results",
@@ -75,16 +93,30 @@ def render_markdown(report: Report) -> str:
     if report.evaluators:
         out += ["## Evaluators", ""]
         out += table(
-            ["key", "pass rate", "passed", "failed", "no verdict", "errors", "mean", "min", "max"],
+            [
+                "key",
+                "pass rate",
+                "95% CI",
+                "passed",
+                "failed",
+                "no verdict",
+                "errors",
+                "mean",
+                "95% CI",
+                "min",
+                "max",
+            ],
             [
                 [
                     md(e.key),
                     percent(e.pass_rate),
+                    span(e.pass_rate_interval),
                     str(e.passed),
                     str(e.failed),
                     str(e.no_verdict),
                     str(e.errors),
                     number(e.mean),
+                    span(e.mean_interval, number),
                     number(e.min),
                     number(e.max),
                 ]
@@ -141,12 +173,15 @@ def _failed(case: CaseReport) -> list[str]:
     out = [f"### {md(case.label)}: {case.status}", ""]
     if case.error:
         out += [f"**Error:** {md(case.error)}", ""]
-    if case.failing_checks:
+    if case.failing_checks or case.no_verdicts:
         out += table(
             ["feedback", "score", "comment"],
             [
-                [md(f.key), number(f.score), md(f.error or f.comment or "")]
-                for f in case.failing_checks
+                *(
+                    [md(f.key), number(f.score), md(f.error or f.comment or "")]
+                    for f in case.failing_checks
+                ),
+                *([md(f.key), "no verdict", md(f.reason)] for f in case.no_verdicts),
             ],
         )
     if case.diff:
@@ -169,8 +204,8 @@ def _failed(case: CaseReport) -> list[str]:
                 [
                     str(t.index + 1),
                     md(t.kind),
-                    md(t.sent if t.sent is not None else ""),
-                    md("; ".join(a.value for a in t.asked))
+                    md(t.sent_text or ""),
+                    md("; ".join(a.shown for a in t.asked))
                     + (f" {md(t.error)}" if t.error else ""),
                 ]
                 for t in case.turns
@@ -219,7 +254,30 @@ def _comparison(report: Report) -> list[str]:
             ["key", "mean delta"],
             [[md(k), signed(v)] for k, v in comparison.evaluator_deltas.items()],
         )
+    if comparison.tests:
+        out += _tests(comparison)
     return out
+
+
+def _tests(comparison: ComparisonReport) -> list[str]:
+    """The pooled paired tests, then the cases whose own test is significant."""
+    out = [f"### Paired tests (alpha {number(comparison.alpha)})", ""]
+    return out + table(
+        ["case", "on", "test", "pairs", "effect (B − A)", "p", "p adj.", "verdict"],
+        [
+            [
+                "all cases" if t.case_id is None else md(t.case_id),
+                md(test_subject(t)),
+                t.test,
+                str(t.pairs),
+                test_effect(t),
+                p_value(t.p_value),
+                p_value(t.p_adjusted),
+                test_verdict(t),
+            ]
+            for t in (*comparison.pooled_tests, *comparison.significant_cases)
+        ],
+    )
 
 
 __all__ = ["md", "render_markdown", "table"]

@@ -6,18 +6,26 @@ aggregate, per-case detail, trajectory difference, chart bin and trend point; th
 terminal, Markdown, HTML, JUnit and JSON renderers only lay it out. No renderer counts,
 averages or compares anything itself, so the five formats cannot disagree.
 
-Text from the run (case ids, tags, comments, sent values) is kept verbatim here;
-escaping belongs to each renderer.
+Text from the run (case ids, tags, comments, sent values, interrupt payloads) is kept
+verbatim here; escaping belongs to each renderer. The JSON report is this model dumped
+as it is (``lg_eval.report/2``), so every field added here reaches JSON, and the shipped
+JSON Schema (``lg_eval/reports/schema/report-2.json``) is generated from it.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
 from lg_eval.feedback import ScoreValue
+from lg_eval.reports._text import value_text
+from lg_eval.stats import Interval, PairedTest
+
+SCHEMA: Literal["lg_eval.report/2"] = "lg_eval.report/2"
+"""The version of the JSON report (the ``schema`` member of every document)."""
 
 STATUSES: tuple[CaseStatus, ...] = ("passed", "failed", "error", "timeout")
 
@@ -55,6 +63,15 @@ class Summary(_Model):
     pass_rate: float | None = Field(description="Passed results over all results.")
     pass_at_k: float | None = Field(description="Cases with at least one passed repetition.")
     pass_hat_k: float | None = Field(description="Cases whose every repetition passed (pass^k).")
+    pass_rate_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_rate (over results)."
+    )
+    pass_at_k_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_at_k (over cases)."
+    )
+    pass_hat_k_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_hat_k (over cases)."
+    )
     latency_p50_s: float | None = None
     latency_p95_s: float | None = None
     latency_mean_s: float | None = None
@@ -79,6 +96,12 @@ class EvaluatorSummary(_Model):
     mean: float | None = Field(default=None, description="Over numeric scores; true counts 1.")
     min: float | None = None
     max: float | None = None
+    pass_rate_interval: Interval | None = Field(
+        default=None, description="95% Wilson interval of pass_rate."
+    )
+    mean_interval: Interval | None = Field(
+        default=None, description="95% interval of mean: seeded bootstrap (normal past 1000)."
+    )
 
 
 class TagSummary(_Model):
@@ -143,33 +166,61 @@ class ScoreLine(_Model):
     evaluator: str
     score: ScoreValue = None
     passed: bool | None = None
-    comment: str | None = None
+    comment: str | None = Field(default=None, description="The reason (a judge's reasoning).")
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="As the evaluator returned it (a judge's model and usage)."
+    )
     error: str | None = None
     judge: bool = Field(default=False, description="Feedback of an LLM judge (its reasoning).")
 
+    @property
+    def no_verdict(self) -> bool:
+        """Neither passed nor failed, and did not raise: the evaluator could not judge."""
+        return self.passed is None and self.error is None
+
+    @property
+    def reason(self) -> str:
+        """Why the feedback is what it is: the error, else the comment (``no reason given``)."""
+        return self.error or self.comment or "no reason given"
+
 
 class AskedInterrupt(_Model):
-    """An interrupt pending after a played turn."""
+    """An interrupt pending after a played turn: its id, the asking node, its payload."""
 
     id: str | None = None
-    path: str | None = None
-    value: str
+    path: str | None = Field(default=None, description="The node, ':'-joined inside subgraphs.")
+    value: Any = Field(default=None, description="The payload passed to interrupt(), as stored.")
+
+    @property
+    def shown(self) -> str:
+        """The payload as text (strings as they are, the rest as compact JSON)."""
+        return value_text(self.value)
 
 
 class PlayedTurn(_Model):
     """A scripted human turn as it was played: what was sent, what the graph asked."""
 
     index: int
-    kind: str
-    sent: str | None
+    kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    sent: Any = Field(
+        default=None,
+        description="What was sent, as stored: the input, the human's answer (resume value "
+        "or {interrupt id: value}), the state edit ({values, as_node}); None for continue.",
+    )
     asked: list[AskedInterrupt] = Field(default_factory=list)
     error: str | None = None
+
+    @property
+    def sent_text(self) -> str | None:
+        """What was sent, as text (None when nothing was)."""
+        return None if self.sent is None else value_text(self.sent)
 
 
 class CaseReport(_Model):
     """One case × repetition with everything a reader needs to see why it ended so."""
 
     index: int = Field(description="Position in the report (stable anchors, no content).")
+    run_id: str
     case_id: str
     repetition: int
     status: CaseStatus
@@ -178,9 +229,23 @@ class CaseReport(_Model):
     latency_s: float
     tokens: int
     cost: float | None
+    model_calls: int = 0
     attempts: int
     thread_id: str | None
     error: str | None
+    finished_at: datetime | None = None
+    trajectory: list[list[str]] | None = Field(
+        default=None, description="The nodes that ran, per turn (None: not extracted)."
+    )
+    trajectory_flat: list[str] | None = Field(
+        default=None, description="The same nodes as one sequence, turn after turn."
+    )
+    reference: list[list[str]] | None = Field(
+        default=None, description="The expected nodes per turn (None: the case has none)."
+    )
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, description="The tool calls of the final messages: {name, args, id}."
+    )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
 
@@ -193,6 +258,11 @@ class CaseReport(_Model):
     def failing(self) -> list[ScoreLine]:
         """The feedback that failed or raised."""
         return [line for line in self.scores if line.passed is False or line.error]
+
+    @property
+    def no_verdicts(self) -> list[ScoreLine]:
+        """The feedback without a verdict (shown as ``no verdict`` with its reason)."""
+        return [line for line in self.scores if line.no_verdict]
 
     @property
     def failing_checks(self) -> list[ScoreLine]:
@@ -227,11 +297,30 @@ class ComparisonReport(_Model):
     evaluator_deltas: dict[str, float]
     latency_p50_delta_s: float | None
     cost_delta: float | None
+    alpha: float = 0.05
+    tests: list[PairedTest] = Field(
+        default_factory=list, description="Paired tests: pooled over cases first, then per case."
+    )
+
+    @property
+    def pooled_tests(self) -> list[PairedTest]:
+        """The tests over every case (status first, then each feedback key)."""
+        return [test for test in self.tests if test.case_id is None]
+
+    @property
+    def significant_cases(self) -> list[PairedTest]:
+        """The per-case tests significant after the false-discovery adjustment."""
+        return [test for test in self.tests if test.case_id is not None and test.significant]
 
 
 class Report(_Model):
-    """One run, aggregated: the single source of every rendering."""
+    """One run, aggregated: the single source of every rendering (and the JSON report)."""
 
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True)
+
+    schema_version: Literal["lg_eval.report/2"] = Field(
+        default=SCHEMA, alias="schema", description="The JSON report's version."
+    )
     info: RunInfo
     summary: Summary
     evaluators: list[EvaluatorSummary]
@@ -261,6 +350,7 @@ class Report(_Model):
 
 
 __all__ = [
+    "SCHEMA",
     "STATUSES",
     "AskedInterrupt",
     "CaseReport",

@@ -20,7 +20,14 @@ from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore, StoreError
 from lg_eval.reports.build import case_report
 from lg_eval.reports.model import Report, Summary, TrendPoint
-from lg_eval.reports.tally import Binner, RunTally, histogram_bounds, numeric_score, rate
+from lg_eval.reports.tally import (
+    Binner,
+    RunTally,
+    histogram_bounds,
+    numeric_score,
+    rate,
+    rate_intervals,
+)
 
 SEVERITY = {"error": 0, "timeout": 1, "failed": 2, "passed": 3}
 """Worst first: a result that raised, then one that timed out, then a failed one."""
@@ -76,6 +83,7 @@ def stream_report(
         pass_rate=rate(tally.counts.passed, tally.results),
         pass_at_k=rate(some, cases),
         pass_hat_k=rate(every, cases),
+        **rate_intervals(tally.counts.passed, tally.results, some, every, cases),
         latency_p50_s=store.latency_percentile(run_id, 50),
         latency_p95_s=store.latency_percentile(run_id, 95),
         latency_mean_s=tally.latency_mean,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from lg_eval.experiments.results import CaseResult, ScoreRow
 from lg_eval.reports.model import EvaluatorSummary, Histogram, StatusCounts, TagSummary
+from lg_eval.stats import Interval, MeanSample, wilson_interval
 
 BINS = 10
 
@@ -18,6 +19,18 @@ BINS = 10
 def rate(part: int, whole: int) -> float | None:
     """``part / whole``, None when ``whole`` is 0."""
     return part / whole if whole else None
+
+
+def rate_intervals(
+    passed: int, results: int, some: int, every: int, cases: int
+) -> dict[str, Interval | None]:
+    """The Wilson intervals of a summary: the pass rate over ``results``, pass@k (``some``
+    case repetition passed) and pass^k (``every`` one did) over ``cases``."""
+    return {
+        "pass_rate_interval": wilson_interval(passed, results),
+        "pass_at_k_interval": wilson_interval(some, cases),
+        "pass_hat_k_interval": wilson_interval(every, cases),
+    }
 
 
 def numeric_score(row: ScoreRow) -> float | None:
@@ -76,6 +89,7 @@ class EvaluatorTally:
         self.rows = self.passed = self.failed = self.no_verdict = self.errors = 0
         self.scores = 0
         self.total = 0.0
+        self.sample = MeanSample()
         self.min: float | None = None
         self.max: float | None = None
 
@@ -90,6 +104,7 @@ class EvaluatorTally:
             value = float(row.score)
             self.scores += 1
             self.total += value
+            self.sample.add(value)
             self.min = value if self.min is None or value < self.min else self.min
             self.max = value if self.max is None or value > self.max else self.max
 
@@ -107,6 +122,8 @@ class EvaluatorTally:
             mean=self.total / self.scores if self.scores else None,
             min=self.min,
             max=self.max,
+            pass_rate_interval=wilson_interval(self.passed, self.passed + self.failed),
+            mean_interval=self.sample.interval(),
         )
 
 
@@ -200,4 +217,5 @@ __all__ = [
     "histogram_bounds",
     "numeric_score",
     "rate",
+    "rate_intervals",
 ]

@@ -14,8 +14,20 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from lg_eval.reports._text import money, number, percent, seconds, signed, visible
-from lg_eval.reports.model import CaseReport, Report, Step
+from lg_eval.reports._text import (
+    money,
+    number,
+    p_value,
+    percent,
+    seconds,
+    signed,
+    span,
+    test_effect,
+    test_subject,
+    test_verdict,
+    visible,
+)
+from lg_eval.reports.model import CaseReport, ComparisonReport, Report, ScoreLine, Step
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
@@ -32,6 +44,18 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
         console.print(renderable)
 
 
+def render_comparison(report: Report, console: Console | None = None) -> None:
+    """Print only the report's comparison (what ``lg-eval compare`` shows): the pass rates,
+    the changed cases, the per-key mean deltas and the paired tests, without run B's whole
+    report."""
+    if report.comparison is None:
+        raise ValueError("render_comparison needs a report built with comparison=")
+    console = console or Console()
+    console.print(_comparison(report))
+    if report.comparison.tests:
+        console.print(_tests(report.comparison))
+
+
 def renderables(report: Report) -> list[RenderableType]:
     """The report's rich renderables, in print order."""
     parts: list[RenderableType] = [_summary(report)]
@@ -41,6 +65,9 @@ def renderables(report: Report) -> list[RenderableType]:
         parts.append(_tags(report))
     for case in report.failures:
         parts.append(_failed(case))
+    for case in report.cases:
+        if case.status == "passed" and case.no_verdicts:
+            parts.append(_passed_without_verdicts(case))
     if report.trend:
         line = Text("trend: ", style="bold")
         for n, point in enumerate(report.trend):
@@ -50,6 +77,8 @@ def renderables(report: Report) -> list[RenderableType]:
         parts.append(line)
     if report.comparison:
         parts.append(_comparison(report))
+        if report.comparison.tests:
+            parts.append(_tests(report.comparison))
     return parts
 
 
@@ -68,11 +97,20 @@ def _summary(report: Report) -> Table:
         ("dataset", text(f"{info.dataset} ({info.dataset_hash[:12]})")),
         ("target", text(info.target)),
         ("status", text(info.status)),
-        ("pass rate", text(f"{percent(summary.pass_rate)} of {summary.results} results")),
+        (
+            "pass rate",
+            text(
+                f"{percent(summary.pass_rate)} {span(summary.pass_rate_interval)} "
+                f"of {summary.results} results"
+            ),
+        ),
         ("results", status_line),
         (
             f"pass@{summary.k} / pass^{summary.k}",
-            text(f"{percent(summary.pass_at_k)} / {percent(summary.pass_hat_k)}"),
+            text(
+                f"{percent(summary.pass_at_k)} {span(summary.pass_at_k_interval)} / "
+                f"{percent(summary.pass_hat_k)} {span(summary.pass_hat_k_interval)}"
+            ),
         ),
         (
             "latency p50 / p95",
@@ -88,17 +126,20 @@ def _summary(report: Report) -> Table:
 def _evaluators(report: Report) -> Table:
     table = Table(title="evaluators")
     table.add_column("key", no_wrap=True)
-    for column in ("pass", "passed", "failed", "none", "errors", "mean", "min–max"):
+    for column in ("pass", "95% CI", "passed", "failed", "none", "errors", "mean", "95% CI"):
         table.add_column(column, justify="right")
+    table.add_column("min–max", justify="right")
     for e in report.evaluators:
         table.add_row(
             text(e.key),
             percent(e.pass_rate),
+            span(e.pass_rate_interval),
             str(e.passed),
             str(e.failed),
             str(e.no_verdict),
             str(e.errors),
             number(e.mean),
+            span(e.mean_interval, number),
             f"{number(e.min)}–{number(e.max)}",
         )
     return table
@@ -133,6 +174,8 @@ def _failed(case: CaseReport) -> RenderableType:
         if line.error or line.comment:
             note.append_text(text(f": {line.error or line.comment}"))
         parts.append(Padding(note, (0, 0, 0, 2)))
+    for line in case.no_verdicts:
+        parts.append(Padding(_no_verdict(line), (0, 0, 0, 2)))
     if case.diff:
         diff = Table(title="expected vs actual", title_justify="left")
         for column in ("turn", "expected", "actual", "difference"):
@@ -150,16 +193,31 @@ def _failed(case: CaseReport) -> RenderableType:
         for column in ("#", "kind", "sent", "asked"):
             played.add_column(column)
         for t in case.turns:
-            asked = text("; ".join(a.value for a in t.asked))
+            asked = text("; ".join(a.shown for a in t.asked))
             if t.error:
                 asked.append_text(text(f" error: {t.error}", "magenta"))
-            played.add_row(str(t.index + 1), text(t.kind), text(t.sent or ""), asked)
+            played.add_row(str(t.index + 1), text(t.kind), text(t.sent_text or ""), asked)
         parts.append(Padding(played, (0, 0, 0, 2)))
     for judged in case.judge_notes:
         reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")
         reasoning.append_text(text(judged.comment or ""))
         parts.append(Padding(reasoning, (0, 0, 0, 2)))
     return Group(*parts)
+
+
+def _passed_without_verdicts(case: CaseReport) -> RenderableType:
+    """A passed case whose other feedback gave no verdict: each one and its reason."""
+    header = Text("✓ ", style="green")
+    header.append_text(text(case.label, "bold"))
+    header.append("  passed", style="green")
+    notes = [Padding(_no_verdict(line), (0, 0, 0, 2)) for line in case.no_verdicts]
+    return Group(header, *notes)
+
+
+def _no_verdict(line: ScoreLine) -> Text:
+    note = text(f"{line.key}: no verdict", "yellow")
+    note.append_text(text(f": {line.reason}"))
+    return note
 
 
 def _steps(steps: list[Step]) -> Text:
@@ -179,6 +237,11 @@ def _comparison(report: Report) -> Table:
             f"{comparison.run_b} against {comparison.run_a}: pass rate "
             f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
         )
+    )
+    table.caption = (
+        f"{len(comparison.regressions)} regressed, {len(comparison.improvements)} improved, "
+        f"{len(comparison.added)} added, {len(comparison.removed)} removed, "
+        f"{comparison.unchanged} unchanged"
     )
     for column in ("case", "change", "status", "score deltas"):
         table.add_column(column)
@@ -202,4 +265,25 @@ def _comparison(report: Report) -> Table:
     return table
 
 
-__all__ = ["render_terminal", "renderables", "text"]
+def _tests(comparison: ComparisonReport) -> Table:
+    """The pooled paired tests, then the cases whose own test is significant."""
+    table = Table(title=f"paired tests (alpha {number(comparison.alpha)})")
+    for column in ("case", "on", "test", "pairs", "effect (B − A)", "p", "p adj.", "verdict"):
+        table.add_column(column)
+    style = {"significant regression": "red", "significant improvement": "green"}
+    for test in (*comparison.pooled_tests, *comparison.significant_cases):
+        verdict = test_verdict(test)
+        table.add_row(
+            text("all cases" if test.case_id is None else test.case_id),
+            text(test_subject(test)),
+            test.test,
+            str(test.pairs),
+            test_effect(test),
+            p_value(test.p_value),
+            p_value(test.p_adjusted),
+            Text(verdict, style=style.get(verdict, "")),
+        )
+    return table
+
+
+__all__ = ["render_comparison", "render_terminal", "renderables", "text"]

@@ -20,16 +20,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from lg_eval.errors import InvalidOptionError, LgEvalError
+from lg_eval.errors import InvalidOptionError, SweepError
 
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns ticks from 1582-10-15 to 1970-01-01
 _KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-class SweepError(LgEvalError):
-    """The sweep cannot run: a saver that cannot list threads, a bad filter."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.inputs import calls_arg, expected_calls_arg, graph_arg, select_field
+from lg_eval.evaluators import create_tool_sequence_evaluator
+from lg_eval.inputs import (
+    CallsCounted,
+    check_counted,
+    counted_calls,
+    expected_calls_arg,
+    graph_arg,
+    select_field,
+)
 from lg_eval.trajectory import ThreadTrajectory
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]
@@ -78,16 +86,15 @@ def _call_text(call: Mapping[str, Any]) -> str:
     return f"{call['name']}({shown})"
 
 
-def _call_ok(actual: Mapping[str, Any], expected: Mapping[str, Any], args: str) -> bool:
-    if actual["name"] != expected["name"]:
-        return False
-    wanted = expected.get("args")
-    if args == "ignore" or wanted is None:
-        return True
-    have = actual.get("args") or {}
-    if args == "subset":
-        return all(k in have and have[k] == v for k, v in wanted.items())
-    return dict(have) == dict(wanted)
+_ORDER_MODES: dict[str, Any] = {"exact": "strict", "any": "unordered"}
+_ARGS_MODES: dict[str, Any] = {
+    "exact": "exact",
+    "subset": "superset",
+    "ignore": "ignore",
+}
+"""``assert_tool_calls``' words for the tool sequence evaluator's modes. Its ``subset``
+says the expected arguments are a subset of the call's, which the evaluator, naming the
+call's side, calls ``superset``."""
 
 
 def assert_tool_calls(
@@ -95,45 +102,44 @@ def assert_tool_calls(
     expected: Any,
     *,
     order: Literal["exact", "any"] = "exact",
-    args: Literal["exact", "subset", "ignore"] = "exact",
+    args: Literal["exact", "subset", "ignore"] = "subset",
+    calls: CallsCounted = "executed",
 ) -> None:
     """Assert the tool calls made match ``expected`` (names, or ``{"name", "args"}`` dicts).
 
     ``order="exact"``: the same calls in the same order; ``"any"``: the same calls
-    in any order. ``args``: ``exact``, ``subset`` (the expected arguments are
-    present with equal values) or ``ignore``. An expected call without ``args``
-    matches any arguments.
+    in any order. ``args``: ``subset`` (default, as in dataset files and
+    :func:`~lg_eval.evaluators.create_tool_sequence_evaluator`: the expected
+    arguments are present with equal values, others are free), ``exact`` or
+    ``ignore``. An expected call without ``args`` matches any arguments.
+    ``calls``: ``executed`` (default) counts the calls whose tool ran, ``proposed``
+    every call the model made. The check is the tool sequence evaluator's.
     """
     __tracebackhide__ = True
+    if order not in _ORDER_MODES:
+        raise InvalidOptionError(f"order={order!r} is not allowed; use one of exact, any.")
+    if args not in _ARGS_MODES:
+        raise InvalidOptionError(f"args={args!r} is not allowed; use one of subset, exact, ignore.")
     value = select_field(actual, "messages", "actual")[0]
-    got = [dict(c) for c in calls_arg(value, "actual")]
     want = expected_calls_arg(select_field(expected, "messages", "expected")[0], "expected")
-    if order == "exact":
-        ok = len(got) == len(want) and all(
-            _call_ok(a, e, args) for a, e in zip(got, want, strict=True)
-        )
-    else:
-        left = list(got)
-        ok = len(got) == len(want)
-        for e in want:
-            hit = next((a for a in left if _call_ok(a, e, args)), None)
-            if hit is None:
-                ok = False
-                break
-            left.remove(hit)
-    if ok:
+    got, left_out = counted_calls(value, "actual", check_counted(calls))
+    check = create_tool_sequence_evaluator(
+        want, trajectory_match_mode=_ORDER_MODES[order], tool_args_match_mode=_ARGS_MODES[args]
+    )
+    result = check(outputs=got)
+    if result["score"] is True:
         return
-    rows = [f"tool calls do not match (order={order}, args={args})"]
+    pairs = (result["metadata"] or {}).get("pairs", [])
+    paired = {pair["actual"]: pair["reference"] for pair in pairs}
+    rows = [f"tool calls do not match (order={order}, args={args}, calls={calls})"]
     for index in range(max(len(got), len(want))):
         wanted = _call_text(want[index]) if index < len(want) else "(none)"
         made = _call_text(got[index]) if index < len(got) else "(none)"
-        mark = (
-            "ok"
-            if index < len(got) and index < len(want) and _call_ok(got[index], want[index], args)
-            else "!!"
-        )
+        fits = index in paired and (order == "any" or paired[index] == index)
+        mark = "ok" if fits else "!!"
         rows.append(f"  {mark} call {index}: expected {wanted}")
         rows.append(f"             actual   {made}")
+    rows += [f"  not executed: {_call_text(call)}" for _, call in left_out or []]
     raise AssertionError("\n".join(rows))
 
 

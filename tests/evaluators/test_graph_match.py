@@ -305,8 +305,10 @@ def test_accepted_shapes(outputs):
     assert match("strict", outputs, REFERENCE)["score"] is True
 
 
-def test_a_single_list_of_names_is_one_turn():
-    assert match("strict", ["a", "b"], steps(["a", "b"]))["score"] is True
+def test_a_flat_list_of_names_is_refused_with_the_per_turn_shape():
+    with pytest.raises(TrajectoryFormatError, match=r"outputs is a flat list of node names"):
+        match("strict", ["a", "b"], steps(["a", "b"]))
+    assert match("strict", [["a", "b"]], steps(["a", "b"]))["score"] is True
 
 
 @pytest.mark.parametrize(

@@ -418,13 +418,17 @@ def test_parallel_answers_on_sqlite(sqlite_saver):
 @pytest.mark.parametrize(
     ("outputs", "reference", "message"),
     [
-        ("thread", 42, "reference_outputs is a int; the HITL evaluator expects a ThreadTrajectory"),
-        (42, "thread", "outputs is a int; the HITL evaluator expects"),
-        ("thread", {"foo": 1}, "reference_outputs is a dict without 'turns', 'interrupts' or"),
+        ("thread", 42, "reference_outputs is a int; expected a ThreadTrajectory (lg_eval.extract"),
+        (42, "thread", "outputs is a int; expected a ThreadTrajectory"),
+        (
+            "thread",
+            {"foo": 1},
+            "reference_outputs is a dict without any of 'turns', 'inputs', 'interrupts', 'res",
+        ),
         (
             "thread",
             {"interrupts": "asked"},
-            "could not read reference_outputs as a GraphTrajectory: interrupts: Input should",
+            "reference_outputs is not a valid GraphTrajectory: interrupts: Input should be a",
         ),
         (
             "thread",
@@ -437,7 +441,7 @@ def test_parallel_answers_on_sqlite(sqlite_saver):
             "its turn counts differ ('interrupts' has 1, 'steps' has 2)",
         ),
         ({"steps": [["a"], ["b"]]}, "thread", "outputs carries no interrupts, which the reference"),
-        ({"turns": [{"index": 0}]}, "thread", "could not read outputs as a ThreadTrajectory"),
+        ({"turns": [{"index": 0}]}, "thread", "outputs is not a valid ThreadTrajectory"),
         ("thread", None, "hitl_match needs reference_outputs"),
     ],
 )

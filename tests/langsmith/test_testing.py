@@ -54,7 +54,7 @@ def test_assert_tool_calls_message(weather: Any) -> None:
     with pytest.raises(AssertionError) as failure:
         assert_tool_calls(weather, [{"name": "get_weather", "args": {"city": "nyc"}}, "get_time"])
     assert str(failure.value) == (
-        "tool calls do not match (order=exact, args=exact)\n"
+        "tool calls do not match (order=exact, args=subset, calls=executed)\n"
         "  ok call 0: expected get_weather(city='nyc')\n"
         "             actual   get_weather(city='sf')\n"
         "  !! call 1: expected get_time(...)\n"

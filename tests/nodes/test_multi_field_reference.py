@@ -71,7 +71,13 @@ SAME_ROUTE_METADATA = {
     "missing": [],
     "unexpected": [],
 }
-ONE_PAIRED_CALL = {"pairs": [{"actual": 0, "reference": 0}], "missing": [], "unexpected": []}
+ONE_PAIRED_CALL = {
+    "pairs": [{"actual": 0, "reference": 0}],
+    "missing": [],
+    "unexpected": [],
+    "calls": "executed",
+    "not_executed": [],
+}
 
 
 def weather_thread(saver: Any, thread_id: str = "weather-1") -> tuple[Any, ThreadTrajectory]:

@@ -149,5 +149,5 @@ def test_terminal_never_applies_markup_or_sends_escapes(hostile_run: ExperimentR
 
 def test_json_keeps_content_verbatim(hostile_run: ExperimentRun) -> None:
     document = json.loads(render_json(hostile_run))
-    assert document["results"][0]["case_id"] == HOSTILE_ID
-    assert document["results"][0]["tags"] == [HOSTILE_TAG, "plain"]
+    assert document["cases"][0]["case_id"] == HOSTILE_ID
+    assert document["cases"][0]["tags"] == [HOSTILE_TAG, "plain"]

@@ -1,36 +1,131 @@
-"""render_json: every case × repetition with run id, id, status, scores and latency."""
+"""render_json: the whole report model as ``lg_eval.report/2``, validated by the shipped schema."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
+import jsonschema
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from graphs import weather
+from lg_eval.experiments import open_store, run_experiment
 from lg_eval.experiments.results import ExperimentRun
-from lg_eval.reports import build_report, render_json
+from lg_eval.reports import Report, build_report, render_json
+from lg_eval.reports.json_report import json_schema, schema_text, shipped_schema, write_json
+from tests.reports.conftest import info
+
+ROOT = Path(__file__).resolve().parents[2]
+REGENERATE = (
+    'python -c "from lg_eval.reports.json_report import schema_text; '
+    "open('lg_eval/reports/schema/report-2.json', 'w').write(schema_text())\""
+)
 
 
-def test_round_trip_gives_every_result_back(support_run: ExperimentRun) -> None:
-    document = json.loads(render_json(support_run))
-    assert document["schema"] == "lg_eval.report/1"
-    assert document["run"]["run_id"] == "run-0304"
-    rows = document["results"]
-    assert len(rows) == len(support_run.results)
-    for row, result in zip(rows, support_run.results, strict=True):
-        assert row["run_id"] == result.run_id
-        assert (row["case_id"], row["repetition"], row["status"]) == (
-            result.case_id,
-            result.repetition,
-            result.status,
+def validate(document: dict[str, Any]) -> None:
+    validator = jsonschema.Draft202012Validator(
+        shipped_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    validator.validate(document)
+
+
+@pytest.fixture(scope="module")
+def weather_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ExperimentRun, Path]:
+    """The weather golden dataset played on the real ReAct graph, stored in SQLite."""
+    here = tmp_path_factory.mktemp("weather")
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the dataset names its graph and answer functions relative to the repo
+    try:
+        run = run_experiment(
+            None,
+            "examples/golden/weather.yaml",
+            checkpointer=f"sqlite:///{here / 'checkpoints.sqlite'}",
+            store=f"sqlite:///{here / 'results.sqlite'}",
+            run_id="weather-1",
+            scoring="inline",
         )
-        assert row["scores"] == {s.key: s.score for s in result.scores}
-        assert row["latency_s"] == result.latency_s
-        assert row["tags"] == result.tags
+    finally:
+        os.chdir(cwd)
+    return run, here / "checkpoints.sqlite"
 
 
-def test_a_report_and_its_run_render_the_same(support_run: ExperimentRun) -> None:
-    assert render_json(build_report(support_run)) == render_json(support_run)
+def test_the_shipped_schema_is_the_one_the_models_generate() -> None:
+    shipped = (ROOT / "lg_eval" / "reports" / "schema" / "report-2.json").read_text()
+    assert shipped == schema_text(), f"regenerate it: {REGENERATE}"
+    assert shipped_schema() == json_schema()
 
 
-def test_aggregates_travel_with_the_results(support_run: ExperimentRun) -> None:
+def test_the_schema_names_the_version_and_forbids_unknown_members() -> None:
+    schema = json_schema()
+    assert schema["properties"]["schema"]["const"] == "lg_eval.report/2"
+    assert schema["additionalProperties"] is False
+    with pytest.raises(jsonschema.ValidationError, match="'surprise' was unexpected"):
+        validate({**json.loads(render_json(_empty_report())), "surprise": 1})
+
+
+def test_a_document_of_another_version_is_refused_by_the_schema(
+    support_run: ExperimentRun,
+) -> None:
+    document = json.loads(render_json(support_run))
+    document["schema"] = "lg_eval.report/1"
+    with pytest.raises(jsonschema.ValidationError, match=r"lg_eval\.report/2"):
+        validate(document)
+
+
+def test_round_trip_gives_the_report_model_back(support_run: ExperimentRun) -> None:
+    report = build_report(support_run)
+    text = render_json(report)
+    assert Report.model_validate_json(text) == report
+    assert json.loads(text)["schema"] == "lg_eval.report/2"
+
+
+def test_every_case_carries_its_turns_trajectory_reference_and_feedback(
+    support_run: ExperimentRun,
+) -> None:
+    document = json.loads(render_json(support_run))
+    validate(document)
+    case = document["cases"][1]
+    assert (case["case_id"], case["status"], case["run_id"]) == (
+        "refund-over-limit",
+        "failed",
+        "run-0304",
+    )
+    assert case["trajectory"] == [
+        ["classify", "lookup_order", "human_review"],
+        ["approve", "respond"],
+    ]
+    assert case["trajectory_flat"] == [
+        "classify", "lookup_order", "human_review", "approve", "respond"
+    ]  # fmt: skip
+    assert case["reference"][1] == ["approve", "refund", "respond"]
+    assert case["turns"][0]["sent"] == {
+        "messages": [{"role": "user", "content": "Refund order 1042, it arrived broken"}]
+    }
+    assert case["turns"][0]["asked"] == [
+        {
+            "id": "int-7",
+            "path": "human_review",
+            "value": {"question": "Approve a refund of $250 for order 1042?"},
+        }
+    ]
+    assert case["turns"][1] == {
+        "index": 1, "kind": "resume", "sent": {"approved": True}, "asked": [], "error": None
+    }  # fmt: skip
+    judge = case["scores"][1]
+    assert judge["comment"] == "The reviewer approved, yet the agent answered without refunding."
+    assert judge["metadata"] == {"model": "scripted", "usage": {"input_tokens": 120}}
+    assert judge["judge"] is True
+    assert case["diff"][1]["missing"] == ["refund"]
+    assert [c["case_id"] for c in document["cases"]] == [r.case_id for r in support_run.results]
+
+
+def test_aggregates_travel_with_the_cases(support_run: ExperimentRun) -> None:
     document = json.loads(render_json(support_run))
     assert document["summary"]["counts"] == {"passed": 3, "failed": 2, "error": 1, "timeout": 1}
     assert document["summary"]["latency_p50_s"] == 1.2
@@ -38,3 +133,65 @@ def test_aggregates_travel_with_the_results(support_run: ExperimentRun) -> None:
         "graph_trajectory_strict_match",
         "trajectory_accuracy",
     ]
+
+
+def test_a_report_and_its_run_render_the_same(support_run: ExperimentRun) -> None:
+    assert render_json(build_report(support_run)) == render_json(support_run)
+
+
+def test_streamed_cases_give_the_same_document(support_run: ExperimentRun) -> None:
+    report = build_report(support_run)
+    out = io.StringIO()
+    write_json(report, out, cases=iter(report.cases))
+    assert json.loads(out.getvalue()) == json.loads(render_json(report))
+
+
+def test_a_real_run_holds_what_langgraph_recorded(
+    weather_run: tuple[ExperimentRun, Path],
+) -> None:
+    run, checkpoints = weather_run
+    document = json.loads(render_json(run))
+    validate(document)
+    case = next(c for c in document["cases"] if c["case_id"] == "sunny-sf")
+    # What LangGraph itself says about the same thread: the interrupt it raised after the
+    # first turn, the tool calls in its final state, the nodes of its history.
+    with SqliteSaver.from_conn_string(str(checkpoints)) as saver:
+        graph = weather.build(saver)
+        config = {"configurable": {"thread_id": case["thread_id"]}}
+        state = graph.get_state(config)
+        calls = [
+            {"name": c["name"], "args": c["args"], "id": c["id"]}
+            for m in state.values["messages"]
+            for c in getattr(m, "tool_calls", [])
+        ]
+    assert (
+        case["tool_calls"]
+        == calls
+        == [{"name": "get_weather", "args": {"city": "sf"}, "id": "call_weather_sf"}]
+    )
+    live = weather.build(InMemorySaver()).invoke(
+        {"messages": [{"role": "user", "content": "what's the weather in sf?"}]},
+        {"configurable": {"thread_id": "live"}},
+    )
+    (pending,) = live["__interrupt__"]
+    (asked,) = case["turns"][0]["asked"]
+    assert (asked["path"], asked["value"]) == ("tools", pending.value)
+    assert case["turns"][1] == {
+        "index": 1, "kind": "resume", "sent": "It's sunny and 75 degrees", "asked": [],
+        "error": None,
+    }  # fmt: skip
+    assert case["trajectory"] == [["__start__", "agent", "tools", "__interrupt__"], ["agent"]]
+    assert case["reference"] == case["trajectory"]
+
+
+def test_a_stored_run_streamed_page_by_page_validates(
+    weather_run: tuple[ExperimentRun, Path], tmp_path: Path
+) -> None:
+    run, checkpoints = weather_run
+    with open_store(f"sqlite:///{checkpoints.parent / 'results.sqlite'}") as store:
+        stored = store.load_run("weather-1")
+    assert json.loads(render_json(stored)) == json.loads(render_json(run))
+
+
+def _empty_report() -> Report:
+    return build_report(ExperimentRun(info=info("empty", datetime(2025, 1, 1, tzinfo=UTC))))

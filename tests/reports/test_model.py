@@ -107,18 +107,25 @@ def test_unexpected_steps_are_marked_on_the_actual_side() -> None:
     assert (turn.missing, turn.unexpected, turn.first_difference) == ([], ["x", "y"], 1)
 
 
-def test_played_turns_and_interrupts_are_kept_as_text(support_run: ExperimentRun) -> None:
+def test_played_turns_and_interrupts_are_kept_verbatim_and_shown_as_text(
+    support_run: ExperimentRun,
+) -> None:
     turns = build_report(support_run).cases[1].turns
     assert [(t.kind, t.sent) for t in turns] == [
         (
             "input",
-            '{"messages": [{"role": "user", "content": "Refund order 1042, it arrived broken"}]}',
+            {"messages": [{"role": "user", "content": "Refund order 1042, it arrived broken"}]},
         ),
-        ("resume", '{"approved": true}'),
+        ("resume", {"approved": True}),
+    ]
+    assert [t.sent_text for t in turns] == [
+        '{"messages": [{"role": "user", "content": "Refund order 1042, it arrived broken"}]}',
+        '{"approved": true}',
     ]
     (asked,) = turns[0].asked
     assert (asked.id, asked.path) == ("int-7", "human_review")
-    assert asked.value == '{"question": "Approve a refund of $250 for order 1042?"}'
+    assert asked.value == {"question": "Approve a refund of $250 for order 1042?"}
+    assert asked.shown == '{"question": "Approve a refund of $250 for order 1042?"}'
 
 
 def test_judge_reasoning_is_the_comment_of_judge_feedback(support_run: ExperimentRun) -> None:

@@ -19,7 +19,7 @@ def _printed(report_run: ExperimentRun, **kwargs: object) -> str:
 def test_summary_table_has_the_headline_numbers(support_run: ExperimentRun) -> None:
     text = _printed(support_run)
     assert "lg_eval report: support-bot" in text
-    assert "42.9% of 7 results" in text
+    assert "42.9% [15.8%, 75.0%] of 7 results" in text  # Wilson interval of 3 in 7
     assert "3 passed  2 failed  1 error  1 timeout" in text
     assert "1.20s / 22.50s" in text
     assert "3700 / $0.0210" in text

@@ -32,7 +32,7 @@ def test_lg_eval_sweep_reports_and_is_incremental(tmp_path: Path) -> None:
     assert sorted(threads) == ["new-00", "new-03", "old-00", "old-03"]
     assert all(t["checkpoint_id"] and set(t["scores"]) == {"redundancy", "turns"}
                for t in threads.values())  # fmt: skip
-    assert document["run"]["dataset"] == "sweep:tests.sweeps.helpers:build"
+    assert document["info"]["dataset"] == "sweep:tests.sweeps.helpers:build"
     assert "new-03" in (tmp_path / "s.html").read_text()
 
     helpers.resume(graph, "old-03")
@@ -51,3 +51,21 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     cp = f"sqlite:///{tmp_path / 'c.sqlite'}"
     bad = runner.invoke(app, [*graph, "--checkpointer", cp, "--evaluator", "nope"])
     assert bad.exit_code == 2
+
+
+def test_a_sweep_whose_threads_all_error_exits_3_and_progress_agrees(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "cp.sqlite", check_same_thread=False)
+    helpers.populate(helpers.build(SqliteSaver(conn)), 2, 0)
+    conn.close()
+    out = runner.invoke(
+        app,
+        [
+            "sweep", "--graph", "tests.sweeps.helpers:build",
+            "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
+            "--store", f"sqlite:///{tmp_path / 'results.sqlite'}",
+            "--evaluator", "step_efficiency",
+        ],
+    )  # fmt: skip
+    assert out.exit_code == 3, out.output
+    assert "[2 threads] passed 0, not passed 2" in out.output
+    assert "2 of 2 threads errored" in out.output

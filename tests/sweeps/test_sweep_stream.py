@@ -76,7 +76,7 @@ def test_streamed_json_lists_every_thread_and_the_run_as_an_experiment(
     assert row == {"thread_id": "old-05", "checkpoint_id": swept.checkpoints["old-05"],
                    "status": "failed", "scores": {"redundancy": 1.0, "turns": 0.5},
                    "error": None}  # fmt: skip
-    assert [r["case_id"] for r in document["results"]] == swept.thread_ids
+    assert [r["case_id"] for r in document["cases"]] == swept.thread_ids
     assert [w["thread_id"] for w in document["worst"]] == [w.thread_id for w in swept.worst]
     assert document["summary"]["results"] == 24
 

@@ -1,5 +1,8 @@
 """Offline by construction: a client that cannot send, and a block where nothing traces.
 
+A root module, so the core (runner, nodes) can keep a run offline without importing the
+LangSmith edge package; :mod:`lg_eval.langsmith` re-exports it.
+
 LangSmith sends data from three places, and each needs closing on its own:
 
 * **the client's HTTP calls.** :class:`OfflineClient` is a ``langsmith.Client``
@@ -37,7 +40,7 @@ from langsmith import schemas as ls_schemas
 from langsmith._internal import _context
 from langsmith.run_helpers import tracing_context
 
-from lg_eval.langsmith._errors import OfflineError
+from lg_eval.errors import OfflineError
 
 OFFLINE_API_URL = "http://127.0.0.1:9"
 """Where the offline client points: the loopback discard port (never contacted)."""

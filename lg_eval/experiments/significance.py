@@ -1,0 +1,87 @@
+"""Paired tests of run B against run A: is a change more than the agent's own noise?
+
+Results pair on (case id, repetition), both runs' repetitions of a case facing each other.
+For every case, and for all cases pooled, one test of the case status (passed or not, the
+exact McNemar test) and one per feedback key present on both sides of at least one pair:
+McNemar when every paired score of the key is a boolean, the Wilcoxon signed-rank test on
+the numeric scores otherwise (see :mod:`lg_eval.stats`). A pair whose score is missing or
+errored on either side is left out of that key's test. Per-case p-values are adjusted for
+the false discovery rate over the cases of each key; the pooled ones are not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from lg_eval.experiments.aggregate import by_case
+from lg_eval.experiments.results import CaseResult, ExperimentRun
+from lg_eval.stats import ALPHA, PairedTest, adjust_per_case, mcnemar_test, wilcoxon_test
+
+Pair = tuple[CaseResult, CaseResult]
+
+
+def paired_tests(
+    run_a: ExperimentRun, run_b: ExperimentRun, *, alpha: float = ALPHA
+) -> list[PairedTest]:
+    """The pooled tests (status first, then keys in first-seen order), then each case's, in
+    run A's case order. Cases in only one run take no part."""
+    in_b = {(r.case_id, r.repetition): r for r in run_b.results}
+    per_case: dict[str, list[Pair]] = {}
+    for case_id, results in by_case(run_a.results).items():
+        pairs = [
+            (a, in_b[(case_id, a.repetition)]) for a in results if (case_id, a.repetition) in in_b
+        ]
+        if pairs:
+            per_case[case_id] = pairs
+    pooled = [pair for pairs in per_case.values() for pair in pairs]
+    if not pooled:
+        return []
+    tests = _tests(None, pooled, alpha, interval=True)
+    for case_id, pairs in per_case.items():
+        tests += _tests(case_id, pairs, alpha, interval=False)
+    return adjust_per_case(tests)
+
+
+def _tests(
+    case_id: str | None, pairs: Sequence[Pair], alpha: float, *, interval: bool
+) -> list[PairedTest]:
+    status = [(a.status == "passed", b.status == "passed") for a, b in pairs]
+    tests = [mcnemar_test(status, case_id=case_id, key=None, alpha=alpha)]
+    for key in _keys(pairs):
+        scored = [
+            (sa, sb)
+            for a, b in pairs
+            if (sa := _score(a, key)) is not None and (sb := _score(b, key)) is not None
+        ]
+        if not scored:
+            continue
+        if all(isinstance(sa, bool) and isinstance(sb, bool) for sa, sb in scored):
+            booleans = [(bool(sa), bool(sb)) for sa, sb in scored]
+            tests.append(mcnemar_test(booleans, case_id=case_id, key=key, alpha=alpha))
+        else:
+            numbers = [(float(sa), float(sb)) for sa, sb in scored]
+            tests.append(
+                wilcoxon_test(numbers, case_id=case_id, key=key, alpha=alpha, interval=interval)
+            )
+    return tests
+
+
+def _keys(pairs: Iterable[Pair]) -> list[str]:
+    keys: dict[str, None] = {}
+    for a, _ in pairs:
+        keys.update(dict.fromkeys(row.key for row in a.scores))
+    return list(keys)
+
+
+def _score(result: CaseResult, key: str) -> bool | float | None:
+    for row in result.scores:
+        if row.key == key and row.error is None and row.score is not None:
+            score = row.score
+            if isinstance(score, bool):
+                return score
+            return float(score) if math.isfinite(score) else None
+    return None
+
+
+__all__ = ["paired_tests"]

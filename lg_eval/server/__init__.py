@@ -1,0 +1,72 @@
+"""Deployed graphs: threads of a LangGraph Server, read into trajectories.
+
+:func:`extract_server_thread` / :func:`aextract_server_thread` read a thread through
+the server's threads API (``langgraph-sdk``) into the same
+:class:`~lg_eval.ThreadTrajectory` :func:`lg_eval.extract_thread` gives for the same
+run on a local checkpointer: the server's history is restated as checkpoint records
+and assembled by the one assembler. :class:`ServerConnection` holds the URL and the
+credentials (never shown or stored).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from lg_eval._effects import Core, adrive, drive
+from lg_eval.errors import InvalidConfigError
+from lg_eval.extract.assemble import assemble
+from lg_eval.extract.thread import ExtractionWarning
+from lg_eval.server._connection import API_KEY_ENV, ServerConnection
+from lg_eval.server._history import read_server
+from lg_eval.trajectory import ThreadTrajectory
+
+
+def _connection(server: ServerConnection | str) -> ServerConnection:
+    return server if isinstance(server, ServerConnection) else ServerConnection(server)
+
+
+def _extraction(
+    server: ServerConnection, thread_id: str, checkpoint_id: str | None, graph: Any
+) -> Core[ThreadTrajectory]:
+    if not isinstance(thread_id, str) or not thread_id:
+        raise InvalidConfigError(
+            f"thread_id={thread_id!r}: expected the id of a thread on the server (a UUID "
+            "string, as client.threads.search() lists them)."
+        )
+    records = yield from read_server(server, thread_id, checkpoint_id, graph)
+    trajectory = assemble(records)
+    for message in trajectory.warnings:
+        warnings.warn(message, ExtractionWarning, stacklevel=4)
+    return trajectory
+
+
+def extract_server_thread(
+    server: ServerConnection | str,
+    thread_id: str,
+    *,
+    checkpoint_id: str | None = None,
+    graph: Any = None,
+) -> ThreadTrajectory:
+    """Extract thread ``thread_id`` of the LangGraph Server ``server`` (a URL or a
+    :class:`ServerConnection`).
+
+    Pass ``graph`` (the compiled graph the assistant serves, built without a
+    checkpointer) to tell static breakpoints from other stops and to name the functional
+    API's ``@task`` calls; without it every stop with planned tasks reads as a breakpoint.
+    """
+    return drive(_extraction(_connection(server), thread_id, checkpoint_id, graph))
+
+
+async def aextract_server_thread(
+    server: ServerConnection | str,
+    thread_id: str,
+    *,
+    checkpoint_id: str | None = None,
+    graph: Any = None,
+) -> ThreadTrajectory:
+    """Async twin of :func:`extract_server_thread` (the same core, awaited)."""
+    return await adrive(_extraction(_connection(server), thread_id, checkpoint_id, graph))
+
+
+__all__ = ["API_KEY_ENV", "ServerConnection", "aextract_server_thread", "extract_server_thread"]

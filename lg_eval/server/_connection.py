@@ -1,0 +1,132 @@
+"""How lg_eval talks to a LangGraph Server: one connection, typed errors, retries.
+
+Every request goes through :func:`request`, an effect that performs one SDK call
+(blocking or awaited) and maps what can go wrong to lg_eval's errors: a 404 to
+:class:`~lg_eval.errors.ThreadNotFoundError`, 401/403 to
+:class:`~lg_eval.errors.ServerAuthError`, and a refused connection, a timeout or a
+5xx, after ``retries`` attempts with exponential backoff, to
+:class:`~lg_eval.errors.ServerError`. The API key never appears in a message or a
+``repr``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar
+
+import httpx
+from langgraph_sdk import errors as sdk_errors
+from langgraph_sdk import get_client, get_sync_client
+
+from lg_eval._effects import Core, Effect, sleep
+from lg_eval.errors import InvalidOptionError, ServerAuthError, ServerError, ThreadNotFoundError
+
+T = TypeVar("T")
+API_KEY_ENV = "LANGGRAPH_API_KEY"
+
+
+@dataclass(frozen=True)
+class ServerConnection:
+    """A LangGraph Server: its URL, credentials and patience.
+
+    ``api_key`` defaults to ``$LANGGRAPH_API_KEY``; ``headers`` are sent with every
+    request (e.g. an ``Authorization`` header of a custom auth handler). Neither is shown
+    by ``repr`` nor written anywhere by lg_eval.
+    """
+
+    url: str
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout: float = 30.0
+    retries: int = 3
+    backoff: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
+            raise InvalidOptionError(
+                f"server url={self.url!r} is not an http(s) URL; pass the address the "
+                "LangGraph Server listens on, e.g. 'http://127.0.0.1:2024'."
+            )
+        if not isinstance(self.retries, int) or self.retries < 1:
+            raise InvalidOptionError(f"retries={self.retries!r}: expected an int >= 1.")
+
+    @property
+    def _key(self) -> str | None:
+        return self.api_key if self.api_key is not None else os.environ.get(API_KEY_ENV)
+
+    @cached_property
+    def sync_client(self) -> Any:
+        """The SDK's blocking client (made once per connection)."""
+        return get_sync_client(
+            url=self.url, api_key=self._key, headers=dict(self.headers), timeout=self.timeout
+        )
+
+    @cached_property
+    def async_client(self) -> Any:
+        """The SDK's async client (made once per connection)."""
+        return get_client(
+            url=self.url, api_key=self._key, headers=dict(self.headers), timeout=self.timeout
+        )
+
+
+def _one(
+    server: ServerConnection,
+    run: Callable[[Any], T],
+    arun: Callable[[Any], Awaitable[T]],
+) -> Effect[T]:
+    return Effect(lambda: run(server.sync_client), lambda: arun(server.async_client))
+
+
+_RETRIED = (sdk_errors.APIConnectionError, sdk_errors.InternalServerError, httpx.TransportError)
+
+
+def request(
+    server: ServerConnection,
+    what: str,
+    run: Callable[[Any], T],
+    arun: Callable[[Any], Awaitable[T]],
+    *,
+    thread_id: str | None = None,
+) -> Core[T]:
+    """Perform one SDK call (``run(sync_client)`` / ``await arun(async_client)``), retrying
+    connection failures, timeouts and 5xx; ``what`` names the request in errors."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            result: T = yield _one(server, run, arun)
+            return result
+        except sdk_errors.NotFoundError as exc:
+            name = f"Thread {thread_id!r}" if thread_id else "The resource"
+            raise ThreadNotFoundError(
+                f"{name} was not found on the LangGraph Server at {server.url} ({what}). "
+                "Check the thread id and the server URL."
+            ) from exc
+        except (sdk_errors.AuthenticationError, sdk_errors.PermissionDeniedError) as exc:
+            raise ServerAuthError(
+                f"The LangGraph Server at {server.url} refused the credentials "
+                f"(HTTP {exc.response.status_code}) for {what}. Pass api_key=... or set "
+                f"${API_KEY_ENV} (or the headers its auth handler wants)."
+            ) from exc
+        except _RETRIED as exc:
+            if attempt >= server.retries:
+                kind = (
+                    "timed out"
+                    if isinstance(exc, (sdk_errors.APITimeoutError, httpx.TimeoutException))
+                    else f"answered HTTP {exc.response.status_code}"
+                    if isinstance(exc, sdk_errors.InternalServerError)
+                    else "could not be reached"
+                )
+                raise ServerError(
+                    f"The LangGraph Server at {server.url} {kind} for {what} after "
+                    f"{attempt} attempt(s). Check that it is running (GET {server.url}/ok)."
+                ) from exc
+            yield sleep(server.backoff * 2 ** (attempt - 1))
+        except sdk_errors.APIStatusError as exc:
+            raise ServerError(
+                f"The LangGraph Server at {server.url} answered HTTP "
+                f"{exc.response.status_code} for {what}."
+            ) from exc

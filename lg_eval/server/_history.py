@@ -1,0 +1,390 @@
+"""A LangGraph Server thread as checkpoint records, for the one trajectory assembler.
+
+The server's threads API gives, per checkpoint of every namespace, the tasks LangGraph
+planned there with their interrupts (ids and payloads), errors and results, and each
+run's input or ``Command``. It does not give the stored control writes a local reader
+sees, so this module restates them from what it does give, in LangGraph's own
+vocabulary, and hands them to :func:`lg_eval.extract.generic.build_record`, the same
+function the local readers use:
+
+- a task with a ``result`` finished (its result holds its state writes);
+- each run's ``Command(resume=...)`` answers the interrupt pending at the checkpoint the
+  run started from (by id for an id-keyed resume), as the ``__resume__`` writes of the
+  task that raised it, and the newest one as the checkpoint's null-task resume, with the
+  ``goto`` and ``update`` of the Command;
+- a run that resumed at a checkpoint marks the next checkpoint as resumed
+  (``versions_seen['__interrupt__']``), which tells a static breakpoint's stop;
+- an ``update_state`` whose writes no planned task holds is restated from the values
+  it changed (appended items only, for list channels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.types import Interrupt
+
+from lg_eval._effects import Core
+from lg_eval.extract.generic import StoredFields, build_record
+from lg_eval.extract.records import (
+    ERROR,
+    INTERRUPT,
+    NULL_TASK_ID,
+    RESUME,
+    RETURN,
+    ROOT_NS,
+    Breakpoints,
+    CheckpointRecord,
+    ThreadRecords,
+)
+from lg_eval.extract.selection import choose_tip, group_by_namespace
+from lg_eval.server._connection import ServerConnection, request
+
+PAGE = 1000
+UPDATE_TASK = "update_state"
+"""Task id given to the writes of an ``update_state`` no planned task holds."""
+
+
+@dataclass(slots=True)
+class _Planned:
+    id: str
+    name: str
+    result: Any
+
+
+def _get_history(thread_id: str, kwargs: dict[str, Any], client: Any) -> Any:
+    """One page of history (the SDK's sync and async clients share the signature)."""
+    return client.threads.get_history(thread_id, **kwargs)
+
+
+def _list_runs(thread_id: str, offset: int, client: Any) -> Any:
+    """One page of runs (either client)."""
+    return client.runs.list(thread_id, limit=PAGE, offset=offset)
+
+
+def history(server: ServerConnection, thread_id: str, ns: str) -> Core[list[dict[str, Any]]]:
+    """Every checkpoint of one namespace of the thread, newest first (paged)."""
+    states: list[dict[str, Any]] = []
+    before: dict[str, Any] | None = None
+    checkpoint = {"checkpoint_ns": ns}
+    while True:
+        kwargs = {"limit": PAGE, "before": before, "checkpoint": checkpoint}
+        page = yield from request(
+            server,
+            f"the history of thread {thread_id!r}",
+            partial(_get_history, thread_id, kwargs),
+            partial(_get_history, thread_id, kwargs),
+            thread_id=thread_id,
+        )
+        states.extend(page)
+        if len(page) < PAGE:
+            return states
+        before = page[-1]["checkpoint"]
+
+
+def runs(server: ServerConnection, thread_id: str) -> Core[list[dict[str, Any]]]:
+    """Every run of the thread, oldest first (paged)."""
+    found: list[dict[str, Any]] = []
+    while True:
+        offset = len(found)
+        page = yield from request(
+            server,
+            f"the runs of thread {thread_id!r}",
+            partial(_list_runs, thread_id, offset),
+            partial(_list_runs, thread_id, offset),
+            thread_id=thread_id,
+        )
+        found.extend(page)
+        if len(page) < PAGE:
+            return sorted(found, key=lambda r: (str(r.get("created_at")), r["run_id"]))
+
+
+def read_server(
+    server: ServerConnection, thread_id: str, checkpoint_id: str | None, graph: Any = None
+) -> Core[ThreadRecords]:
+    """Read a server thread into :class:`ThreadRecords` (``graph``, when given, names the
+    static breakpoints and the functional API's calls, as for a local thread)."""
+    states: dict[str, list[dict[str, Any]]] = {}
+    pending = [ROOT_NS]
+    while pending:
+        ns = pending.pop()
+        if ns in states:
+            continue
+        states[ns] = yield from history(server, thread_id, ns)
+        for state in states[ns]:
+            for task in state.get("tasks") or ():
+                sub = (task.get("checkpoint") or {}).get("checkpoint_ns")
+                if sub and sub not in states:
+                    pending.append(sub)
+    thread_runs = yield from runs(server, thread_id)
+    return restate(graph, thread_id, checkpoint_id, states, thread_runs)
+
+
+def restate(
+    graph: Any,
+    thread_id: str,
+    checkpoint_id: str | None,
+    states: Mapping[str, list[dict[str, Any]]],
+    thread_runs: list[dict[str, Any]],
+) -> ThreadRecords:
+    """The records of a thread, from its server states per namespace and its runs."""
+    flat = [s for ns_states in states.values() for s in ns_states]
+    by_id = {_id(s): s for s in flat}
+    writes: dict[str, list[tuple[str, str, Any]]] = {_id(s): _task_writes(s) for s in flat}
+    _restate_resumes(states.get(ROOT_NS, []), flat, thread_runs, writes)
+    _restate_updates(states, by_id, writes)
+    resumed = _resumed_at(flat, thread_runs)
+    warnings: list[str] = []
+    records: list[CheckpointRecord] = []
+    for state in flat:
+        records.append(_record(graph, state, writes[_id(state)], resumed, by_id, warnings))
+    by_ns = group_by_namespace(records, thread_id)
+    for ns_records in by_ns.values():
+        ns_records.sort(key=lambda r: r.id, reverse=True)
+    tip = choose_tip(by_ns, thread_id, checkpoint_id)
+    return ThreadRecords(thread_id=thread_id, by_ns=by_ns, tip_id=tip, warnings=warnings)
+
+
+def _id(state: Mapping[str, Any]) -> str:
+    return str(state["checkpoint"]["checkpoint_id"])
+
+
+def _ns(state: Mapping[str, Any]) -> str:
+    return str(state["checkpoint"].get("checkpoint_ns") or ROOT_NS)
+
+
+def _task_writes(state: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    out: list[tuple[str, str, Any]] = []
+    for task in state.get("tasks") or ():
+        tid = task["id"]
+        if task.get("interrupts"):
+            found = [Interrupt(value=i.get("value"), id=i.get("id")) for i in task["interrupts"]]
+            out.append((tid, INTERRUPT, found))
+        if task.get("error"):
+            out.append((tid, ERROR, task["error"]))
+        result = task.get("result")
+        if result is None:
+            continue
+        if isinstance(result, dict) and task["name"] != "__start__":
+            items = [(k, w) for k, v in result.items() for w in _each(k, v)]
+            out.extend((tid, k, v) for k, v in items)
+            if not items:
+                out.append((tid, RETURN, None))
+        else:
+            out.append((tid, RETURN, result))
+    return out
+
+
+def _each(key: str, value: Any) -> list[Any]:
+    """LangGraph folds a task's repeated writes to one channel into ``{'$writes': [...]}``."""
+    if isinstance(value, dict) and set(value) == {"$writes"}:
+        return list(value["$writes"])
+    return [value]
+
+
+def _leaf_tasks(states: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Any]]:
+    """``(state, task)`` of tasks that raised their interrupts themselves (a subgraph
+    node's task carries its subgraph's interrupts too, but does not consume answers)."""
+    return [
+        (s, t)
+        for s in states
+        for t in s.get("tasks") or ()
+        if t.get("interrupts") and not t.get("checkpoint")
+    ]
+
+
+def _root_anchor(state: Mapping[str, Any]) -> str:
+    if _ns(state) == ROOT_NS:
+        return _id(state)
+    return str((state.get("metadata") or {}).get("parents", {}).get(ROOT_NS, ""))
+
+
+def _started_at(run: Mapping[str, Any], root: list[dict[str, Any]]) -> str | None:
+    """The root checkpoint a run started from: the one it names, else the newest one made
+    before it (runs on one thread run one at a time)."""
+    kwargs = run.get("kwargs") or {}
+    named = kwargs.get("checkpoint_id") or (kwargs.get("checkpoint") or {}).get("checkpoint_id")
+    if named:
+        return str(named)
+    created = str(run.get("created_at"))
+    before = [
+        s
+        for s in root
+        if (s.get("metadata") or {}).get("run_id") != run["run_id"]
+        and str(s.get("created_at")) < created
+    ]
+    return max((_id(s) for s in before), default=None)
+
+
+def _restate_resumes(
+    root: list[dict[str, Any]],
+    flat: list[dict[str, Any]],
+    thread_runs: list[dict[str, Any]],
+    writes: dict[str, list[tuple[str, str, Any]]],
+) -> None:
+    leaves = _leaf_tasks(flat)
+    answers: dict[tuple[str, str], list[Any]] = {}
+    for run in thread_runs:
+        command = (run.get("kwargs") or {}).get("command") or {}
+        if not command:
+            continue
+        start = _started_at(run, root)
+        if start is None:
+            continue
+        null = writes.setdefault(start, [])
+        null[:] = [w for w in null if w[0] != NULL_TASK_ID]
+        for goto in _as_list(command.get("goto")):
+            if isinstance(goto, str):
+                null.append((NULL_TASK_ID, f"branch:to:{goto}", "__start__"))
+        resume = command.get("resume")
+        update = command.get("update")
+        if resume is not None:
+            null.append((NULL_TASK_ID, RESUME, resume))
+        for key, value in (update or {}).items() if isinstance(update, dict) else ():
+            null.append((NULL_TASK_ID, key, value))
+        if resume is None:
+            continue
+        under = [(s, t) for s, t in leaves if _root_anchor(s) == start]
+        if _is_map(resume, under):
+            for s, t in under:
+                iid = t["interrupts"][-1].get("id")
+                if iid in resume:
+                    answers.setdefault((_id(s), t["id"]), []).append(resume[iid])
+        elif under:
+            s, t = max(under, key=lambda st: _id(st[0]))
+            answers.setdefault((_id(s), t["id"]), []).append(resume)
+    for (checkpoint, task_id), values in answers.items():
+        writes[checkpoint].append((task_id, RESUME, values))
+
+
+def _is_map(resume: Any, under: list[tuple[Mapping[str, Any], Any]]) -> bool:
+    ids = {i.get("id") for _, t in under for i in t["interrupts"]}
+    return isinstance(resume, dict) and bool(resume) and all(k in ids for k in resume)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _restate_updates(
+    states: Mapping[str, list[dict[str, Any]]],
+    by_id: Mapping[str, dict[str, Any]],
+    writes: dict[str, list[tuple[str, str, Any]]],
+) -> None:
+    for ns_states in states.values():
+        for state in ns_states:
+            if (state.get("metadata") or {}).get("source") != "update":
+                continue
+            parent_id = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
+            parent = by_id.get(parent_id) if parent_id else None
+            if parent is None or any(
+                t.get("result") is not None for t in parent.get("tasks") or ()
+            ):
+                continue
+            old, new = parent.get("values") or {}, state.get("values") or {}
+            if not isinstance(old, dict) or not isinstance(new, dict):
+                continue
+            for key, value in new.items():
+                if key in old and old[key] == value:
+                    continue
+                before = old.get(key)
+                if (
+                    isinstance(value, list)
+                    and isinstance(before, list)
+                    and value[: len(before)] == before
+                ):
+                    value = value[len(before) :]
+                writes[_id(parent)].append((UPDATE_TASK, key, value))
+
+
+def _resumed_at(flat: list[dict[str, Any]], thread_runs: list[dict[str, Any]]) -> dict[str, str]:
+    """``versions_seen['__interrupt__']`` stand-ins: per checkpoint, the id of the newest
+    checkpoint of its lineage a run resumed at (changes exactly where LangGraph's does)."""
+    resuming = {
+        r["run_id"]
+        for r in thread_runs
+        if (r.get("kwargs") or {}).get("command") or (r.get("kwargs") or {}).get("input") is None
+    }
+    by_id = {_id(s): s for s in flat}
+    seen: dict[str, str] = {}
+
+    def mark(checkpoint_id: str) -> str:
+        if checkpoint_id in seen:
+            return seen[checkpoint_id]
+        state = by_id[checkpoint_id]
+        parent_id = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
+        if parent_id is None or parent_id not in by_id:
+            seen[checkpoint_id] = ""
+            return ""
+        parent = by_id[parent_id]
+        run_id = (state.get("metadata") or {}).get("run_id")
+        new_run = run_id != (parent.get("metadata") or {}).get("run_id")
+        source = (state.get("metadata") or {}).get("source")
+        here = parent_id if new_run and run_id in resuming and source == "loop" else mark(parent_id)
+        seen[checkpoint_id] = here
+        return here
+
+    for checkpoint_id in sorted(by_id):
+        mark(checkpoint_id)
+    return seen
+
+
+_MESSAGES: dict[str, type[BaseMessage]] = {
+    "human": HumanMessage,
+    "ai": AIMessage,
+    "tool": ToolMessage,
+    "system": SystemMessage,
+}
+
+
+def revive(value: Any) -> Any:
+    """State values as the graph held them, as far as JSON tells: message dicts back to
+    LangChain messages, recursively."""
+    if isinstance(value, dict):
+        kind = _MESSAGES.get(str(value.get("type")))
+        if kind is not None and "content" in value:
+            try:
+                return kind.model_validate(value)
+            except Exception:
+                return value
+        return {k: revive(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [revive(v) for v in value]
+    return value
+
+
+def _record(
+    graph: Any,
+    state: Mapping[str, Any],
+    task_writes: list[tuple[str, str, Any]],
+    resumed: Mapping[str, str],
+    by_id: Mapping[str, Mapping[str, Any]],
+    warnings: list[str],
+) -> CheckpointRecord:
+    metadata = dict(state.get("metadata") or {})
+    checkpoint_id = _id(state)
+    mark = resumed.get(checkpoint_id, "")
+    tasks = state.get("tasks") or ()
+    start = next((t for t in tasks if t["name"] == "__start__"), None)
+    values = state.get("values")
+    stored = StoredFields(
+        id=checkpoint_id,
+        ns=_ns(state),
+        parent_id=(state.get("parent_checkpoint") or {}).get("checkpoint_id"),
+        metadata=metadata,
+        created_at=state.get("created_at"),
+        interrupt_seen={"resumed_at": mark} if mark else None,
+        pending_writes=task_writes,
+        channel_values={} if start is None else {"__start__": start.get("result")},
+    )
+    planned = [_Planned(t["id"], t["name"], revive(t.get("result"))) for t in tasks]
+    record = build_record(graph, stored, planned, lambda: revive(values), warnings)
+    if graph is None:  # without the graph, any stop may have been a static breakpoint
+        record.breakpoints = Breakpoints(known=False)
+    return record

@@ -1,0 +1,47 @@
+"""Statistics for nondeterministic agents: intervals around every rate and mean, and
+paired tests of one run against another.
+
+* :func:`wilson_interval` (pass rates, pass@k, pass^k) and :func:`mean_interval` (mean
+  scores: a seeded BCa bootstrap, the normal interval past :data:`BOOTSTRAP_LIMIT`
+  values), both returning an :class:`Interval`;
+* :func:`mcnemar_test` (pass/fail) and :func:`wilcoxon_test` (scores) over paired
+  repetitions, each a :class:`PairedTest` with the p-value and the effect, and
+  :func:`adjust_per_case` for the false discovery rate over many cases.
+
+The tests are scipy's (``binomtest``, ``bootstrap``, ``wilcoxon``,
+``false_discovery_control``); this package chooses among them and keeps every number
+finite and deterministic. See ``docs/statistics.md``.
+"""
+
+from lg_eval.stats._intervals import (
+    BOOTSTRAP_LIMIT,
+    CONFIDENCE,
+    RESAMPLES,
+    SEED,
+    MeanSample,
+    check_confidence,
+    mean_interval,
+    wilson_interval,
+)
+from lg_eval.stats._models import Interval, IntervalMethod, PairedTest, PairedTestKind
+from lg_eval.stats._paired import ALPHA, adjust_per_case, check_alpha, mcnemar_test, wilcoxon_test
+
+__all__ = [
+    "ALPHA",
+    "BOOTSTRAP_LIMIT",
+    "CONFIDENCE",
+    "RESAMPLES",
+    "SEED",
+    "Interval",
+    "IntervalMethod",
+    "MeanSample",
+    "PairedTest",
+    "PairedTestKind",
+    "adjust_per_case",
+    "check_alpha",
+    "check_confidence",
+    "mcnemar_test",
+    "mean_interval",
+    "wilcoxon_test",
+    "wilson_interval",
+]

@@ -1,0 +1,182 @@
+"""Confidence intervals: Wilson for proportions, a seeded bootstrap for means.
+
+* :func:`wilson_interval`: the Wilson score interval (``scipy.stats.binomtest(...)
+  .proportion_ci(method="wilson")``). Unlike the normal ("Wald") interval it stays inside
+  [0, 1] and keeps its coverage near 0 and 1 and for few trials, which is where agent pass
+  rates over a handful of repetitions live.
+* :func:`mean_interval`: the BCa bootstrap (``scipy.stats.bootstrap``) of the mean, with
+  :data:`RESAMPLES` resamples from a fixed seed so the same values always give the same
+  interval; the values are sorted first, so neither does the order they arrive in matter.
+  Past :data:`BOOTSTRAP_LIMIT` values the resampling costs more than it tells, and the
+  normal interval (mean ± z·s/√n, clipped to the observed range) is used instead.
+
+:class:`MeanSample` collects values one at a time for :func:`mean_interval` in memory that
+stops growing at :data:`BOOTSTRAP_LIMIT` (a streamed report of any size uses it).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.stats._models import Interval
+
+CONFIDENCE = 0.95
+RESAMPLES = 1999
+SEED = 0
+BOOTSTRAP_LIMIT = 1000
+"""The most values :func:`mean_interval` bootstraps; beyond, the normal interval."""
+
+
+def check_confidence(confidence: float, *, name: str = "confidence") -> float:
+    """``confidence`` if it lies strictly between 0 and 1, else :class:`InvalidOptionError`."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise InvalidOptionError(f"{name}={confidence!r}: expected a number in (0, 1).")
+    if not 0.0 < confidence < 1.0:
+        raise InvalidOptionError(f"{name}={confidence!r}: expected a number in (0, 1).")
+    return float(confidence)
+
+
+def _count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise InvalidOptionError(f"{name}={value!r}: expected a whole number of at least 0.")
+    return int(value)
+
+
+def wilson_interval(
+    successes: int, trials: int, *, confidence: float = CONFIDENCE
+) -> Interval | None:
+    """The Wilson score interval of ``successes / trials``; None when ``trials`` is 0.
+
+    Raises:
+        InvalidOptionError: a count is negative or not whole, ``successes`` exceeds
+            ``trials``, or ``confidence`` is not in (0, 1).
+    """
+    k, n = _count(successes, "successes"), _count(trials, "trials")
+    level = check_confidence(confidence)
+    if k > n:
+        raise InvalidOptionError(f"successes={k} exceeds trials={n}: expected at most {n}.")
+    if n == 0:
+        return None
+    ci = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    low, high = max(0.0, float(ci.low)), min(1.0, float(ci.high))
+    return Interval(low=low, high=high, confidence=level, method="wilson")
+
+
+def _finite(values: Iterable[float]) -> list[float]:
+    out = []
+    for index, value in enumerate(values):
+        if isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, int | float | np.floating | np.integer):
+            raise InvalidOptionError(f"values[{index}]={value!r}: expected a finite number.")
+        number = float(value)
+        if not math.isfinite(number):
+            raise InvalidOptionError(f"values[{index}]={value!r}: expected a finite number.")
+        out.append(number)
+    return out
+
+
+def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE) -> Interval | None:
+    """A confidence interval of the mean of ``values``; None for fewer than two values.
+
+    The BCa bootstrap for up to :data:`BOOTSTRAP_LIMIT` values (seeded: deterministic),
+    the normal interval beyond. Equal values give the point interval ``[v, v]``.
+
+    Raises:
+        InvalidOptionError: a value is not a finite number, or ``confidence`` is not in (0, 1).
+    """
+    level = check_confidence(confidence)
+    numbers = _finite(values)
+    if len(numbers) < 2:
+        return None
+    if len(numbers) > BOOTSTRAP_LIMIT:
+        mean = math.fsum(numbers) / len(numbers)
+        variance = math.fsum((x - mean) ** 2 for x in numbers) / (len(numbers) - 1)
+        return _normal(mean, variance, len(numbers), min(numbers), max(numbers), level)
+    return _bootstrap(sorted(numbers), level)
+
+
+def _bootstrap(ordered: list[float], level: float) -> Interval:
+    lo, hi = ordered[0], ordered[-1]
+    if lo == hi:
+        return Interval(low=lo, high=hi, confidence=level, method="bootstrap")
+    data = np.asarray(ordered, dtype=float)
+    low = high = math.nan
+    for method in ("BCa", "percentile"):  # BCa is undefined on some degenerate samples
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = scipy_stats.bootstrap(
+                (data,),
+                np.mean,
+                n_resamples=RESAMPLES,
+                confidence_level=level,
+                method=method,
+                vectorized=True,
+                rng=np.random.default_rng(SEED),
+            )
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            break
+    return Interval(
+        low=min(max(low, lo), hi), high=max(min(high, hi), lo), confidence=level, method="bootstrap"
+    )
+
+
+def _normal(mean: float, variance: float, n: int, lo: float, hi: float, level: float) -> Interval:
+    half = float(scipy_stats.norm.ppf((1 + level) / 2)) * math.sqrt(max(variance, 0.0) / n)
+    return Interval(
+        low=max(mean - half, lo), high=min(mean + half, hi), confidence=level, method="normal"
+    )
+
+
+class MeanSample:
+    """Values added one by one, for :func:`mean_interval` in memory bounded by
+    :data:`BOOTSTRAP_LIMIT`: the values themselves up to the limit, then only the count,
+    mean and sum of squared deviations (Welford's update) and the range."""
+
+    def __init__(self) -> None:
+        self.values: list[float] | None = []
+        self.n = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+        self.lo = math.inf
+        self.hi = -math.inf
+
+    def add(self, value: float) -> None:
+        """Count one finite value."""
+        self.n += 1
+        delta = value - self.mean
+        self.mean += delta / self.n
+        self.m2 += delta * (value - self.mean)
+        self.lo, self.hi = min(self.lo, value), max(self.hi, value)
+        if self.values is not None:
+            self.values.append(value)
+            if len(self.values) > BOOTSTRAP_LIMIT:
+                self.values = None
+
+    def interval(self, *, confidence: float = CONFIDENCE) -> Interval | None:
+        """:func:`mean_interval` of the values added (None for fewer than two)."""
+        level = check_confidence(confidence)
+        if self.n < 2:
+            return None
+        if self.values is not None:
+            return mean_interval(self.values, confidence=level)
+        return _normal(self.mean, self.m2 / (self.n - 1), self.n, self.lo, self.hi, level)
+
+
+__all__ = [
+    "BOOTSTRAP_LIMIT",
+    "CONFIDENCE",
+    "RESAMPLES",
+    "SEED",
+    "MeanSample",
+    "check_confidence",
+    "mean_interval",
+    "wilson_interval",
+]

@@ -1,0 +1,230 @@
+"""The viewer's pages: a request's path and query → an HTML page built from paged queries.
+
+:class:`Pages` knows nothing of HTTP: :meth:`Pages.respond` takes the path and the parsed
+query string and returns a :class:`Page` (status, content type, body), which the server
+(:mod:`lg_eval.viewer._server`) writes with the security headers. Every page is rendered
+by jinja2 with autoescaping on and the report's filters (run content goes through
+:func:`~lg_eval.reports._text.visible` first); no page carries a script, and the
+stylesheet is served from the package.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
+
+from lg_eval.experiments import ResultStore
+from lg_eval.reports import charts
+from lg_eval.reports.build import case_report
+from lg_eval.reports.diff import diff_turns
+from lg_eval.reports.html_report import environment as report_environment
+from lg_eval.reports.model import STATUSES
+from lg_eval.viewer import _queries as q
+
+CHANGES = ("regressed", "improved", "added", "removed", "unchanged")
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the server sends back."""
+
+    status: int
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+
+
+@cache
+def environment() -> Environment:
+    """The viewer's templates first, then the report's (its chart and diff macros), with
+    the report's filters; autoescaping on everywhere, undefined names fail."""
+    env = Environment(
+        loader=ChoiceLoader(
+            [PackageLoader("lg_eval.viewer", "templates"), PackageLoader("lg_eval.reports")]
+        ),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(report_environment().filters)
+    env.filters["pretty"] = pretty
+    env.globals["link"] = link
+    return env
+
+
+def pretty(value: Any) -> str:
+    """A value as indented JSON text (escaped by the template like any text)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def link(path: str, **params: Any) -> str:
+    """``path?query`` with the parameters that are set (the query escaped by urlencode)."""
+    shown = {k: v for k, v in params.items() if v not in (None, "")}
+    return path + ("?" + urlencode(shown) if shown else "")
+
+
+def stylesheet() -> bytes:
+    """The viewer's CSS: the report's, then the viewer's own rules."""
+    reports = files("lg_eval.reports") / "templates" / "report.css"
+    viewer = files("lg_eval.viewer") / "templates" / "viewer.css"
+    return (reports.read_text(encoding="utf-8") + viewer.read_text(encoding="utf-8")).encode()
+
+
+class Pages:
+    """The pages over one results store."""
+
+    def __init__(self, store: ResultStore) -> None:
+        self.store = store
+        self._routes: dict[str, Callable[[Mapping[str, str]], Page]] = {
+            "/": self.runs,
+            "/run": self.run,
+            "/case": self.case,
+            "/compare": self.compare,
+            "/compare/case": self.compare_case,
+        }
+
+    def respond(self, path: str, query: Mapping[str, str]) -> Page:
+        """The page at ``path`` (404 for an unknown path or a run or case not stored)."""
+        if path == "/static/viewer.css":
+            return Page(200, stylesheet(), "text/css; charset=utf-8")
+        route = self._routes.get(path)
+        if route is None:
+            return self._missing(f"No page {path}.")
+        return route(query)
+
+    # --- pages ----------------------------------------------------------------------------
+
+    def runs(self, query: Mapping[str, str]) -> Page:
+        page = _page(query)
+        rows, pages = q.runs_page(self.store, page)
+        return self._render("runs.html.j2", rows=rows, page=page, pages=pages, title="Runs")
+
+    def run(self, query: Mapping[str, str]) -> Page:
+        run_id = query.get("id", "")
+        info = self.store.run_info(run_id)
+        if info is None:
+            return self._missing(f"No run {run_id!r} in the store.")
+        where = q.CaseFilter(
+            status=query.get("status") if query.get("status") in STATUSES else None,
+            tag=query.get("tag") or None,
+            failing=query.get("failing") or None,
+            search=query.get("q") or None,
+        )
+        counts = q.status_counts(self.store, run_id)
+        evaluators = q.evaluator_table(self.store, run_id)
+        cases = q.case_page(self.store, run_id, where, _page(query))
+        chart_list = [
+            charts.pass_rate_bars(evaluators),
+            charts.histogram_chart(
+                "Latency", q.column_histogram(self.store, run_id, "latency_s", "latency (s)"), "s"
+            ),
+            charts.histogram_chart(
+                "Tokens", q.column_histogram(self.store, run_id, "tokens", "tokens")
+            ),
+            charts.histogram_chart("Cost", q.column_histogram(self.store, run_id, "cost", "$")),
+        ]
+        previous = self.store.query(
+            "SELECT run_id FROM lg_eval_runs WHERE dataset = ? AND started_at < ?"
+            " ORDER BY started_at DESC LIMIT 1",
+            (info.dataset, info.started_at.isoformat()),
+        )
+        return self._render(
+            "run.html.j2",
+            title=f"Run {info.run_id}",
+            info=info,
+            counts=counts,
+            pass_rate=q.pass_rate(counts),
+            evaluators=evaluators,
+            charts=chart_list,
+            cases=cases,
+            where=where,
+            statuses=STATUSES,
+            previous=str(previous[0][0]) if previous else None,
+            runs=[i.run_id for i in self.store.runs() if i.run_id != run_id][-50:],
+        )
+
+    def case(self, query: Mapping[str, str]) -> Page:
+        run_id, case_id, repetition = query.get("run", ""), query.get("id", ""), _rep(query)
+        result = q.one_case(self.store, run_id, case_id, repetition)
+        if result is None:
+            return self._missing(f"No case {case_id!r} (repetition {repetition}) in {run_id!r}.")
+        return self._render(
+            "case.html.j2", title=f"Case {case_id}", run_id=run_id, case=case_report(0, result)
+        )
+
+    def compare(self, query: Mapping[str, str]) -> Page:
+        run_a, run_b = query.get("a", ""), query.get("b", "")
+        for run_id in (run_a, run_b):
+            if self.store.run_info(run_id) is None:
+                return self._missing(f"No run {run_id!r} in the store.")
+        asked = query.get("change", "")
+        change = asked if asked in CHANGES else "regressed"
+        found = q.compare_page(self.store, run_a, run_b, change, _page(query))
+        return self._render(
+            "compare.html.j2",
+            title=f"{run_b} against {run_a}",
+            run_a=run_a,
+            run_b=run_b,
+            change=change,
+            changes=CHANGES,
+            found=found,
+            rate_a=q.pass_rate(q.status_counts(self.store, run_a)),
+            rate_b=q.pass_rate(q.status_counts(self.store, run_b)),
+        )
+
+    def compare_case(self, query: Mapping[str, str]) -> Page:
+        run_a, run_b = query.get("a", ""), query.get("b", "")
+        case_id, repetition = query.get("id", ""), _rep(query)
+        a = q.one_case(self.store, run_a, case_id, repetition)
+        b = q.one_case(self.store, run_b, case_id, repetition)
+        if a is None and b is None:
+            return self._missing(f"No case {case_id!r} in {run_a!r} or {run_b!r}.")
+        case_a = None if a is None else case_report(0, a)
+        case_b = None if b is None else case_report(1, b)
+        both = case_a is not None and case_b is not None
+        diff = (
+            diff_turns(case_a.trajectory or [], case_b.trajectory or [])
+            if both and case_a is not None and case_b is not None
+            else []
+        )
+        return self._render(
+            "compare_case.html.j2",
+            title=f"Case {case_id}: {run_b} against {run_a}",
+            run_a=run_a,
+            run_b=run_b,
+            case_id=case_id,
+            repetition=repetition,
+            a=case_a,
+            b=case_b,
+            diff=diff,
+        )
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _render(self, template: str, **context: Any) -> Page:
+        text = environment().get_template(template).render(store=self.store.url, **context)
+        return Page(200, text.encode("utf-8"))
+
+    def _missing(self, message: str) -> Page:
+        page = self._render("missing.html.j2", title="Not found", message=message)
+        return Page(404, page.body)
+
+
+def _page(query: Mapping[str, str]) -> int:
+    text = query.get("page", "0")
+    return int(text) if text.isdigit() and len(text) < 9 else 0
+
+
+def _rep(query: Mapping[str, str]) -> int:
+    text = query.get("rep", "0")
+    return int(text) if text.isdigit() and len(text) < 9 else 0
+
+
+__all__ = ["CHANGES", "Page", "Pages", "environment", "link", "pretty", "stylesheet"]

@@ -1,0 +1,390 @@
+"""What the viewer's pages read from the results store: paged SQL, nothing loaded whole.
+
+Every function here runs a few ``SELECT`` statements against the store's tables
+(``lg_eval_runs``, ``lg_eval_cases``, ``lg_eval_scores``; see
+:mod:`lg_eval.experiments.store`) and returns at most one page of rows, so a page of a
+100,000-case run costs what a page of a 10-case run costs plus the aggregates SQL
+computes over the run's index. JSON held in a text column (a case's tags, a feedback's
+error) is read with the engine's own JSON functions (SQLite's ``json_each`` /
+``json_extract``, Postgres' ``jsonb`` operators).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
+from lg_eval.experiments.compare import case_change
+from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
+from lg_eval.reports.stream import SEVERITY
+from lg_eval.reports.tally import Binner, histogram_bounds, rate
+
+PAGE = 50
+"""Rows per page of cases, runs and changes."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run in the runs list: its record, counts and its dataset's recent pass rates."""
+
+    info: RunInfo
+    counts: StatusCounts
+    pass_rate: float | None
+    trend: tuple[float | None, ...] = ()
+    previous: str | None = None
+
+    @property
+    def delta(self) -> float | None:
+        """This run's pass rate minus the previous run's of the same dataset."""
+        if len(self.trend) < 2 or self.trend[-1] is None or self.trend[-2] is None:
+            return None
+        return self.trend[-1] - self.trend[-2]
+
+
+@dataclass(frozen=True)
+class CaseFilter:
+    """The run page's filters: status, tag, a failing feedback key, and text in the case id."""
+
+    status: str | None = None
+    tag: str | None = None
+    failing: str | None = None
+    search: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter is set."""
+        return any((self.status, self.tag, self.failing, self.search))
+
+
+@dataclass
+class CasePage:
+    """One page of a run's cases (worst first) and how many match the filter."""
+
+    results: list[CaseResult]
+    total: int
+    page: int
+    pages: int
+
+
+@dataclass
+class ComparePage:
+    """Run B against run A: counts per change and one page of the chosen change."""
+
+    counts: dict[str, int]
+    changes: list[Any] = field(default_factory=list)
+    page: int = 0
+    pages: int = 1
+
+
+def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[RunRow], int]:
+    """The runs, newest first, ``PAGE`` at a time; ``(rows, pages)``."""
+    total = int(store.query("SELECT COUNT(*) FROM lg_eval_runs", ())[0][0])
+    rows = store.query(
+        "SELECT info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC LIMIT ? OFFSET ?",
+        (PAGE, page * PAGE),
+    )
+    infos = [RunInfo.model_validate_json(info) for (info,) in rows]
+    history: dict[str, list[str]] = {}
+    for dataset in {info.dataset for info in infos}:
+        found = store.query(
+            "SELECT run_id FROM lg_eval_runs WHERE dataset = ? ORDER BY started_at, run_id",
+            (dataset,),
+        )
+        history[dataset] = [str(run_id) for (run_id,) in found]
+    wanted = {run_id for ids in history.values() for run_id in ids[-(trend + PAGE) :]}
+    rates = {run_id: pass_rate(status_counts(store, run_id)) for run_id in wanted}
+    out = []
+    for info in infos:
+        ids = history[info.dataset]
+        position = ids.index(info.run_id)
+        earlier = ids[max(0, position - trend + 1) : position + 1]
+        counts = status_counts(store, info.run_id)
+        out.append(
+            RunRow(
+                info=info,
+                counts=counts,
+                pass_rate=pass_rate(counts),
+                trend=tuple(rates.get(run_id) for run_id in earlier),
+                previous=ids[position - 1] if position else None,
+            )
+        )
+    return out, max(1, -(-total // PAGE))
+
+
+def status_counts(store: ResultStore, run_id: str) -> StatusCounts:
+    """Results per status of ``run_id`` (from the status index)."""
+    counts = store.status_counts(run_id)
+    return StatusCounts(**{k: v for k, v in counts.items() if k in StatusCounts.model_fields})
+
+
+def pass_rate(counts: StatusCounts) -> float | None:
+    """Passed over all results."""
+    return rate(counts.passed, counts.total)
+
+
+def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
+    """One row per feedback key of the run, counted in SQL (as the report's table), in
+    the order the run first gives each key."""
+    error = _json_text(store, "s.row", "error")
+    # an errored row has no score: the JSON is read only for rows without one
+    failed_row = f"s.score IS NULL AND {error} IS NOT NULL"
+    rows = store.query(
+        "SELECT s.key, MIN(s.evaluator), COUNT(*),"
+        " SUM(CASE WHEN s.passed = 1 THEN 1 ELSE 0 END),"
+        " SUM(CASE WHEN s.passed = 0 THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN {failed_row} THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN s.passed IS NULL AND NOT ({failed_row}) THEN 1 ELSE 0 END),"
+        " AVG(s.score), MIN(s.score), MAX(s.score), MIN(s.idx)"
+        " FROM lg_eval_scores s WHERE s.run_id = ? GROUP BY s.key",
+        (run_id,),
+    )
+    seen = _first_keys(store, run_id)
+    rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
+    return [
+        EvaluatorSummary(
+            key=str(key),
+            evaluator=str(evaluator),
+            rows=int(n),
+            passed=int(passed or 0),
+            failed=int(failed or 0),
+            errors=int(errors or 0),
+            no_verdict=int(none or 0),
+            pass_rate=rate(int(passed or 0), int(passed or 0) + int(failed or 0)),
+            mean=None if mean is None else float(mean),
+            min=None if low is None else float(low),
+            max=None if high is None else float(high),
+        )
+        for key, evaluator, n, passed, failed, errors, none, mean, low, high, _ in rows
+    ]
+
+
+def _first_keys(store: ResultStore, run_id: str, rows: int = 1000) -> dict[str, int]:
+    """The feedback keys of the run's first ``rows`` cases in run order, numbered in
+    the order they first appear (the report's order; keys first given later in a run
+    follow, by feedback index)."""
+    seen: dict[str, int] = {}
+    for (key,) in store.query(
+        "SELECT s.key FROM (SELECT case_id, repetition, ordinal FROM lg_eval_cases"
+        " WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN lg_eval_scores s"
+        " ON s.run_id = ? AND s.case_id = c.case_id AND s.repetition = c.repetition"
+        " ORDER BY c.ordinal, c.repetition, s.idx",
+        (run_id, rows, run_id),
+    ):
+        seen.setdefault(str(key), len(seen))
+    return seen
+
+
+def column_histogram(store: ResultStore, run_id: str, column: str, label: str) -> Histogram:
+    """Equal-width bins of one numeric column of the run's cases (latency, tokens, cost),
+    counted in SQL: one query for the range, one for the bins."""
+    if column not in ("latency_s", "tokens", "cost"):
+        raise InvalidOptionError(f"column={column!r}: latency_s, tokens or cost.")
+    ((low, high),) = store.query(
+        f"SELECT MIN({column}), MAX({column}) FROM lg_eval_cases WHERE run_id = ?", (run_id,)
+    )
+    lo, hi = histogram_bounds(
+        None if low is None else 0.0,
+        None if high is None else float(high),
+        in_unit=False,
+        from_zero=True,
+    )
+    bins = Binner(lo, hi)
+    # the bin of each value: truncated (SQLite's CAST) or floored (Postgres' CAST rounds)
+    index = "FLOOR(({0} - ?) / ?)" if store.postgres else "CAST(({0} - ?) / ? AS INTEGER)"
+    rows = store.query(
+        f"SELECT {index.format(column)} AS b, COUNT(*) FROM lg_eval_cases"
+        f" WHERE run_id = ? AND {column} IS NOT NULL GROUP BY b",
+        (lo, bins.width, run_id),
+    )
+    for index, count in rows:
+        bins.counts[min(max(int(index), 0), len(bins.counts) - 1)] += int(count)
+    return bins.histogram(label)
+
+
+def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> CasePage:
+    """One page of ``run_id``'s cases matching ``where``: errors, then timeouts, then
+    failures, then passed, each in dataset order."""
+    clauses, params = _filter_sql(store, where)
+    condition = " AND ".join(["c.run_id = ?", "c.status = ?", *clauses])
+    statuses = [s for s in SEVERITY if where.status in (None, s)]
+    skip, need, total = page * PAGE, PAGE, 0
+    rows: list[tuple[Any, ...]] = []
+    for status in statuses:  # worst first, each status read from its index in run order
+        n = int(
+            store.query(
+                f"SELECT COUNT(*) FROM lg_eval_cases c WHERE {condition}",
+                (run_id, status, *params),
+            )[0][0]
+        )
+        total += n
+        if need > 0 and skip < n:
+            found = store.query(
+                f"SELECT c.case_id, c.repetition, c.result FROM lg_eval_cases c WHERE"
+                f" {condition} ORDER BY c.ordinal, c.repetition LIMIT ? OFFSET ?",
+                (run_id, status, *params, need, skip),
+            )
+            rows += found
+            need -= len(found)
+            skip = 0
+        else:
+            skip = max(0, skip - n)
+    pages = max(1, -(-total // PAGE))
+    return CasePage(list(_results(store, run_id, rows)), total, page, pages)
+
+
+def one_case(store: ResultStore, run_id: str, case_id: str, repetition: int) -> CaseResult | None:
+    """One stored result with its feedback, or None."""
+    rows = store.query(
+        "SELECT case_id, repetition, result FROM lg_eval_cases WHERE run_id = ? AND case_id = ?"
+        " AND repetition = ?",
+        (run_id, case_id, repetition),
+    )
+    return next(_results(store, run_id, rows), None)
+
+
+def compare_page(
+    store: ResultStore, run_a: str, run_b: str, change: str, page: int, *, tolerance: float = 0.0
+) -> ComparePage:
+    """Run B against run A, case by case in case-id order (a merge of two ordered scans
+    read a page at a time, so memory is a page whatever the runs' size): every change
+    counted, the ``page``-th page of ``change`` kept."""
+    counts = dict.fromkeys(("regressed", "improved", "added", "removed", "unchanged"), 0)
+    kept: list[Any] = []
+    start, stop = page * PAGE, (page + 1) * PAGE
+    a, b = _ordered(store, run_a), _ordered(store, run_b)
+    left, right = next(a, None), next(b, None)
+    while left is not None or right is not None:
+        key_a = None if left is None else (left.case_id, left.repetition)
+        key_b = None if right is None else (right.case_id, right.repetition)
+        pair: tuple[CaseResult | None, CaseResult | None]
+        if key_b is None or (key_a is not None and key_a < key_b):
+            pair = (left, None)
+            left = next(a, None)
+        elif key_a is None or key_b < key_a:
+            pair = (None, right)
+            right = next(b, None)
+        else:
+            pair = (left, right)
+            left, right = next(a, None), next(b, None)
+        found = case_change(*pair, tolerance=tolerance)
+        if found.change == change and start <= counts[change] < stop:
+            kept.append(found)
+        counts[found.change] += 1
+    return ComparePage(counts, kept, page, max(1, -(-counts.get(change, 0) // PAGE)))
+
+
+def _ordered(store: ResultStore, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
+    """The run's results in (case id, repetition) order, with status, latency and the
+    numeric score of each feedback (all a comparison reads), a page at a time."""
+    after: tuple[str, int] = ("", -1)
+    while True:
+        rows = store.query(
+            "SELECT case_id, repetition, status, latency_s FROM lg_eval_cases WHERE run_id = ?"
+            " AND (case_id > ? OR (case_id = ? AND repetition > ?))"
+            " ORDER BY case_id, repetition LIMIT ?",
+            (run_id, after[0], after[0], after[1], batch),
+        )
+        if not rows:
+            return
+        ids = sorted({str(row[0]) for row in rows})
+        marks = ", ".join("?" for _ in ids)
+        scores: dict[tuple[str, int], list[ScoreRow]] = {}
+        for case_id, repetition, key, evaluator, score in store.query(
+            "SELECT case_id, repetition, key, evaluator, score FROM lg_eval_scores"
+            f" WHERE run_id = ? AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
+            (run_id, *ids),
+        ):
+            scores.setdefault((str(case_id), int(repetition)), []).append(
+                ScoreRow(key=str(key), evaluator=str(evaluator), score=score)
+            )
+        for case_id, repetition, status, latency in rows:
+            yield CaseResult(
+                run_id=run_id,
+                case_id=str(case_id),
+                repetition=int(repetition),
+                status=status,
+                latency_s=float(latency or 0.0),
+                scores=scores.get((str(case_id), int(repetition)), []),
+            )
+        if len(rows) < batch:
+            return
+        after = (str(rows[-1][0]), int(rows[-1][1]))
+
+
+def _results(
+    store: ResultStore, run_id: str, rows: Sequence[Sequence[Any]]
+) -> Iterator[CaseResult]:
+    """Case rows ``(case_id, repetition, result JSON)`` with their feedback rows."""
+    if not rows:
+        return
+    ids = sorted({str(row[0]) for row in rows})
+    marks = ", ".join("?" for _ in ids)
+    scores: dict[tuple[str, int], list[ScoreRow]] = {}
+    for case_id, repetition, row in store.query(
+        "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
+        f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
+        (run_id, *ids),
+    ):
+        scores.setdefault((str(case_id), int(repetition)), []).append(
+            ScoreRow.model_validate_json(row)
+        )
+    for case_id, repetition, data in rows:
+        result = CaseResult.model_validate_json(data)
+        result.scores = scores.get((str(case_id), int(repetition)), [])
+        yield result
+
+
+def _filter_sql(store: ResultStore, where: CaseFilter) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if where.tag:
+        if store.postgres:
+            clauses.append("(c.result::jsonb -> 'tags') @> to_jsonb(?::text)")
+        else:
+            clauses.append(
+                "EXISTS (SELECT 1 FROM json_each(c.result, '$.tags') t WHERE t.value = ?)"
+            )
+        params.append(where.tag)
+    if where.failing:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM lg_eval_scores s WHERE s.run_id = c.run_id AND"
+            " s.case_id = c.case_id AND s.repetition = c.repetition AND s.key = ? AND"
+            f" (s.passed = 0 OR {_json_text(store, 's.row', 'error')} IS NOT NULL))"
+        )
+        params.append(where.failing)
+    if where.search:
+        clauses.append("(c.case_id LIKE ? ESCAPE '!' OR c.result LIKE ? ESCAPE '!')")
+        pattern = "%" + _like(where.search) + "%"
+        params += [pattern, pattern]
+    return clauses, params
+
+
+def _like(text: str) -> str:
+    """``text`` with LIKE's wildcards taken literally (``!`` is the escape character)."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+def _json_text(store: ResultStore, column: str, key: str) -> str:
+    """SQL for the text of member ``key`` of the JSON object in ``column`` (NULL for null)."""
+    if store.postgres:
+        return f"({column}::jsonb ->> '{key}')"
+    return f"json_extract({column}, '$.{key}')"
+
+
+__all__ = [
+    "PAGE",
+    "CaseFilter",
+    "CasePage",
+    "ComparePage",
+    "RunRow",
+    "case_page",
+    "column_histogram",
+    "compare_page",
+    "evaluator_table",
+    "one_case",
+    "runs_page",
+    "status_counts",
+]

@@ -1,0 +1,35 @@
+"""A real LangGraph Server for the server tests: ``langgraph dev`` on 127.0.0.1.
+
+One server per session (see ``launch.py``). It skips when langgraph-cli is not installed,
+and fails instead under CI=true (as the Postgres fixtures do).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.server.launch import ServerDidNotStart, cli, serving
+
+
+def skip_or_fail(message: str) -> None:
+    """Skip, or fail under CI=true where langgraph-cli is always installed."""
+    if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+        pytest.fail(f"CI=true but {message}", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a running ``langgraph dev`` serving every scenario, by scenario name."""
+    command = cli()
+    if command is None:
+        skip_or_fail("langgraph-cli is not installed (pip install 'lg-eval[dev]')")
+    assert command is not None
+    try:
+        with serving(tmp_path_factory.mktemp("langgraph-server"), command) as url:
+            yield url
+    except ServerDidNotStart as exc:
+        pytest.fail(f"langgraph dev did not start: {exc}")
