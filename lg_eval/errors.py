@@ -94,7 +94,6 @@ class RunInUseError(StoreError):
         self.owner = owner
 
 
-
 class SweepError(LgEvalError):
     """The sweep cannot run: a saver that cannot list threads, a bad filter."""
 

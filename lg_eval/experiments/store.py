@@ -1,6 +1,6 @@
 """The results store: runs, case results and score rows, in SQLite or Postgres.
 
-Three tables (the same DDL on both engines)::
+Four tables (the same DDL on both engines)::
 
     lg_eval_runs    run_id PK, dataset, dataset_hash, status, started_at, finished_at,
                     info (RunInfo JSON)
@@ -8,6 +8,7 @@ Three tables (the same DDL on both engines)::
                     cost, model_calls, finished_at, result (CaseResult JSON without scores)
     lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
                     row (ScoreRow JSON)
+    lg_eval_leases  run_id PK, host, pid, token, expires_at (see :mod:`.lease`)
 
 Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
 identity, so a result is stored at most once) and each :meth:`ResultStore.write`
@@ -45,6 +46,10 @@ _SCHEMA = (
         idx INTEGER NOT NULL, evaluator TEXT NOT NULL, key TEXT NOT NULL,
         score DOUBLE PRECISION, passed INTEGER, row TEXT NOT NULL,
         PRIMARY KEY (run_id, case_id, repetition, idx))""",
+    # one live run per run id (lease.py): its owner and when its lease expires
+    """CREATE TABLE IF NOT EXISTS lg_eval_leases (
+        run_id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
+        token TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
