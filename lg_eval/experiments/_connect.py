@@ -12,6 +12,7 @@ exception chained (a chained psycopg error would print the DSN again).
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -77,9 +78,19 @@ def _postgres(url: str) -> Connection:
     kwargs: dict[str, Any] = (
         {} if "connect_timeout=" in url else {"connect_timeout": CONNECT_TIMEOUT}
     )
+    # psycopg logs a lost connection itself ("error ignored terminating <Pipeline>"), which
+    # Python prints raw when no logging is configured; the StoreError says it once instead.
+    _quiet_unless_configured(logging.getLogger("psycopg"))
     with driver_errors(url, (psycopg.Error,), opening=True):
         connection = psycopg.connect(url, **kwargs)
     return Connection(connection, url, postgres=True, errors=(psycopg.Error,))
+
+
+def _quiet_unless_configured(logger: logging.Logger) -> None:
+    """A NullHandler on ``logger``: its records still reach the handlers an application
+    configured, but no longer Python's last-resort print to stderr."""
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 @contextmanager

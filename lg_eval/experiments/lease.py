@@ -22,6 +22,7 @@ step to within the expiry.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import secrets
@@ -31,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from lg_eval.errors import InvalidOptionError, RunInUseError
+from lg_eval.errors import InvalidOptionError, RunInUseError, StoreError
 from lg_eval.experiments.store import ResultStore
 
 DEFAULT_TTL = 30.0
@@ -124,16 +125,21 @@ class Lease:
         raise _in_use(store, run_id, held or mine, time.time())
 
     def release(self) -> None:
-        """Stop renewing and delete the lease (only if still ours); safe to call twice."""
+        """Stop renewing and delete the lease (only if still ours); safe to call twice.
+
+        A store that cannot be reached now (the reason the run is ending, often) keeps
+        the row; it is stale once this process is gone or its expiry passes, so the
+        store's error is left to the run to report, not raised again here."""
         thread, self._thread = self._thread, None
         if thread is None:
             return
         self._stop.set()
         thread.join()
-        self.store.execute_many(
-            "DELETE FROM lg_eval_leases WHERE run_id = ? AND token = ?",
-            [(self.run_id, self.owner.token)],
-        )
+        with contextlib.suppress(StoreError):
+            self.store.execute_many(
+                "DELETE FROM lg_eval_leases WHERE run_id = ? AND token = ?",
+                [(self.run_id, self.owner.token)],
+            )
 
     def _start(self) -> None:
         self._thread = threading.Thread(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import secrets
+import shlex
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +30,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lg_eval.errors import RunInUseError, StoreError
 from lg_eval.experiments._upstream import DEFAULT_CHECKPOINTER, Dataset, dataset_hash, redact_url
 from lg_eval.experiments.lease import Lease
 from lg_eval.experiments.options import Progress, RunOptions
@@ -116,7 +118,8 @@ class RunLifecycle:
         (what the run learned: judge cache and limiter statistics, the executor)."""
         status: RunStatus = "interrupted"
         try:
-            yield
+            with resumable(self.info.run_id):
+                yield
             status = "finished"
         finally:
             done = self.info.model_copy(
@@ -127,13 +130,28 @@ class RunLifecycle:
                 }
             )
             try:
-                self.store.update_run(done)
+                with resumable(self.info.run_id):
+                    self.store.update_run(done)
             finally:
                 self.release()
 
     def result(self) -> ExperimentRun:
         """The run as stored, every result included."""
         return self.store.load_run(self.info.run_id)
+
+
+@contextmanager
+def resumable(run_id: str) -> Iterator[None]:
+    """A store failure inside (the database went away mid-run) re-raised naming the run
+    id to resume with, which a run given no ``--run-id`` never showed."""
+    try:
+        yield
+    except RunInUseError:
+        raise
+    except StoreError as exc:
+        if f"--run-id {shlex.quote(run_id)}" in str(exc):
+            raise
+        raise StoreError(f"{exc} To resume, add --run-id {shlex.quote(run_id)}.") from None
 
 
 def new_run_id(dataset: str) -> str:
@@ -207,4 +225,4 @@ def _versions() -> dict[str, str]:
     return found
 
 
-__all__ = ["RunLifecycle", "Tally", "new_run_id", "run_info"]
+__all__ = ["RunLifecycle", "Tally", "new_run_id", "resumable", "run_info"]
