@@ -291,3 +291,31 @@ def test_after_kill_9_a_resume_takes_the_lease_over(tmp_path: Path) -> None:
 def _set_lease(folder: Path, host: str, expires_at: float) -> None:
     with sqlite3.connect(folder / "results.sqlite") as connection:
         connection.execute("UPDATE lg_eval_leases SET host = ?, expires_at = ?", (host, expires_at))
+
+
+def test_a_sweep_on_a_run_id_a_live_run_holds_exits_5(tmp_path: Path) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from typer.testing import CliRunner
+
+    from lg_eval.cli import app
+    from tests.sweeps import helpers
+
+    conn = sqlite3.connect(tmp_path / "cp.sqlite", check_same_thread=False)
+    helpers.populate(helpers.build(SqliteSaver(conn)), 2, 0)
+    conn.close()
+    store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    command = [
+        "sweep", "--graph", helpers.GRAPH, "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
+        "--store", store, "--evaluator", "tests.sweeps.helpers:turns", "--run-id", "s1", "--quiet",
+    ]  # fmt: skip
+    with open_store(store) as opened:
+        held = Lease.acquire(opened, "s1", ttl=30, heartbeat=5)
+        try:
+            refused = CliRunner().invoke(app, command)
+        finally:
+            held.release()
+        assert opened.run_info("s1") is None  # refused before the run was recorded
+    assert refused.exit_code == 5, refused.output
+    assert "in use by another live run" in " ".join(refused.output.split())
+    done = CliRunner().invoke(app, command)
+    assert done.exit_code == 0, done.output
