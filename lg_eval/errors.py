@@ -78,7 +78,20 @@ class ScoringProcessError(LgEvalError):
 
 
 class StoreError(LgEvalError):
-    """The results store could not be opened or does not hold what was asked for."""
+    """The results store could not be opened or used, or does not hold what was asked for
+    (messages show its URL without the password)."""
+
+
+class OutputWriteError(LgEvalError):
+    """A report or output file could not be written; the old file, if any, is unchanged."""
+
+
+class RunInUseError(StoreError):
+    """Another live run holds the run id (its lease has not expired); ``owner`` names it."""
+
+    def __init__(self, message: str, *, owner: str | None = None) -> None:
+        super().__init__(message)
+        self.owner = owner
 
 
 class SweepError(LgEvalError):
@@ -140,7 +153,9 @@ __all__ = [
     "MissingCheckpointerError",
     "MissingTargetError",
     "OfflineError",
+    "OutputWriteError",
     "ReviewerError",
+    "RunInUseError",
     "ScoringProcessError",
     "ScriptMismatchError",
     "ServerAuthError",

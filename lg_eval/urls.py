@@ -33,6 +33,7 @@ DEFAULT_SQLITE_PATH = Path(".lg_eval") / "checkpoints.sqlite"
 _REDACTED = "***"
 _PASSWORD_PARAM = re.compile(r"(?i)(\bpassword=)('[^']*'|[^&\s]*)")
 _SCHEMES = "sqlite:///…, postgresql://…, postgres://… or memory://"
+_KEYWORD_DSN = re.compile(r"^\s*[A-Za-z_]+\s*=")
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ def parse_checkpointer_url(url: str | None) -> CheckpointerURL:
         )
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
+    if not sep and is_keyword_dsn(url):
+        raise CheckpointerURLError(keyword_dsn_problem(url))
     if not sep:
         raise CheckpointerURLError(
             f"{redact_url(url)!r} is not a checkpointer URL (no '://'); use {_SCHEMES}."
@@ -108,6 +111,20 @@ def _sqlite_path(url: str, rest: str) -> Path:
             "SQLite database would be private to one connection)."
         )
     return Path(path)
+
+
+def is_keyword_dsn(text: str) -> bool:
+    """Whether ``text`` reads like a libpq keyword DSN (``host=... dbname=...``), not a URL."""
+    return "://" not in text and _KEYWORD_DSN.match(text) is not None
+
+
+def keyword_dsn_problem(text: str) -> str:
+    """Why a keyword DSN is refused, and the URL to write instead (``text`` redacted)."""
+    return (
+        f"{redact_url(text)!r} is a libpq keyword DSN; lg_eval takes Postgres as a URL: write "
+        "postgresql://user:password@host:port/dbname (percent-encode special characters in "
+        "the password). A SQLite file whose name has '=' in it is written sqlite:///name."
+    )
 
 
 def redact_url(url: str) -> str:
@@ -169,6 +186,8 @@ __all__ = [
     "DEFAULT_SQLITE_PATH",
     "CheckpointerKind",
     "CheckpointerURL",
+    "is_keyword_dsn",
+    "keyword_dsn_problem",
     "parse_checkpointer_url",
     "redact_url",
     "scrub",

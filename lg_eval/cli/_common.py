@@ -29,7 +29,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from lg_eval.errors import LgEvalError
+from lg_eval._files import write_atomic
+from lg_eval._visible import visible
+from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
 
 T = TypeVar("T")
 
@@ -50,23 +52,36 @@ stderr = Console(stderr=True, highlight=False)
 
 
 def fail(message: str, code: int = INPUT_ERROR) -> NoReturn:
-    """Print ``message`` (as plain text) to stderr and exit with ``code``."""
-    stderr.print(Text(f"lg-eval: {message}", style="bold red"))
+    """Print ``message`` (as plain text, anything that could act on a terminal made
+    visible) to stderr and exit with ``code``."""
+    stderr.print(Text(visible(f"lg-eval: {message}"), style="bold red"))
     raise typer.Exit(code)
 
 
 def say(message: str) -> None:
-    """A plain status line on stderr (kept out of stdout, which may be piped)."""
-    stderr.print(Text(message))
+    """A plain status line on stderr (kept out of stdout, which may be piped); thread ids
+    and other text from strangers in it are made visible (:func:`lg_eval._visible.visible`),
+    so no escape sequence, bidi override or control character reaches the terminal."""
+    stderr.print(Text(visible(message)))
 
 
 @contextmanager
 def input_errors() -> Iterator[None]:
-    """lg_eval's typed errors (bad input) become a message and exit code 2."""
+    """lg_eval's typed errors become a one-line message and their exit code: 4 for a file
+    that could not be written, 5 for a run id another live run holds, else 2 (bad input)."""
     try:
         yield
     except LgEvalError as exc:
-        fail(_one_line(exc))
+        fail(_one_line(exc), exit_code(exc))
+
+
+def exit_code(exc: LgEvalError) -> int:
+    """The exit code of a typed error (see the table above)."""
+    if isinstance(exc, OutputWriteError):
+        return WRITE_FAILED
+    if isinstance(exc, RunInUseError):
+        return RUN_IN_USE
+    return INPUT_ERROR
 
 
 def _one_line(exc: BaseException) -> str:
@@ -75,9 +90,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def write_file(path: Path, text: str) -> None:
-    """Write a report file (parents created) and say where it went."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    """Write a report or output file whole or not at all (see :mod:`lg_eval._files`) and say
+    where it went; a failure is one line on stderr and exit code 4 (``WRITE_FAILED``)."""
+    with input_errors():
+        write_atomic(path, text)
     say(f"wrote {path}")
 
 
@@ -108,6 +124,7 @@ __all__ = [
     "PASSED",
     "RUN_IN_USE",
     "WRITE_FAILED",
+    "exit_code",
     "fail",
     "input_errors",
     "interactive",

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from lg_eval._visible import visible
 from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
 from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
@@ -49,8 +50,8 @@ def runs(
         table.add_column(column, overflow="fold")
     for info in sorted(infos, key=lambda i: i.started_at, reverse=True):
         table.add_row(
-            Text(info.run_id),
-            Text(info.dataset),
+            Text(visible(info.run_id)),
+            Text(visible(info.dataset)),
             info.status,
             str(info.cases),
             info.started_at.strftime("%Y-%m-%d %H:%M:%S"),

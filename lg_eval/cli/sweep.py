@@ -119,12 +119,13 @@ def sweep(
     if not quiet:
         say(f"sweep {result.info.run_id}: {result.scored} threads scored")
         render_terminal(report, stdout)
-    if html is not None:
-        write_sweep_html(result, html)
-        say(f"wrote {html}")
-    if json_file is not None:
-        write_sweep_json(result, json_file)
-        say(f"wrote {json_file}")
+    with input_errors():  # a file that cannot be written: exit 4
+        if html is not None:
+            write_sweep_html(result, html)
+            say(f"wrote {html}")
+        if json_file is not None:
+            write_sweep_json(result, json_file)
+            say(f"wrote {json_file}")
     counts = report.summary.counts
     errored = counts.error + counts.timeout
     if errored:

@@ -22,6 +22,8 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from lg_eval._files import write_atomic
+from lg_eval.datasets._limits import check_data, check_yaml_tree
 from lg_eval.datasets._models import Case, Dataset
 from lg_eval.errors import DatasetError
 
@@ -43,11 +45,12 @@ def load_dataset(path: str | Path) -> Dataset:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError(
             f"{path}: cannot read the dataset file ({exc.strerror or exc})."
         ) from None
+    text = _decoded(path, raw)
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
         return _load_jsonl(path, text)
@@ -60,6 +63,17 @@ def load_dataset(path: str | Path) -> Dataset:
     )
 
 
+def _decoded(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DatasetError(
+            f"{path}:{line}: the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start}); save it as UTF-8."
+        ) from None
+
+
 def dataset_from_dict(
     data: Mapping[str, Any], *, source: Path | None = None, allows_code: bool = False
 ) -> Dataset:
@@ -69,6 +83,7 @@ def dataset_from_dict(
     itself cannot set it: a ``source`` or ``allows_code`` key is refused.
     """
     where = str(source) if source else "<data>"
+    check_data(where, data)
     return _validate_dataset(where, dict(data), None, source=source, allows_code=allows_code)
 
 
@@ -77,6 +92,7 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        check_yaml_tree(str(path), node)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -91,6 +107,11 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
         raise DatasetError(f"{path}{line}: invalid YAML: {problem}.") from None
     except yaml.YAMLError as exc:
         raise DatasetError(f"{path}: invalid YAML: {exc}.") from None
+    except RecursionError:  # PyYAML composes recursively: nesting deeper than the stack
+        raise DatasetError(
+            f"{path}: mappings and lists nest too deeply to read; a dataset file is refused "
+            "beyond that."
+        ) from None
     finally:
         loader.dispose()
     return data, node
@@ -146,13 +167,19 @@ def _load_jsonl(path: Path, text: str) -> Dataset:
     cases: list[Case] = []
     first_line: dict[str, int] = {}
     header_line = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):  # only \n ends a JSON line
         if not raw.strip():
             continue
         try:
             row = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{number}: not valid JSON: {exc.msg}.") from None
+        except RecursionError:
+            raise DatasetError(
+                f"{path}:{number}: objects and arrays nest too deeply to read; a dataset is "
+                "refused beyond that."
+            ) from None
+        check_data(f"{path}:{number}", row)
         if not isinstance(row, dict):
             raise DatasetError(
                 f"{path}:{number}: each line is a JSON object, a case (got {type(row).__name__})."
@@ -268,8 +295,7 @@ def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
         raise DatasetError(
             f"{path}: cannot dump to {suffix or '(no suffix)'!r}; use .yaml or .jsonl."
         )
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_atomic(path, text)
 
 
 def _plain(dataset: Dataset) -> dict[str, Any]:

@@ -16,7 +16,13 @@ from lg_eval.play import (
     playing,
     resolve_target,
 )
-from lg_eval.urls import parse_checkpointer_url, redact_url
+from lg_eval.urls import (
+    is_keyword_dsn,
+    keyword_dsn_problem,
+    parse_checkpointer_url,
+    redact_url,
+    scrub,
+)
 
 DEFAULT_CHECKPOINTER = parse_checkpointer_url(None).url
 
@@ -52,11 +58,14 @@ __all__ = [
     "aopen_checkpointer",
     "dataset_hash",
     "import_reference",
+    "is_keyword_dsn",
     "is_postgres",
+    "keyword_dsn_problem",
     "load_dataset",
     "open_checkpointer",
     "playing",
     "redact_url",
     "resolve_target",
+    "scrub",
     "sqlite_path",
 ]

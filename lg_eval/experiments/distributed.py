@@ -101,6 +101,7 @@ def _orchestrate(
         run = RunLifecycle.begin(
             store, run_info(options, dataset, run_id, targets.describe(), store), options.progress
         )
+        stack.callback(run.release)  # if setup fails before the run is recorded
         todo = run.left(dataset, options.repetitions)
 
         def learned() -> dict[str, Any]:

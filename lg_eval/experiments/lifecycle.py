@@ -7,6 +7,10 @@ they live here once: :meth:`RunLifecycle.begin` names the run and records it as 
 case × repetition pairs still have to run, :attr:`RunLifecycle.tally` counts finished cases
 and reports progress, and :meth:`RunLifecycle.recording` stores the run's final record
 (``finished``, or ``interrupted`` when the run stopped on an error or Ctrl-C).
+
+A run holds the lease on its run id (:mod:`.lease`) from :meth:`~RunLifecycle.begin`
+until :meth:`~RunLifecycle.recording` has stored its record, so a second live run on the
+same id is refused before it touches the run.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import secrets
+import shlex
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -25,7 +30,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lg_eval.errors import RunInUseError, StoreError
 from lg_eval.experiments._upstream import DEFAULT_CHECKPOINTER, Dataset, dataset_hash, redact_url
+from lg_eval.experiments.lease import Lease
 from lg_eval.experiments.options import Progress, RunOptions
 from lg_eval.experiments.redaction import scrub_secrets
 from lg_eval.experiments.results import CaseStatus, ExperimentRun, RunInfo, RunStatus
@@ -68,17 +75,31 @@ class RunLifecycle:
     stored: dict[tuple[str, int], str]
     """The status of every case × repetition already stored for the run."""
     tally: Tally
+    lease: Lease
 
     @classmethod
     def begin(cls, store: ResultStore, info: RunInfo, progress: Progress | None) -> RunLifecycle:
-        """Record the run described by ``info`` as running (resuming a stored one).
+        """Take the lease on the run id, then record the run described by ``info`` as
+        running (resuming a stored one). The caller releases the lease with
+        :meth:`release` (``recording`` does) even when it fails before recording.
 
         Raises:
+            RunInUseError: another live run holds the run id.
             StoreError: the run id exists for another dataset or another version of it.
         """
-        info, resumed = store.begin_run(info)
-        stored = store.finished(info.run_id)
-        return cls(store, info, resumed, stored, Tally(info.cases, progress, list(stored.values())))
+        lease = Lease.acquire(store, info.run_id)
+        try:
+            info, resumed = store.begin_run(info)
+            stored = store.finished(info.run_id)
+        except BaseException:
+            lease.release()
+            raise
+        tally = Tally(info.cases, progress, list(stored.values()))
+        return cls(store, info, resumed, stored, tally, lease)
+
+    def release(self) -> None:
+        """Give up the run id's lease (idempotent)."""
+        self.lease.release()
 
     def left(self, dataset: Dataset, repetitions: int) -> list[tuple[int, int]]:
         """``(ordinal of the case in the dataset, repetition)`` for every pair not stored yet,
@@ -97,7 +118,8 @@ class RunLifecycle:
         (what the run learned: judge cache and limiter statistics, the executor)."""
         status: RunStatus = "interrupted"
         try:
-            yield
+            with resumable(self.info.run_id):
+                yield
             status = "finished"
         finally:
             done = self.info.model_copy(
@@ -107,11 +129,29 @@ class RunLifecycle:
                     "config": {**self.info.config, **config()},
                 }
             )
-            self.store.update_run(done)
+            try:
+                with resumable(self.info.run_id):
+                    self.store.update_run(done)
+            finally:
+                self.release()
 
     def result(self) -> ExperimentRun:
         """The run as stored, every result included."""
         return self.store.load_run(self.info.run_id)
+
+
+@contextmanager
+def resumable(run_id: str) -> Iterator[None]:
+    """A store failure inside (the database went away mid-run) re-raised naming the run
+    id to resume with, which a run given no ``--run-id`` never showed."""
+    try:
+        yield
+    except RunInUseError:
+        raise
+    except StoreError as exc:
+        if f"--run-id {shlex.quote(run_id)}" in str(exc):
+            raise
+        raise StoreError(f"{exc} To resume, add --run-id {shlex.quote(run_id)}.") from None
 
 
 def new_run_id(dataset: str) -> str:
@@ -186,4 +226,4 @@ def _versions() -> dict[str, str]:
     return found
 
 
-__all__ = ["RunLifecycle", "Tally", "new_run_id", "run_info"]
+__all__ = ["RunLifecycle", "Tally", "new_run_id", "resumable", "run_info"]

@@ -261,6 +261,7 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             run_info(options, dataset, run_id, targets.describe(), store, scoring),
             options.progress,
         )
+        stack.callback(run.release)  # if setup fails before the run is recorded
         plans = [
             plan_for(resolver, ordinal, dataset.cases[ordinal], repetition)
             for ordinal, repetition in run.left(dataset, options.repetitions)

@@ -1,6 +1,6 @@
 """The results store: runs, case results and score rows, in SQLite or Postgres.
 
-Three tables (the same DDL on both engines)::
+Four tables (the same DDL on both engines)::
 
     lg_eval_runs    run_id PK, dataset, dataset_hash, status, started_at, finished_at,
                     info (RunInfo JSON)
@@ -8,6 +8,7 @@ Three tables (the same DDL on both engines)::
                     cost, model_calls, finished_at, result (CaseResult JSON without scores)
     lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
                     row (ScoreRow JSON)
+    lg_eval_leases  run_id PK, host, pid, token, expires_at (see :mod:`.lease`)
 
 Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
 identity, so a result is stored at most once) and each :meth:`ResultStore.write`
@@ -17,7 +18,6 @@ files are created ``0600`` in a ``0700`` directory and run in WAL mode.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,7 +26,8 @@ from types import TracebackType
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError, StoreError
-from lg_eval.experiments._upstream import is_postgres, redact_url, sqlite_path
+from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
+from lg_eval.experiments._upstream import redact_url
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
@@ -45,6 +46,10 @@ _SCHEMA = (
         idx INTEGER NOT NULL, evaluator TEXT NOT NULL, key TEXT NOT NULL,
         score DOUBLE PRECISION, passed INTEGER, row TEXT NOT NULL,
         PRIMARY KEY (run_id, case_id, repetition, idx))""",
+    # one live run per run id (lease.py): its owner and when its lease expires
+    """CREATE TABLE IF NOT EXISTS lg_eval_leases (
+        run_id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
+        token TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
@@ -71,12 +76,21 @@ _INSERT_SCORE = (
 class ResultStore:
     """Append-only experiment results over one DB-API connection (SQLite or psycopg)."""
 
-    def __init__(self, connection: Any, *, url: str, postgres: bool = False) -> None:
+    def __init__(
+        self,
+        connection: Any,
+        *,
+        url: str,
+        postgres: bool = False,
+        errors: tuple[type[BaseException], ...] | None = None,
+    ) -> None:
         self._conn = connection
         self._postgres = postgres
         self._lock = threading.Lock()
+        self._raw_url = url  # only for scrubbing driver messages; never shown
+        self._errors = errors if errors is not None else _driver_errors(postgres)
         self.url = redact_url(url)
-        with self._lock:
+        with self._lock, self._guard():
             for statement in _SCHEMA:
                 self._conn.execute(statement)
             self._conn.commit()
@@ -139,7 +153,7 @@ class ResultStore:
                     (*key, idx, row.evaluator, row.key, _number(row.score), passed,
                      row.model_dump_json())
                 )  # fmt: skip
-        with self._lock:
+        with self._lock, self._guard():
             try:
                 cursor = self._conn.cursor()
                 cursor.executemany(self._sql(_INSERT_CASE), cases)
@@ -294,7 +308,7 @@ class ResultStore:
     # --- plumbing ----------------------------------------------------------------------------
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._guard():
             self._conn.close()
 
     def __enter__(self) -> ResultStore:
@@ -314,7 +328,7 @@ class ResultStore:
         state), so they share the store's connection, lock and placeholder style. An
         empty ``rows`` runs the statement once without parameters (DDL).
         """
-        with self._lock:
+        with self._lock, self._guard():
             try:
                 cursor = self._conn.cursor()
                 if rows:
@@ -333,8 +347,12 @@ class ResultStore:
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self._postgres else statement
 
+    def _guard(self) -> Any:
+        """Driver errors inside as a StoreError naming the store (see :mod:`._connect`)."""
+        return driver_errors(self._raw_url, self._errors)
+
     def _execute(self, statement: str, params: Sequence[Any]) -> None:
-        with self._lock:
+        with self._lock, self._guard():
             try:
                 self._conn.execute(self._sql(statement), params)
                 self._conn.commit()
@@ -343,7 +361,7 @@ class ResultStore:
                 raise
 
     def _query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with self._lock:
+        with self._lock, self._guard():
             rows = list(self._conn.execute(self._sql(statement), params).fetchall())
             if self._postgres:
                 self._conn.rollback()  # end the read transaction
@@ -377,42 +395,33 @@ def open_store(url: str | Path | None = None) -> ResultStore:
     or ``postgresql://...``; default ``.lg_eval/results.sqlite``.
 
     Raises:
-        StoreError: the store cannot be opened (the URL is shown without its password).
+        StoreError: the store cannot be opened: unreachable, malformed URL, corrupt
+            or not a database (the URL is shown without its password).
+        InvalidOptionError: ``url`` cannot name a results store (``memory://``, a
+            libpq keyword DSN).
     """
-    text = str(url) if url is not None else DEFAULT_STORE
-    if is_postgres(text):
-        try:
-            import psycopg
-        except ImportError as exc:  # pragma: no cover - the postgres extra is missing
-            raise StoreError(
-                "A Postgres results store needs psycopg: pip install 'lg-eval[postgres]'."
-            ) from exc
-        try:
-            connection = psycopg.connect(text, connect_timeout=10)
-        except psycopg.OperationalError as exc:
-            message = " ".join(str(exc).split()).replace(text, redact_url(text))
-            raise StoreError(
-                f"Cannot open the results store {redact_url(text)}: {message}"
-            ) from exc
-        return ResultStore(connection, url=text, postgres=True)
-    path = sqlite_path(text)
-    if path is None:
-        raise InvalidOptionError(
-            f"store={redact_url(text)!r}: use sqlite:///file.sqlite, a path, or postgresql://..."
+    opened = connect(str(url) if url is not None else DEFAULT_STORE)
+    try:
+        return ResultStore(
+            opened.connection, url=opened.url, postgres=opened.postgres, errors=opened.errors
         )
-    return ResultStore(sqlite_connection(path), url=text)
+    except BaseException:
+        opened.connection.close()
+        raise
 
 
-def sqlite_connection(path: Path) -> sqlite3.Connection:
-    """A connection to ``path``, the file made ``0600`` and a directory lg_eval creates ``0700``."""
-    if not path.parent.exists():
-        path.parent.mkdir(mode=0o700, parents=True)
-    if not path.exists():
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    connection = sqlite3.connect(path, check_same_thread=False, timeout=30)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    return connection
+def _driver_errors(postgres: bool) -> tuple[type[BaseException], ...]:
+    if not postgres:
+        return (sqlite3.Error,)
+    import psycopg
+
+    return (psycopg.Error,)
 
 
-__all__ = ["DEFAULT_STORE", "ResultStore", "StoreError", "open_store"]
+__all__ = [
+    "DEFAULT_STORE",
+    "ResultStore",
+    "StoreError",
+    "open_store",
+    "sqlite_connection",
+]

@@ -33,7 +33,7 @@ from lg_eval.judges._schema import (
     score_problem,
     tool_arguments,
 )
-from lg_eval.judges._text import Rendered
+from lg_eval.judges._text import PromptText, Rendered
 from lg_eval.judges._usage import Usage
 from lg_eval.judges.consensus import DEFAULT_THRESHOLD, combine
 
@@ -117,7 +117,8 @@ class Judge:
                 reference_block.format(reference=given_reference.text) if given_reference else ""
             ),
         }
-        return values, rendered
+        # every value above is escaped renderings inside lg_eval's own fences
+        return {key: PromptText(text) for key, text in values.items()}, rendered
 
     def messages(self, prompt: Prompt, values: Mapping[str, Any]) -> list[BaseMessage]:
         return build_messages(prompt, values, system=self.system, examples=self.examples)

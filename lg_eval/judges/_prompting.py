@@ -14,7 +14,7 @@ from lg_eval.errors import InvalidOptionError
 from lg_eval.inputs import any_trajectory
 from lg_eval.judges import prompts
 from lg_eval.judges._render import render_trajectory
-from lg_eval.judges._text import FULL, Tally, render_value
+from lg_eval.judges._text import FULL, PromptText, Tally, escape, render_value
 
 Prompt = str | Runnable[Any, Any] | Callable[..., Sequence[Any]]
 
@@ -39,9 +39,12 @@ def build_messages(
     ``values`` fill the prompt: a format string's placeholders, a LangChain
     prompt's variables, or a callable's keyword arguments (only those it accepts
     unless it takes ``**kwargs``). Non-string values are rendered as text first.
+    Every value is escaped (``<`` as ``&lt;``, see :func:`~lg_eval.judges._text.escape`)
+    unless it is :class:`~lg_eval.judges._text.PromptText` lg_eval built, so a value
+    passed for a custom placeholder cannot close the prompt's tags either.
     ``system`` is prepended; ``examples`` are appended to the last user message.
     """
-    text = {key: v if isinstance(v, str) else render_value(v) for key, v in values.items()}
+    text = {key: _filled(v) for key, v in values.items()}
     if isinstance(prompt, str):
         messages: list[BaseMessage] = [HumanMessage(prompt.format_map(_Values(text)))]
     elif isinstance(prompt, Runnable):
@@ -59,6 +62,12 @@ def build_messages(
     if examples:
         messages = _append_to_last_user_message(messages, examples)
     return messages
+
+
+def _filled(value: Any) -> str:
+    if isinstance(value, PromptText):
+        return value
+    return escape(value) if isinstance(value, str) else render_value(value)
 
 
 def _messages(value: Any) -> list[BaseMessage]:

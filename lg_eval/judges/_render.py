@@ -3,6 +3,11 @@
 Every renderer takes a :class:`~lg_eval.judges._text.Compression` and a
 :class:`~lg_eval.judges._text.Tally`, so :func:`render_fitted` can squeeze it
 into a character budget deterministically (see :mod:`lg_eval.judges._text`).
+
+Everything a thread holds is untrusted here, not only values: node names and
+paths, interrupt ids, roles, tool names and call ids all pass through
+:func:`~lg_eval.judges._text.escape` (values through ``render_value``, which
+escapes), so no part of a thread can close the ``<turn>`` or ``<thread>`` fence.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from lg_eval.judges._text import (
     Rendered,
     Tally,
     cut_text,
+    escape,
     fit,
     render_value,
     runs,
@@ -63,7 +69,7 @@ def _flat_turn(
 ) -> str:
     parts = []
     for start, period, count in runs(steps, lambda name: name, level):
-        block = " -> ".join(steps[start : start + period])
+        block = " -> ".join(escape(step) for step in steps[start : start + period])
         if count > 1:
             tally.loops += 1
             block = f"({block}) x{count}"
@@ -81,10 +87,12 @@ def _flat_turn(
 
 def _thread_turn(turn: Turn, paths: dict[str, str], level: Compression, tally: Tally) -> str:
     branched = ' branched="true"' if turn.branched else ""
-    lines = [f'<turn index="{turn.index}" kind="{turn.kind}" status="{turn.status}"{branched}>']
+    head = f'<turn index="{turn.index}" kind="{escape(turn.kind)}" status="{escape(turn.status)}"'
+    lines = [f"{head}{branched}>"]
     if turn.edits:
         edits = [
-            (f"as {e.as_node}: " if e.as_node else "") + render_value(e.values, level, tally)
+            (f"as {escape(e.as_node)}: " if e.as_node else "")
+            + render_value(e.values, level, tally)
             for e in turn.edits
         ]
         lines.append(section("state_edits", "\n".join(edits)))
@@ -106,14 +114,14 @@ def _thread_turn(turn: Turn, paths: dict[str, str], level: Compression, tally: T
 def _resume(turn: Turn, paths: dict[str, str], level: Compression, tally: Tally) -> str:
     if turn.resume:
         return "\n".join(
-            f"{paths[iid]} (interrupt {iid}): {render_value(value, level, tally)}"
+            f"{escape(paths[iid])} (interrupt {escape(iid)}): {render_value(value, level, tally)}"
             if iid in paths
-            else f"interrupt {iid}: {render_value(value, level, tally)}"
+            else f"interrupt {escape(iid)}: {render_value(value, level, tally)}"
             for iid, value in turn.resume.items()
         )
     if turn.resume_by_node:
         return "\n".join(
-            f"{path}: {render_value(value, level, tally)}"
+            f"{escape(path)}: {render_value(value, level, tally)}"
             for path, value in turn.resume_by_node.items()
         )
     return "(no resume value recorded)"
@@ -146,7 +154,7 @@ def _supersteps(steps: list[Superstep], depth: int, level: Compression, tally: T
 
 def _task(step: int, task: TaskRun, depth: int, level: Compression, tally: Tally) -> list[str]:
     indent = "  " * depth
-    lines = [f"{indent}step {step}: {task.path}" + (" (resumed)" if task.resumed else "")]
+    lines = [f"{indent}step {step}: {escape(task.path)}" + (" (resumed)" if task.resumed else "")]
     lines.extend(f"{indent}  {_interrupt(r, level, tally)}" for r in task.interrupts)
     if task.error:
         lines.append(f"{indent}  error: {cut_text(task.error, level, tally)}")
@@ -155,7 +163,7 @@ def _task(step: int, task: TaskRun, depth: int, level: Compression, tally: Tally
 
 
 def _interrupt(record: InterruptRecord, level: Compression, tally: Tally) -> str:
-    label = f"{INTERRUPT} (id {record.id})" if record.id else INTERRUPT
+    label = f"{INTERRUPT} (id {escape(record.id)})" if record.id else INTERRUPT
     return f"{label}: {render_value(record.value, level, tally)}"
 
 
@@ -165,11 +173,13 @@ def _pending(turn: Turn) -> list[str]:
     lines = []
     for record in turn.interrupts:
         if (record.id, record.path) not in shown:
-            ident = f" (id {record.id})" if record.id else ""
+            ident = f" (id {escape(record.id)})" if record.id else ""
             value = "" if record.value is None else f": {render_value(record.value)}"
-            lines.append(f"{INTERRUPT} at {record.path or 'the graph'}{ident}{value}")
+            where = escape(record.path) if record.path else "the graph"
+            lines.append(f"{INTERRUPT} at {where}{ident}{value}")
     if turn.breakpoint:
-        before = f" before {', '.join(turn.next_nodes)}" if turn.next_nodes else ""
+        nodes = ", ".join(escape(node) for node in turn.next_nodes)
+        before = f" before {nodes}" if turn.next_nodes else ""
         lines.append(f"{INTERRUPT}{before} (static breakpoint)")
     return lines
 
@@ -217,13 +227,15 @@ def _message(
     if role == "tool":
         call_id = message.get("tool_call_id")
         name = message.get("name") or (names.get(call_id) if call_id else None) or ""
-        label = " ".join(p for p in ("tool", name, f"[{call_id}]" if call_id else "") if p)
+        ident = f"[{call_id}]" if call_id else ""
+        label = " ".join(escape(str(p)) for p in ("tool", name, ident) if p)
         return f"{label}: {text}"
-    lines = [f"{role}: {text}" if text else f"{role}:"]
+    shown = escape(str(role))
+    lines = [f"{shown}: {text}" if text else f"{shown}:"]
     for call in message.get("tool_calls") or []:
         name, args = _call_parts(call)
-        ident = f" [{call['id']}]" if call.get("id") else ""
-        lines.append(f"  calls {name}({render_value(args, level, tally)}){ident}")
+        ident = f" [{escape(str(call['id']))}]" if call.get("id") else ""
+        lines.append(f"  calls {escape(str(name))}({render_value(args, level, tally)}){ident}")
     return "\n".join(lines)
 
 

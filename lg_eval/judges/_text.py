@@ -6,10 +6,20 @@ compression (repeated loops collapsed, long values cut, the middle of long
 sequences left out) until the text fits the character budget, then states what
 was dropped in a note at the top of the text, so the judge knows it is reading
 a summary. Everything is pure: the same input and budget give the same text.
+
+Judge prompts fence each trajectory in tags (``<thread>``, ``<turn>``,
+``<trajectory>``, ...), and what sits inside a fence was written by strangers: a
+user's message, a tool result, an interrupt payload or a resume value could hold
+``</thread>`` followed by instructions. So every value from a trajectory (and
+every node name, id and error) is passed through :func:`escape` before it joins
+the prompt: ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;`` and ``&gt;``, and no
+value can open or close a tag. The fences themselves are lg_eval's own text,
+carried as :class:`PromptText` so that nothing escapes them twice.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +34,20 @@ from lg_eval.judges.prompts import SUMMARY_NOTE
 T = TypeVar("T")
 MAX_PERIOD = 4  # longest repeated block of steps or messages that is collapsed
 HARD_CUT = "…[cut to the budget]"
+
+
+class PromptText(str):
+    """Prompt text lg_eval built, fences included, with every untrusted value in it escaped;
+    :func:`~lg_eval.judges._prompting.build_messages` inserts it as it is and escapes any
+    other string."""
+
+    __slots__ = ()
+
+
+def escape(text: str) -> str:
+    """``text`` safe inside a prompt's tags: ``&``, ``<`` and ``>`` as ``&amp;``, ``&lt;``,
+    ``&gt;`` (quotes are kept: values never sit inside an attribute unescaped)."""
+    return html.escape(text, quote=False)
 
 
 @dataclass(frozen=True)
@@ -82,20 +106,26 @@ Renderer = Callable[[Compression, Tally], str]
 
 
 def fit(render: Renderer, budget: int | None) -> Rendered:
-    """Render in full if it fits ``budget`` characters, else at the first level that fits."""
+    """Render in full if it fits ``budget`` characters, else at the first level that fits.
+
+    ``render`` escapes every untrusted value it writes (see the module docs); the text
+    comes back as :class:`PromptText`.
+    """
     full = render(FULL, Tally())
     if budget is None or len(full) <= budget:
-        return Rendered(full)
+        return Rendered(PromptText(full))
     for level in LEVELS:
         tally = Tally(value_chars=level.value_chars)
         text = render(level, tally)
         note = _note(budget, len(full), tally.actions())
         if len(note) + 1 + len(text) <= budget:
-            return Rendered(f"{note}\n{text}", _summary(budget, full, note, text, tally))
+            return Rendered(
+                PromptText(f"{note}\n{text}"), _summary(budget, full, note, text, tally)
+            )
     tally.omitted.append("the end of the text")
     note = _note(budget, len(full), tally.actions())
     text = text[: max(budget - len(note) - 1 - len(HARD_CUT), 0)] + HARD_CUT
-    return Rendered(f"{note}\n{text}", _summary(budget, full, note, text, tally))
+    return Rendered(PromptText(f"{note}\n{text}"), _summary(budget, full, note, text, tally))
 
 
 def _note(budget: int, original: int, actions: list[str]) -> str:
@@ -123,15 +153,16 @@ def cut(text: str, limit: int, tally: Tally) -> str:
 
 
 def cut_text(text: str, level: Compression, tally: Tally) -> str:
-    return cut(text, 4 * level.value_chars, tally) if level.value_chars else text
+    """Untrusted ``text`` (an error message) cut to the level's budget, then escaped."""
+    return escape(cut(text, 4 * level.value_chars, tally) if level.value_chars else text)
 
 
 def render_value(value: Any, level: Compression = FULL, tally: Tally | None = None) -> str:
-    """A value as compact text: strings as they are, anything else as JSON."""
+    """A value as compact, escaped text: strings as they are, anything else as JSON."""
     tally = tally if tally is not None else Tally()
     plain = _plain(value, level.value_chars, tally)
     if isinstance(plain, str):
-        return plain
+        return escape(plain)
     return cut_text(json.dumps(plain, ensure_ascii=False, default=str), level, tally)
 
 
@@ -217,6 +248,7 @@ def section(tag: str, body: str) -> str:
 __all__ = [
     "FULL",
     "Compression",
+    "PromptText",
     "Rendered",
     "Renderer",
     "Tally",
@@ -224,6 +256,7 @@ __all__ = [
     "cut",
     "cut_text",
     "elide",
+    "escape",
     "fit",
     "render_value",
     "runs",

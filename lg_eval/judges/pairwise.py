@@ -30,6 +30,7 @@ from lg_eval.judges._options import OPTIONS, SCORE_OPTIONS, JudgeOptions, build_
 from lg_eval.judges._prompting import Prompt
 from lg_eval.judges._render import render_fitted
 from lg_eval.judges._schema import Judgment, OutputSpec, object_schema, reasoning_property, require
+from lg_eval.judges._text import PromptText
 
 PAIRWISE_KEY = "pairwise_trajectory_preference"
 PAIRWISE_TOOL = "record_preference"
@@ -111,7 +112,9 @@ def _scorer(prompt: Prompt, judge: Judge, order: str, rng: random.Random) -> Sco
             ),
         )
         rendered = {**rendered, "first": first, "second": second}
-        values["outputs"] = f"<first>\n{first.text}\n</first>\n<second>\n{second.text}\n</second>"
+        values["outputs"] = PromptText(
+            f"<first>\n{first.text}\n</first>\n<second>\n{second.text}\n</second>"
+        )
         requests = []
         orders = _orders(order, judge.samples, rng)
         for swapped in orders:

@@ -23,6 +23,7 @@ from lg_eval.judges._core import Judge
 from lg_eval.judges._options import OPTIONS, SCORE_OPTIONS, JudgeOptions, build_judge
 from lg_eval.judges._prompting import Prompt
 from lg_eval.judges._schema import Judgment, OutputSpec, object_schema, reasoning_property, require
+from lg_eval.judges._text import PromptText, escape
 
 RUBRIC_KEY = "rubric"
 RUBRIC_TOOL = "record_rubric_scores"
@@ -81,15 +82,18 @@ def rubric_dimensions(dimensions: DimensionsLike) -> tuple[RubricDimension, ...]
 
 
 def render_rubric(dimensions: Sequence[RubricDimension]) -> str:
-    """The rubric as prompt text, one ``<dimension>`` block each."""
+    """The rubric as prompt text, one ``<dimension>`` block each (descriptions escaped, as
+    a rubric may come from a dataset file: no text of it can close a fence)."""
     blocks = []
     for d in dimensions:
         low, high = d.scale
-        lines = [f'<dimension name="{d.name}" scale="{low}-{high}">', d.description]
-        lines += [f"{score}: {meaning}" for score, meaning in sorted((d.levels or {}).items())]
+        lines = [f'<dimension name="{d.name}" scale="{low}-{high}">', escape(d.description)]
+        lines += [
+            f"{score}: {escape(meaning)}" for score, meaning in sorted((d.levels or {}).items())
+        ]
         lines.append("</dimension>")
         blocks.append("\n".join(lines))
-    return "\n".join(blocks)
+    return PromptText("\n".join(blocks))
 
 
 def rubric_spec(dimensions: Sequence[RubricDimension], use_reasoning: bool = True) -> OutputSpec:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from lg_eval._files import atomic_writer, write_atomic
 from lg_eval.experiments import CaseResult
 from lg_eval.reports import CaseReport, Report, render_html
 from lg_eval.reports.build import case_report
@@ -54,9 +55,7 @@ def write_sweep_json(
     ``result.report``); its ``results`` are replaced by every thread of the run.
     """
     if isinstance(out, str | Path):
-        path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as handle:
+        with atomic_writer(out) as handle:
             write_sweep_json(result, handle, report, indent=indent, batch=batch)
         return
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
@@ -90,10 +89,9 @@ def sweep_json(result: SweepResult, report: Report | None = None, *, indent: int
 
 
 def write_sweep_html(result: SweepResult, out: str | Path, report: Report | None = None) -> None:
-    """Write the sweep's HTML report (summary, distributions, worst threads) to ``out``."""
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report or result.report), encoding="utf-8")
+    """Write the sweep's HTML report (summary, distributions, worst threads) to ``out``, whole
+    or not at all (:class:`~lg_eval.errors.OutputWriteError` when it cannot be written)."""
+    write_atomic(out, render_html(report or result.report))
 
 
 def _worst(thread: WorstThread) -> dict[str, Any]:

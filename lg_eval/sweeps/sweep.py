@@ -25,6 +25,8 @@ from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE
 from lg_eval.experiments.judge_services import judge_services, services_record
+from lg_eval.experiments.lease import Lease
+from lg_eval.experiments.lifecycle import resumable
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.judges import RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
@@ -137,6 +139,7 @@ def sweep_threads(
         }
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
         run_id = run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+        stack.callback(Lease.acquire(results, run_id).release)  # one live sweep per run id
         pending = _pending(
             state, sweep, run_id,
             list_threads(saver, since=since_at, until=until_at, metadata=metadata,
@@ -175,24 +178,25 @@ def sweep_threads(
         )
         ordinal = state.max_ordinal(info.run_id) + 1
         scored = passed = 0
-        status = "interrupted"
-        try:
-            for pairs in runner.map_partitions(scorer, _chunks(pending, partition_size)):
-                part_results = [redacted(r, redactor) for _, r in pairs]
-                state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
-                results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
-                ordinal += len(part_results)
-                scored += len(part_results)
-                passed += sum(r.status == "passed" for r in part_results)
-                if progress is not None:
-                    progress(scored, passed, scored - passed)
-            status = "finished"
-        finally:
-            done: dict[str, Any] = {"status": status, "finished_at": datetime.now(UTC)}
-            if services is not None:
-                done["config"] = {**info.config, **services_record(services.stats())}
-            final = info.model_copy(update={**done, "cases": scored})
-            results.update_run(final)
+        with resumable(info.run_id):  # a store lost mid-sweep names the run to resume
+            status = "interrupted"
+            try:
+                for pairs in runner.map_partitions(scorer, _chunks(pending, partition_size)):
+                    part_results = [redacted(r, redactor) for _, r in pairs]
+                    state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
+                    results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
+                    ordinal += len(part_results)
+                    scored += len(part_results)
+                    passed += sum(r.status == "passed" for r in part_results)
+                    if progress is not None:
+                        progress(scored, passed, scored - passed)
+                status = "finished"
+            finally:
+                done: dict[str, Any] = {"status": status, "finished_at": datetime.now(UTC)}
+                if services is not None:
+                    done["config"] = {**info.config, **services_record(services.stats())}
+                final = info.model_copy(update={**done, "cases": scored})
+                results.update_run(final)
         report = stream_report(
             results, info.run_id, worst=worst, history=history, batch=REPORT_PAGE
         )

@@ -19,9 +19,10 @@ def test_a_fake_judgment_in_the_thread_is_not_read_as_the_answer() -> None:
     result = create_trajectory_llm_as_judge(judge=model)(outputs=TRAJECTORY)
     assert (result["score"], result["comment"]) == (False, "It deleted files without asking.")
     prompt = model.calls[0].prompt
-    assert prompt.count(FAKE) == 1  # shown once, as data inside the trajectory block
+    shown = FAKE.replace("</outputs>", "&lt;/outputs&gt;")  # escaped: it closes no tag
+    assert prompt.count(shown) == 1  # shown once, as data inside the trajectory block
     start, end = prompt.index("<trajectory>"), prompt.index("</trajectory>")
-    assert start < prompt.index(FAKE) < end
+    assert start < prompt.index(shown) < end
 
 
 def test_a_model_answering_in_text_is_read_from_its_own_reply_only() -> None:

@@ -1,0 +1,139 @@
+"""Bounds a dataset file must keep before anything is built from it.
+
+A dataset is data, but a hostile one can still hurt: ten levels of nine-fold
+YAML aliases are a few hundred bytes that expand to billions of nodes (and
+``dataset_hash`` would serialise every one), deep nesting exhausts Python's
+stack, and a lone surrogate (``"\\ud800"``) is a string no encoder accepts.
+These checks run on YAML's node tree *before* it is constructed, and on each
+JSONL row after ``json.loads``, so ``dataset validate`` and ``run`` refuse the
+same files with a :class:`~lg_eval.errors.DatasetError` naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from lg_eval.errors import DatasetError
+
+MAX_NODES = 1_000_000
+"""Values a dataset may hold once every YAML alias is expanded (mappings, lists, scalars)."""
+MAX_DEPTH = 100
+"""How deeply mappings and lists may nest."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_yaml_tree(where: str, root: yaml.Node | None) -> None:
+    """Refuse a composed YAML document that is too big expanded, too deep, recursive, or
+    holds a string that is not valid Unicode; linear in the document's distinct nodes."""
+    if root is None:
+        return
+    sizes: dict[int, int] = {}  # expanded size of each distinct node
+    heights: dict[int, int] = {}  # levels of nesting from each distinct node down
+    open_: set[int] = set()  # nodes on the current path: reaching one again is a cycle
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        if done:
+            open_.discard(key)
+            children = _children(node)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            heights[key] = 1 + max((heights[id(child)] for child in children), default=0)
+            if sizes[key] > MAX_NODES:
+                raise DatasetError(
+                    f"{where}:{_line(node)}: the document expands to more than {MAX_NODES:,} "
+                    "values once its aliases (*name) are expanded; a dataset file is refused "
+                    "beyond that (an alias bomb looks like this)."
+                )
+            continue
+        if key in sizes:  # seen before (an alias): as deep below here as it was there
+            if depth + heights[key] - 1 > MAX_DEPTH:
+                raise _too_deep(where, node)
+            continue
+        if key in open_:
+            raise DatasetError(
+                f"{where}:{_line(node)}: an alias refers to a value that contains it (a "
+                "recursive structure); datasets hold plain, finite data."
+            )
+        if depth > MAX_DEPTH:
+            raise _too_deep(where, node)
+        if isinstance(node, yaml.ScalarNode):
+            node.value = _check_text(where, node.value, _line(node))
+            sizes[key] = heights[key] = 1
+            continue
+        open_.add(key)
+        stack.append((node, depth, True))
+        stack.extend((child, depth + 1, False) for child in _children(node))
+
+
+def _too_deep(where: str, node: yaml.Node) -> DatasetError:
+    return DatasetError(
+        f"{where}:{_line(node)}: mappings and lists nest more than {MAX_DEPTH} deep; a "
+        "dataset file is refused beyond that."
+    )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def check_data(where: str, data: Any) -> None:
+    """Refuse parsed JSON that nests more than :data:`MAX_DEPTH` deep or holds a string
+    that is not valid Unicode (JSON has no aliases, so its size is its text's)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            _check_text(where, value, None)
+            continue
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            raise DatasetError(
+                f"{where}: objects and arrays nest more than {MAX_DEPTH} deep; a dataset is "
+                "refused beyond that."
+            )
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        stack.extend((item, depth + 1) for item in items)
+
+
+def _check_text(where: str, text: str, line: int | None) -> str:
+    """``text`` with escaped surrogate pairs joined (YAML reads ``"\\ud83d\\ude00"`` as two
+    halves; JSON as one character); a lone half is a DatasetError."""
+    if _SURROGATE.search(text) is None:
+        return text
+    try:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        pass
+    lone = next(
+        i
+        for i, char in enumerate(text)
+        if _SURROGATE.match(char)
+        and not (
+            "\ud800" <= char <= "\udbff"
+            and i + 1 < len(text)
+            and "\udc00" <= text[i + 1] <= "\udfff"
+        )
+        and not ("\udc00" <= char <= "\udfff" and i > 0 and "\ud800" <= text[i - 1] <= "\udbff")
+    )
+    at = f":{line}" if line is not None else ""
+    raise DatasetError(
+        f"{where}{at}: the string {text[:lone][-20:]!r}… holds a lone surrogate "
+        f"(U+{ord(text[lone]):04X}), which is not valid Unicode text; write the character "
+        "itself (in YAML, \\U0001F600 escapes a character beyond U+FFFF)."
+    )
+
+
+__all__ = ["MAX_DEPTH", "MAX_NODES", "check_data", "check_yaml_tree"]

@@ -1,0 +1,71 @@
+"""Thread ids, run ids and dataset names are written by strangers: on the terminal every
+character that could act (escape sequences, OSC 8 links, bidi overrides) is shown instead."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from graphs.weather import build
+from tests.security.conftest import invoke, squash
+
+HOSTILE = (
+    "t\x1b[2J\x1b]0;owned\x07\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\u202egnp.exe\r"
+)
+SHOWN = "t␛[2J␛]0;owned␇␛]8;;https://evil.example/␛\\click␛]8;;␛\\\\u202egnp.exe␍"
+
+
+def _acting(text: str) -> list[str]:
+    """Characters of ``text`` a terminal would act on (newlines aside)."""
+    return [c for c in text if (ord(c) < 0x20 and c != "\n") or c in "\x7f\u202e\u2066"]
+
+
+@pytest.fixture
+def hostile_thread(here: dict[str, str], tmp_path: Path) -> str:
+    """A real two-turn weather thread whose id is :data:`HOSTILE`."""
+    conn = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
+    graph = build(checkpointer=SqliteSaver(conn))
+    config = {"configurable": {"thread_id": HOSTILE}}
+    graph.invoke({"messages": [("user", "what's the weather in sf?")]}, config)
+    graph.invoke(Command(resume="It's sunny and 75 degrees"), config)
+    conn.close()
+    return here["checkpointer"]
+
+
+@pytest.mark.parametrize("command", [["extract"], ["dataset", "from-thread"]])
+def test_a_hostile_thread_id_reaches_the_terminal_only_as_visible_text(
+    hostile_thread: str, command: list[str]
+) -> None:
+    result = invoke(
+        *command, "--graph", "graphs.weather:build", "--thread", HOSTILE,
+        "--checkpointer", hostile_thread,
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert squash(result.stderr).startswith(squash(f"thread {SHOWN}: 2 turns"))
+    assert _acting(result.stderr) == []
+    if command == ["extract"]:
+        assert _acting(result.stdout) == []
+
+
+def test_a_hostile_run_id_and_dataset_name_are_visible_in_runs(
+    here: dict[str, str], tmp_path: Path
+) -> None:
+    dataset = tmp_path / "hostile.yaml"
+    dataset.write_text(
+        'name: "evil\\e]0;title\\a\\u202e"\ngraph: graphs.weather:build\n'
+        "cases: [{id: c, turns: [{input: {messages: [{role: user, content: hi}]}}]}]\n",
+        encoding="utf-8",
+    )
+    run = invoke(
+        "run", str(dataset), "--run-id", "r\x1b[31m1", "--store", here["store"],
+        "--checkpointer", here["checkpointer"], "--quiet",
+    )  # fmt: skip
+    assert run.exit_code in (0, 3)
+    listed = invoke("runs", "--store", here["store"])
+    assert listed.exit_code == 0
+    assert _acting(listed.stdout) == []
+    assert "r␛[31m1" in listed.stdout and "evil␛]0;title␇\\u202e" in listed.stdout
