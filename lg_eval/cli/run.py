@@ -133,8 +133,9 @@ def run(
 
     Offline unless --langsmith is given: nothing is sent anywhere, whatever the
     environment's LangSmith settings say. Exit code 0 when the run passes, 1 when
-    --fail-under is not met, 2 for bad input, 3 when a case errored or timed out
-    (failing scores alone exit 0 unless a gate is given).
+    --fail-under is not met, 2 for bad input (or a store that cannot be opened), 3 when a
+    case errored or timed out (failing scores alone exit 0 unless a gate is given), 4 when
+    a report file cannot be written, 5 when another live run holds the run id.
     """
     thresholds = parse_pairs(threshold or [], "--threshold", float)
     if langsmith:
