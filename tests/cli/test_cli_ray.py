@@ -69,7 +69,7 @@ def test_run_on_ray_logs_each_case_and_every_workers_throughput(
     assert result.exit_code == 3, result.output  # the gate is met; one case errors (exit 3)
     lines = progress_lines(result.stderr)
     assert [line.partition("]")[0] for line in lines] == [f"[{i}/6" for i in range(1, 7)]
-    assert lines[-1] == "[6/6] passed 3, failed 3", result.stderr
+    assert lines[-1] == "[6/6] passed 3, not passed 3", result.stderr
     workers = last_workers(result.stderr)
     assert sum(items for _, items in workers.values()) == 6, result.stderr
     assert sum(parts for parts, _ in workers.values()) == 3, result.stderr

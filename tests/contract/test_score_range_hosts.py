@@ -100,6 +100,6 @@ def test_a_langsmith_summary_leaves_refused_scores_out_of_the_mean(score, _why):
     assert refused == {
         "key": "plain:mean",
         "score": None,
-        "comment": "mean of 0 scores; 2 not scored",
+        "comment": "mean of 0 scores; 2 no verdict",
     }
     assert kept["score"] == 0.5
