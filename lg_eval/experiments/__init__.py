@@ -7,6 +7,10 @@ aggregates (pass@k, pass^k, mean scores, latency percentiles, cost) and
 :func:`compare_runs` diffs two runs case by case. Wherever it changes nothing but speed,
 a run scores its cases in a second process while this one plays the next ones
 (``scoring=`` of :func:`run_experiment`).
+
+:func:`score_thread` is the one scoring step (an extracted thread and its
+:class:`CaseEvaluator` list in, the scored :class:`CaseResult` out), shared by the
+runner, the scoring process and sweeps.
 """
 
 from lg_eval.errors import ScoringProcessError
@@ -33,10 +37,12 @@ from lg_eval.experiments.results import (
     ScoreRow,
 )
 from lg_eval.experiments.runner import arun_experiment, run_experiment
+from lg_eval.experiments.scoring import CaseEvaluator, score_thread
 from lg_eval.experiments.store import ResultStore, StoreError, open_store
 
 __all__ = [
     "CaseChange",
+    "CaseEvaluator",
     "CaseResult",
     "Comparison",
     "ExperimentRun",
@@ -60,5 +66,6 @@ __all__ = [
     "pass_hat_k",
     "percentile",
     "run_experiment",
+    "score_thread",
     "summarize",
 ]
