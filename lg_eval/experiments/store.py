@@ -28,6 +28,7 @@ from typing import Any
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
 from lg_eval.experiments._upstream import redact_url
+from lg_eval.experiments.aggregate import CaseCounts, Latencies
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
@@ -257,9 +258,10 @@ class ResultStore:
         )
         return {str(status): int(n) for status, n in rows}
 
-    def case_counts(self, run_id: str) -> tuple[int, int, int, int]:
+    def case_counts(self, run_id: str) -> CaseCounts:
         """``(cases, k, cases with a passed repetition, cases whose every repetition passed)``
-        of ``run_id``, grouped by case in SQL (the inputs of pass@k and pass^k)."""
+        of ``run_id``, grouped by case in SQL (the inputs of pass@k and pass^k), equal to
+        :func:`~lg_eval.experiments.aggregate.case_counts` of its results."""
         rows = self._query(
             "SELECT COUNT(*), MAX(n), SUM(CASE WHEN p > 0 THEN 1 ELSE 0 END),"
             " SUM(CASE WHEN p = n THEN 1 ELSE 0 END) FROM (SELECT case_id, COUNT(*) AS n,"
@@ -268,7 +270,16 @@ class ResultStore:
             (run_id,),
         )
         cases, k, some, every = rows[0]
-        return int(cases), int(k or 0), int(some or 0), int(every or 0)
+        return CaseCounts(int(cases), int(k or 0), int(some or 0), int(every or 0))
+
+    def latencies(self, run_id: str) -> Latencies:
+        """p50, p95 and the maximum of ``run_id``'s latencies from SQL, equal to
+        :func:`~lg_eval.experiments.aggregate.latencies` of its results."""
+        return Latencies(
+            self.latency_percentile(run_id, 50),
+            self.latency_percentile(run_id, 95),
+            self.latency_max(run_id),
+        )
 
     def latency_percentile(self, run_id: str, q: float) -> float | None:
         """The ``q``-th percentile (0-100) of ``run_id``'s latencies, linearly interpolated
