@@ -123,3 +123,25 @@ def test_no_module_is_over_600_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert long == {}
+
+
+def test_every_error_class_lives_in_the_error_tree() -> None:
+    # An exception users may catch (named ...Error) is defined in lg_eval/errors.py under
+    # LgEvalError; internal control-flow signals (FastPathUnavailable, ...) are named otherwise.
+    import lg_eval.errors
+
+    outside = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        for path in MODULES.values()
+        if path.name != "errors.py" or path.parent != PACKAGE
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Error")
+    ]
+    assert outside == []
+    tree = [getattr(lg_eval.errors, name) for name in lg_eval.errors.__all__]
+    assert all(issubclass(error, lg_eval.errors.LgEvalError) for error in tree)
+    assert sorted(lg_eval.errors.__all__) == sorted(
+        name
+        for name, value in vars(lg_eval.errors).items()
+        if isinstance(value, type) and issubclass(value, Exception)
+    )

@@ -16,17 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lg_eval.errors import LgEvalError
+from lg_eval.errors import InvalidScoreError
 from lg_eval.evaluator import refusal
 from lg_eval.feedback import ScoreValue, check_score, unusable_score
 from lg_eval.nodes._calls import Outcome
 from lg_eval.nodes._plain import describe_error, plain_metadata, safe_text
 from lg_eval.nodes.spec import Bound
 from lg_eval.nodes.state import EvalFeedback
-
-
-class InvalidScoreError(LgEvalError, ValueError):
-    """An evaluator's score is not a bool, None or a finite number inside its range."""
 
 
 def verdict(score: ScoreValue, threshold: float | None) -> bool | None:
@@ -133,7 +129,6 @@ def checked_score(bound: Bound, key: str | None, score: Any) -> tuple[ScoreValue
 
 
 __all__ = [
-    "InvalidScoreError",
     "checked_score",
     "error_feedback",
     "to_feedback",
