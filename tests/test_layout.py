@@ -145,3 +145,16 @@ def test_every_error_class_lives_in_the_error_tree() -> None:
         for name, value in vars(lg_eval.errors).items()
         if isinstance(value, type) and issubclass(value, Exception)
     )
+
+
+def test_experiments_meets_datasets_play_and_urls_only_through_upstream() -> None:
+    # lg_eval/experiments/_upstream.py is the one list of what the runner uses of them.
+    below = ("lg_eval.datasets", "lg_eval.play", "lg_eval.urls")
+    bypasses = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}"
+        for name, path in MODULES.items()
+        if name.startswith("lg_eval.experiments") and name != "lg_eval.experiments._upstream"
+        for node in _imports(path)
+        if node.module is not None and node.module.startswith(below)
+    ]
+    assert bypasses == []
