@@ -11,6 +11,7 @@ Opening a store (:class:`~lg_eval.experiments.ResultStore`) reads it first:
   run, then the current DDL (every statement ``IF NOT EXISTS``, so the tables and indexes
   added since are created and nothing stored is touched), then the new version is
   recorded — last, so a migration cut short runs again, whole, on the next open;
+* the current version: the current DDL runs (it adds nothing) and nothing is written;
 * a version newer than this lg_eval knows: a :class:`~lg_eval.errors.StoreError` naming
   the store and both versions, before anything is written to it.
 
@@ -73,8 +74,12 @@ def prepare(connection: Any, schema: Sequence[str], *, postgres: bool, url: str)
     older = range(0) if found is None else range(found, SCHEMA_VERSION)
     steps = [statement for version in older for statement in MIGRATIONS[version]]
     try:
-        for statement in [*steps, *schema, _VERSION_TABLE]:
+        for statement in [*steps, *schema]:
             connection.execute(statement)
+        if found == SCHEMA_VERSION:  # current: nothing to record (a read-only store opens)
+            connection.commit()
+            return found
+        connection.execute(_VERSION_TABLE)
         mark = "%s" if postgres else "?"
         connection.execute(
             f"INSERT INTO lg_eval_schema (id, version) VALUES (1, {mark}) ON CONFLICT DO NOTHING",

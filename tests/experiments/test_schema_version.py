@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lg_eval.errors import StoreError
-from lg_eval.experiments import open_store
+from lg_eval.experiments import ResultStore, open_store
 from lg_eval.experiments.results import CaseResult, RunInfo, ScoreRow
 from lg_eval.experiments.schema_version import SCHEMA_VERSION
 
@@ -157,3 +157,13 @@ def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
     assert "upgrade lg_eval" in message
     assert ("results.sqlite" in message) if backend.mark == "?" else ("postgresql://" in message)
     assert backend.version() == [(1, 7)]  # refused before anything was written
+
+
+def test_a_current_store_opens_read_only_writing_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    with open_store(path) as store:
+        store.begin_run(INFO)
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        store = ResultStore(conn, url=str(path))
+        assert store.opened_version == 2
+        assert store.run_info("old-run") == INFO
