@@ -290,16 +290,23 @@ def _dict_text(value: Mapping[Any, Any], argument: str) -> str:
         ) from exc
 
 
+def state_messages(state: Any) -> list[Any] | None:
+    """The list a graph ``state`` holds under ``"messages"`` (a tuple as a list, messages as
+    given); ``None`` when ``state`` is not a mapping or holds no list there."""
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    return list(messages) if isinstance(messages, list | tuple) else None
+
+
 def final_answer(state: Any) -> str | None:
     """The answer a graph's final ``state`` gives: the last AI message without tool calls
     in ``messages``, else the first string under :data:`ANSWER_KEYS`; ``None`` when it
     has neither (what a case's ``expected.output`` is compared with)."""
     if not isinstance(state, Mapping):
         return None
-    messages = state.get("messages")
-    if isinstance(messages, list | tuple) and messages:
+    messages = state_messages(state)
+    if messages:
         try:
-            return text_arg(list(messages), "messages")
+            return text_arg(messages, "messages")
         except TrajectoryFormatError:
             return None
     for key in ANSWER_KEYS:
@@ -571,5 +578,6 @@ __all__ = [
     "recorded_trajectory",
     "require",
     "select_field",
+    "state_messages",
     "text_arg",
 ]

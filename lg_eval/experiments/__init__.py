@@ -3,7 +3,8 @@
 :func:`run_experiment` / :func:`arun_experiment` play each case × repetition on a
 fresh thread, score it and write it to the results store (:func:`open_store`) as
 it finishes; a run id resumes. :mod:`lg_eval.experiments.aggregate` holds the
-aggregates (pass@k, pass^k, mean scores, latency percentiles, cost) and
+aggregates (pass@k, pass^k, mean scores, latency percentiles, cost; a run's headline
+numbers are :attr:`lg_eval.reports.Report.summary`) and
 :func:`compare_runs` diffs two runs case by case. Wherever it changes nothing but speed,
 a run scores its cases in a second process while this one plays the next ones
 (``scoring=`` of :func:`run_experiment`).
@@ -16,13 +17,11 @@ runner, the scoring process and sweeps.
 from lg_eval.errors import ScoringProcessError
 from lg_eval.experiments._scoring_choice import Scoring
 from lg_eval.experiments.aggregate import (
-    RunSummary,
     latency_percentiles,
     mean_scores,
     pass_at_k,
     pass_hat_k,
     percentile,
-    summarize,
 )
 from lg_eval.experiments.compare import compare_runs
 from lg_eval.experiments.judge_cache import JudgeCache
@@ -52,7 +51,6 @@ __all__ = [
     "ResultStore",
     "RunInfo",
     "RunOptions",
-    "RunSummary",
     "ScoreRow",
     "Scoring",
     "ScoringProcessError",
@@ -67,5 +65,4 @@ __all__ = [
     "percentile",
     "run_experiment",
     "score_thread",
-    "summarize",
 ]

@@ -23,7 +23,7 @@ from pydantic_core import to_jsonable_python
 from lg_eval._effects import Core, Effect, sleep
 from lg_eval.errors import InfrastructureError
 from lg_eval.experiments._targets import CaseTargets
-from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
+from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redacted
 from lg_eval.experiments.results import CaseResult, PlayedTurnRecord
@@ -35,7 +35,6 @@ from lg_eval.experiments.scoring import (
 )
 from lg_eval.extract.thread import extraction
 from lg_eval.feedback import describe_error
-from lg_eval.play import Graph, Reviewer
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""

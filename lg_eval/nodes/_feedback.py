@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lg_eval.errors import LgEvalError
+from lg_eval.errors import InvalidScoreError
 from lg_eval.feedback import (
     FeedbackDict,
     checked_score,
@@ -29,10 +29,6 @@ from lg_eval.nodes._calls import Outcome
 from lg_eval.nodes._plain import plain_metadata
 from lg_eval.nodes.spec import Bound
 from lg_eval.nodes.state import EvalFeedback
-
-
-class InvalidScoreError(LgEvalError, ValueError):
-    """An evaluator's score is not a bool, None or a finite number inside its range."""
 
 
 def to_feedback(bound: Bound, outcome: Outcome) -> list[EvalFeedback]:
@@ -128,7 +124,7 @@ def _checked(
 
 
 __all__ = [
-    "InvalidScoreError",
+    "checked_score",
     "error_feedback",
     "to_feedback",
 ]
