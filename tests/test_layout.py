@@ -180,10 +180,11 @@ FLOORS: dict[str, int] = {
     "offline": 1,
     "stats": 1,
     "urls": 1,
-    "verdicts": 1,
+    "importing": 1,
     # 2: the trajectory and feedback models
     "trajectory": 2,
     "feedback": 2,
+    "verdicts": 2,
     "display": 2,
     # 3: reading what users pass; threads into trajectories
     "inputs": 3,
