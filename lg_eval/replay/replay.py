@@ -21,8 +21,9 @@ from typing import Any
 
 from lg_eval._effects import drive
 from lg_eval.errors import InvalidOptionError, SweepError
-from lg_eval.evaluator import Evaluator
+from lg_eval.experiments import CaseEvaluator, CaseResult, ScoreRow, score_thread
 from lg_eval.extract import extract_thread
+from lg_eval.feedback import is_finite_number
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.replay.drive import OnNewQuestion, Reviewer, replaying
 from lg_eval.replay.fork import (
@@ -35,8 +36,7 @@ from lg_eval.replay.fork import (
 )
 from lg_eval.replay.result import ReplayedThread, ReplayResult, ScoreChange
 from lg_eval.sweeps.listing import list_threads, saver_kind
-from lg_eval.sweeps.worker import PartitionScorer, refuse_reference_needers, resolve_evaluators
-from lg_eval.trajectory import ThreadTrajectory
+from lg_eval.sweeps.worker import refuse_reference_needers, resolve_evaluators
 from lg_eval.urls import redact_url
 
 DEFAULT_TARGET = "memory://"
@@ -81,7 +81,7 @@ def replay_threads(
     if limit is not None and limit < 0:
         raise InvalidOptionError(f"limit={limit}: at least 0.")
     refuse_reference_needers(evaluators)
-    scoring = resolve_evaluators(evaluators)
+    scoring = [CaseEvaluator(name, e) for name, e in resolve_evaluators(evaluators)]
     token = run or secrets.token_hex(4)
     with ExitStack() as stack:
         source = _saver(stack, checkpointer, "checkpointer")
@@ -128,7 +128,7 @@ def _replay_one(
     sink: Any,
     reading: Any,
     new: Any,
-    scoring: list[tuple[str, Evaluator[Any]]],
+    scoring: list[CaseEvaluator],
     token: str,
     on_new_question: OnNewQuestion,
     reviewer: Reviewer | None,
@@ -158,41 +158,50 @@ def _replay_one(
     row.fork_checkpoint_id, row.replay_thread_id = fork_id, fresh
     row.graph_calls, row.reviewer_answers = outcome.calls, outcome.reviewer_answers
     row.unused_answers = humans.unused()
-    old = extract_thread(reading, {"configurable": {"thread_id": thread_id}})
-    now = extract_thread(new, {"configurable": {"thread_id": fresh}})
-    row.old_steps = old.to_graph_trajectory().steps
-    row.new_steps = now.to_graph_trajectory().steps
-    row.scores = _score_changes(scoring, thread_id, old, now)
+    old = _scored(reading, thread_id, scoring)
+    now = _scored(new, fresh, scoring)
+    row.old_steps, row.new_steps = old.trajectory or [], now.trajectory or []
+    row.scores = score_changes(old.scores, now.scores)
     return row
 
 
-def _score_changes(
-    scoring: list[tuple[str, Evaluator[Any]]],
-    thread_id: str,
-    old: ThreadTrajectory,
-    new: ThreadTrajectory,
-) -> list[ScoreChange]:
-    """The same evaluators on both threads, key by key (the sweep's scoring step)."""
-    scorer = PartitionScorer(run_id="replay", graph=None, evaluators=[])
-    before = scorer.score(scoring, thread_id, old, 0.0).scores
-    after = {(r.evaluator, r.key): r for r in scorer.score(scoring, thread_id, new, 0.0).scores}
+def _scored(graph: Any, thread_id: str, scoring: list[CaseEvaluator]) -> CaseResult:
+    """``thread_id`` of ``graph`` extracted and scored by the one scoring step."""
+    thread = extract_thread(graph, {"configurable": {"thread_id": thread_id}})
+    result = CaseResult(run_id="replay", case_id=thread_id, status="error", thread_id=thread_id)
+    return drive(score_thread(result, thread, scoring, thresholds={}))
+
+
+def score_changes(before: list[ScoreRow], after: list[ScoreRow]) -> list[ScoreChange]:
+    """The rows of both sides paired by (evaluator, key), the original's order first; an
+    evaluator that raised on a side has no score there and its error as the reason."""
+    pending = {(r.evaluator, r.key): r for r in after}
+    pairs: list[tuple[ScoreRow | None, ScoreRow | None]] = [
+        (row, pending.pop((row.evaluator, row.key), None)) for row in before
+    ]
+    pairs.extend((None, row) for row in pending.values())
     changes = []
-    for row in before:
-        twin = after.pop((row.evaluator, row.key), None)
-        changes.append(ScoreChange(evaluator=row.evaluator, key=row.key, old=_number(row.score),
-                                   new=_number(twin.score if twin else None)))  # fmt: skip
-    changes.extend(
-        ScoreChange(evaluator=r.evaluator, key=r.key, new=_number(r.score)) for r in after.values()
-    )
+    for old, new in pairs:
+        named = old if old is not None else new
+        assert named is not None
+        errors = [f"{side}: {r.error}" for side, r in (("old", old), ("new", new)) if r and r.error]
+        changes.append(
+            ScoreChange(
+                evaluator=named.evaluator,
+                key=named.key,
+                old=_number(old.score) if old else None,
+                new=_number(new.score) if new else None,
+                reason="; ".join(errors) or None,
+            )
+        )
     return changes
 
 
 def _number(score: Any) -> float | None:
+    """A pass/fail score as 1.0 / 0.0, a finite number as itself; anything else None."""
     if isinstance(score, bool):
         return 1.0 if score else 0.0
-    if isinstance(score, int | float):
-        return float(score)
-    return None
+    return float(score) if is_finite_number(score) else None
 
 
 def _saver(stack: ExitStack, saver: Any, what: str) -> Any:

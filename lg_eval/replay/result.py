@@ -25,8 +25,11 @@ class ScoreChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
     evaluator: str
     key: str
-    old: float | None = None
-    new: float | None = None
+    old: float | None = Field(default=None, description="On the original thread.")
+    new: float | None = Field(default=None, description="On the replay thread.")
+    reason: str | None = Field(
+        default=None, description="Why a side has no score: its evaluator's error."
+    )
 
     @property
     def delta(self) -> float | None:
