@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from lg_eval._effects import drive
@@ -35,7 +35,7 @@ from lg_eval.replay.fork import (
     root_history,
 )
 from lg_eval.replay.result import ReplayedThread, ReplayResult, ScoreChange
-from lg_eval.sweeps.listing import list_threads, saver_kind
+from lg_eval.sweeps.listing import list_threads, parse_time, saver_kind
 from lg_eval.sweeps.worker import refuse_reference_needers, resolve_evaluators
 from lg_eval.urls import redact_url
 
@@ -53,8 +53,8 @@ def replay_threads(
     evaluators: Sequence[Any] = ("redundancy",),
     on_new_question: OnNewQuestion = "stop",
     reviewer: Reviewer | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: str | datetime | timedelta | None = None,
+    until: str | datetime | timedelta | None = None,
     metadata: Mapping[str, Any] | None = None,
     limit: int | None = None,
     run: str | None = None,
@@ -66,7 +66,9 @@ def replay_threads(
     that wrote those threads, used to read them (default: ``graph``; give it when the new
     version renamed or removed nodes). ``thread_ids``: these threads; otherwise every
     thread (SQLite / Postgres: filtered like a sweep by ``since`` / ``until`` /
-    ``metadata``; any other saver: every thread its ``list`` yields), at most ``limit``.
+    ``metadata``; any other saver: every thread its ``list`` yields), at most ``limit``,
+    in thread id order. ``since`` / ``until``: the time of a thread's newest checkpoint,
+    as for a sweep (``24h``, ISO 8601, a datetime, or a timedelta before now).
     ``fork``: ``last-interrupt`` (default), ``turn:N`` or ``before:NODE``. ``target``: the
     saver or URL the replay threads are written to (default ``memory://``: gone when the
     call returns); threads are named ``replay:<run>:<thread_id>`` (``run``: random unless
@@ -96,7 +98,7 @@ def replay_threads(
         ids = (
             list(thread_ids)
             if thread_ids is not None
-            else _all_threads(source, since, until, metadata)
+            else _all_threads(source, parse_time(since), parse_time(until), metadata)
         )
         result = ReplayResult(
             graph=graph if isinstance(graph, str) else _name(graph),

@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 
 from lg_eval.evaluator import make_evaluator
+from lg_eval.extract import extract_thread
 from lg_eval.feedback import Feedback
 
 N_THREADS = 200
@@ -106,9 +108,9 @@ def build_v3(checkpointer: Any = None) -> Any:
     return builder.compile(checkpointer=checkpointer, name="refunds-v3")
 
 
-def populate(graph: Any, n: int = N_THREADS) -> None:
-    """Play the production threads ``t000``..: one refund request each, answered or not."""
-    for i in range(n):
+def populate(graph: Any, n: int = N_THREADS, start: int = 0) -> None:
+    """Play the production threads ``t<start>``..: one refund request each, answered or not."""
+    for i in range(start, start + n):
         config: Any = {"configurable": {"thread_id": thread_id(i)}}
         graph.invoke({"messages": [HumanMessage(str(i))]}, config)
         if not waiting(i):
@@ -122,3 +124,24 @@ def _nodes(*, outputs: Any, **_: Any) -> Feedback:
 
 
 nodes = make_evaluator("nodes", _nodes)
+
+
+def scratch_steps(build: Any, n: int) -> list[list[str]]:
+    """The steps ``build``'s graph runs when thread ``n``'s input and answer are played on it
+    from scratch (a fresh in-memory thread): what LangGraph itself does for that thread.
+
+    The graphs decide on three facts of ``n`` only (is it waiting, is it over 150, is the
+    answer ``yes``), so one live play per combination serves every thread that shares it.
+    """
+    key = (build, waiting(n), n > 150, answer(n))
+    if key not in _SCRATCH:
+        graph = build(InMemorySaver())
+        config: Any = {"configurable": {"thread_id": "scratch"}}
+        graph.invoke({"messages": [HumanMessage(str(n))]}, config)
+        if not waiting(n):
+            graph.invoke(Command(resume=answer(n)), config)
+        _SCRATCH[key] = extract_thread(graph, config).to_graph_trajectory().steps
+    return _SCRATCH[key]
+
+
+_SCRATCH: dict[tuple[Any, ...], list[list[str]]] = {}
