@@ -13,7 +13,9 @@ The production checkpointer is only read (``list``, ``get_tuple``,
 
 from __future__ import annotations
 
+import os
 import secrets
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime, timedelta
@@ -88,7 +90,7 @@ def replay_threads(
     with ExitStack() as stack:
         source = _saver(stack, checkpointer, "checkpointer")
         sink = _saver(stack, target, "target")
-        if sink is source:
+        if _same_storage(source, sink):
             raise InvalidOptionError(
                 "target: the replay threads go to another checkpointer than the production one "
                 "(default memory://); pass a different saver or URL."
@@ -212,6 +214,26 @@ def _saver(stack: ExitStack, saver: Any, what: str) -> Any:
     if saver is None or not hasattr(saver, "put"):
         raise InvalidOptionError(f"{what}: a checkpointer (saver) or its URL, not {saver!r}.")
     return saver
+
+
+def _same_storage(a: Any, b: Any) -> bool:
+    """Whether two savers write to one place: the same object, the same SQLite file, or the
+    same Postgres database (host, port, name)."""
+    if a is b:
+        return True
+    where_a, where_b = _storage_of(a), _storage_of(b)
+    return where_a is not None and where_a == where_b
+
+
+def _storage_of(saver: Any) -> tuple[str, ...] | None:
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        files = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
+        return ("sqlite", os.path.realpath(files[0])) if files and files[0] else None
+    info = getattr(conn, "info", None)  # a psycopg Connection (a pool has none)
+    if info is not None and hasattr(info, "dbname"):
+        return ("postgres", str(info.host), str(info.port), str(info.dbname))
+    return None
 
 
 def _all_threads(

@@ -220,11 +220,14 @@ def test_replay_to_a_sqlite_target_keeps_the_forked_threads(prod: Any, tmp_path:
 
 
 def test_bad_options_are_typed_errors(prod: Any) -> None:
-    _, saver = prod
+    _, saver = prod  # each refused before any thread is read
     with pytest.raises(InvalidOptionError, match="before:NODE"):
         replay_threads(helpers.build_v2, saver, fork="after:agent")
     with pytest.raises(InvalidOptionError, match="another checkpointer"):
         replay_threads(helpers.build_v2, saver, target=saver)
+    path, _ = prod
+    with pytest.raises(InvalidOptionError, match="another checkpointer"):  # the same file
+        replay_threads(helpers.build_v2, saver, target=f"sqlite:///{path.parent}/./{path.name}")
     with pytest.raises(InvalidOptionError, match="needs reviewer="):
         replay_threads(helpers.build_v2, saver, on_new_question="reviewer")
     with pytest.raises(InvalidOptionError, match="reference"):
