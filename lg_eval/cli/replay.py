@@ -57,8 +57,15 @@ def replay(
     ] = None,
     limit: Annotated[int | None, typer.Option(min=0, help="Replay at most N threads.")] = None,
     run_id: Annotated[
-        str | None, typer.Option(help="Name the replay: its threads are replay:<id>:<thread>.")
+        str | None,
+        typer.Option(
+            help="Name the replay: its forks are replay:<id>:<thread>, and the same id again "
+            "reuses the forks of threads that have not changed since."
+        ),
     ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Fork every thread again, changed or not.")
+    ] = False,
     reviewer_model: Annotated[
         str | None,
         typer.Option(
@@ -86,12 +93,13 @@ def replay(
     Each thread of CHECKPOINTER is copied up to the fork point onto a fresh thread of
     --target and continued by --graph, whose interrupts get the answers the original's
     humans recorded (by node, in order). Old and new are scored with the same evaluators.
-    The production threads are only read.
+    The production threads are only read. The same --run-id into a kept --target reuses
+    the forks of threads that have not changed since (--full forks them all again).
 
     Exit code 0 when the replay ran (whatever changed), 2 for bad input (a bad --fork, an
     unknown evaluator or one that needs a reference, a checkpointer that cannot be opened,
-    a target thread that exists already), 3 when the new graph raised on a thread, 4 when
-    --json cannot be written.
+    a --target that is the production store), 3 when the new graph raised on a thread, 4
+    when --json cannot be written.
     """
     pairs = parse_pairs(metadata or [], "--metadata", str)
     reviewer = (
@@ -117,13 +125,16 @@ def replay(
             metadata=pairs or None,
             limit=limit,
             run=run_id,
+            incremental=not full,
         )
     if not quiet:
         stdout.print(result.table(only_changed=only_changed))
     counts = result.counts()
+    reused = sum(t.reused for t in result.threads)
     say(
         f"replayed {len(result.threads)} threads: {counts['changed']} changed, "
         f"{counts['stopped']} stopped, {counts['error']} errored, {counts['skipped']} skipped"
+        + (f" ({reused} forks reused)" if reused else "")
     )
     if json_file is not None:
         write_file(json_file, result.to_json())

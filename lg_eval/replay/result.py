@@ -63,6 +63,11 @@ class ReplayedThread(BaseModel):
     unused_answers: int = Field(
         default=0, description="Recorded answers and inputs the new graph never asked for."
     )
+    reused: bool = Field(
+        default=False,
+        description="The fork a replay of the same name finished at this newest checkpoint "
+        "of the thread: scored again, the new graph not rerun.",
+    )
 
     @property
     def changed(self) -> bool:

@@ -207,18 +207,6 @@ def test_fork_at_a_turn_plays_that_turn_from_its_input_on_the_new_graph(prod: An
     assert missing.threads[0].reason == "the thread has no input 3 (turn:N counts inputs from 0)"
 
 
-def test_replay_to_a_sqlite_target_keeps_the_forked_threads(prod: Any, tmp_path: Path) -> None:
-    _, saver = prod
-    target = f"sqlite:///{tmp_path / 'replay.sqlite'}"
-    replay_threads(helpers.build_v2, saver, thread_ids=["t152"], target=target, run="k",
-                   evaluators=EVALUATORS)  # fmt: skip
-    with sqlite3.connect(tmp_path / "replay.sqlite") as conn:
-        threads = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
-    assert threads == {"replay:k:t152"}
-    with pytest.raises(InvalidOptionError, match="exists already"):
-        replay_threads(helpers.build_v2, saver, thread_ids=["t152"], target=target, run="k")
-
-
 def test_bad_options_are_typed_errors(prod: Any) -> None:
     _, saver = prod  # each refused before any thread is read
     with pytest.raises(InvalidOptionError, match="before:NODE"):
