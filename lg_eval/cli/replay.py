@@ -9,7 +9,14 @@ import typer
 
 from lg_eval.cli._common import (
     CASES_ERRORED,
+    DEFAULT_PERSONA,
     PASSED,
+    Evaluators,
+    Metadata,
+    ReviewerInstructions,
+    ReviewerPersona,
+    Since,
+    Until,
     input_errors,
     parse_pairs,
     say,
@@ -44,17 +51,10 @@ def replay(
             help="Checkpointer URL the replay threads are written to (not the production one)."
         ),
     ] = DEFAULT_TARGET,
-    evaluator: Annotated[
-        list[str] | None,
-        typer.Option(help="A registry name or module:attr (repeatable; default redundancy)."),
-    ] = None,
-    since: Annotated[
-        str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
-    ] = None,
-    until: Annotated[str | None, typer.Option(help="Newest checkpoint before this time.")] = None,
-    metadata: Annotated[
-        list[str] | None, typer.Option(help="KEY=VALUE a checkpoint's metadata has (repeatable).")
-    ] = None,
+    evaluator: Evaluators = None,
+    since: Since = None,
+    until: Until = None,
+    metadata: Metadata = None,
     limit: Annotated[int | None, typer.Option(min=0, help="Replay at most N threads.")] = None,
     run_id: Annotated[
         str | None,
@@ -73,12 +73,8 @@ def replay(
             "('provider:model'), playing --reviewer-persona (default: stop there)."
         ),
     ] = None,
-    reviewer_persona: Annotated[
-        str, typer.Option(help="Who the simulated reviewer is.")
-    ] = "a careful human reviewer",
-    reviewer_instructions: Annotated[
-        str, typer.Option(help="How the simulated reviewer decides.")
-    ] = "",
+    reviewer_persona: ReviewerPersona = DEFAULT_PERSONA,
+    reviewer_instructions: ReviewerInstructions = "",
     json_file: Annotated[
         Path | None, typer.Option("--json", help="Write the result as JSON.")
     ] = None,

@@ -67,13 +67,19 @@ def _route(state: MessagesState) -> str:
     return "review" if isinstance(last, AIMessage) and last.tool_calls else END
 
 
-def build(checkpointer: Any = None) -> Any:
-    """v1: agent -> review (asks) -> agent -> END."""
-    builder = StateGraph(MessagesState)
+def _base() -> StateGraph[Any]:
+    """What every version shares: START -> agent, which calls review for a refund."""
+    builder: StateGraph[Any] = StateGraph(MessagesState)
     builder.add_node("agent", _agent)
     builder.add_node("review", _review)
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", _route, ["review", END])
+    return builder
+
+
+def build(checkpointer: Any = None) -> Any:
+    """v1: agent -> review (asks) -> agent -> END."""
+    builder = _base()
     builder.add_edge("review", "agent")
     return builder.compile(checkpointer=checkpointer, name="refunds")
 
@@ -84,12 +90,8 @@ def _after_review(state: MessagesState) -> str:
 
 def build_v2(checkpointer: Any = None) -> Any:
     """v2: refunds over 150 go review -> escalate -> agent."""
-    builder = StateGraph(MessagesState)
-    builder.add_node("agent", _agent)
-    builder.add_node("review", _review)
+    builder = _base()
     builder.add_node("escalate", _escalate)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", _route, ["review", END])
     builder.add_conditional_edges("review", _after_review, ["escalate", "agent"])
     builder.add_edge("escalate", "agent")
     return builder.compile(checkpointer=checkpointer, name="refunds-v2")
@@ -97,12 +99,8 @@ def build_v2(checkpointer: Any = None) -> Any:
 
 def build_v3(checkpointer: Any = None) -> Any:
     """v3: after the review, a ``confirm`` node asks a second question."""
-    builder = StateGraph(MessagesState)
-    builder.add_node("agent", _agent)
-    builder.add_node("review", _review)
+    builder = _base()
     builder.add_node("confirm", _confirm)
-    builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", _route, ["review", END])
     builder.add_edge("review", "confirm")
     builder.add_edge("confirm", "agent")
     return builder.compile(checkpointer=checkpointer, name="refunds-v3")
