@@ -143,10 +143,34 @@ def recorded_humans(saver: Any, history: list[StateSnapshot], fork: int, spec: F
         for task in asking:
             given = [w[2] for w in writes if w[0] == task.id and w[1] == _RESUME]
             values = list(given[0]) if given and isinstance(given[0], list) else given
+            if not values:  # a subgraph node: its own tasks hold what they consumed
+                values = _subgraph_answers(saver, snapshot.config, f"{task.name}:{task.id}")
             if not values and null_answer and len(asking) == 1:
                 values = null_answer[:1]
             humans.answers.setdefault(task.name, deque()).extend(values)
     return humans
+
+
+def _subgraph_answers(saver: Any, config: RunnableConfig, namespace: str) -> list[Any]:
+    """The answers the tasks of a subgraph run (namespace ``namespace`` and those nested in
+    it) consumed, in checkpoint order. The parent checkpoint keeps only the last
+    ``Command(resume=...)`` value (LangGraph stores the null task's resume under one
+    index), so a subgraph node asked several times is read here."""
+    thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
+    inside = sorted(
+        (
+            t
+            for t in saver.list(thread)
+            if (t.config["configurable"].get("checkpoint_ns") or "").startswith(namespace)
+        ),
+        key=lambda t: t.config["configurable"]["checkpoint_id"],
+    )
+    found: list[Any] = []
+    for tup in inside:
+        for task_id, channel, value in tup.pending_writes or []:
+            if channel == _RESUME and task_id != _NULL_TASK:
+                found.extend(value if isinstance(value, list) else [value])
+    return found
 
 
 def copy_until(
