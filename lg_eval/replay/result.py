@@ -1,8 +1,9 @@
 """What a replay found, per thread: old against new trajectory and scores.
 
 :class:`ReplayResult` is the data model; :meth:`ReplayResult.table` renders it for a
-terminal (rich, with thread text shown literally, never as markup) and
-:meth:`ReplayResult.to_json` as JSON.
+terminal (rich, with thread text shown literally, never as markup, and every control or
+bidi character made visible) and :meth:`ReplayResult.to_json` as JSON (bidi controls and
+line separators written as JSON escapes).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 from rich.text import Text
+
+from lg_eval._visible import data_escaped, visible
 
 ReplayStatus = Literal["replayed", "stopped", "error", "skipped"]
 
@@ -117,7 +120,7 @@ class ReplayResult(BaseModel):
             row["changed"], row["diff"] = thread.changed, thread.diff
             for score, change in zip(row["scores"], thread.scores, strict=True):
                 score["delta"] = change.delta
-        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+        return data_escaped(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
 
     def table(self, *, only_changed: bool = False) -> Table:
         """A rich table: thread, status, whether the trajectory changed, score deltas."""
@@ -128,11 +131,11 @@ class ReplayResult(BaseModel):
             if only_changed and not thread.changed:
                 continue
             table.add_row(
-                Text(thread.thread_id),
+                Text(visible(thread.thread_id)),
                 thread.status,
                 "changed" if thread.changed else "same",
-                Text(", ".join(_delta(s) for s in thread.scores)),
-                Text(thread.reason or "; ".join(thread.diff[:4])),
+                Text(visible(", ".join(_delta(s) for s in thread.scores))),
+                Text(visible(thread.reason or "; ".join(thread.diff[:4]))),
             )
         return table
 

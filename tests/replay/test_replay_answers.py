@@ -1,17 +1,19 @@
 """Recorded answers reach the new graph in order, also when one node asked several times,
 at the top level or inside a subgraph (whose parent checkpoint keeps only the last
-``Command(resume=...)`` value)."""
+``Command(resume=...)`` value); and thread text is rendered so it cannot act."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
+from rich.console import Console
 
-from lg_eval.replay import replay_threads
+from lg_eval.replay import ReplayedThread, ReplayResult, replay_threads
 
 
 def _ask(state: MessagesState) -> dict[str, Any]:
@@ -69,3 +71,17 @@ def test_a_node_asked_twice_gets_both_answers_in_order(nested: bool, added: str)
     new = _graph(nested=nested, more=True, checkpointer=target)
     messages = new.get_state({"configurable": {"thread_id": "replay:r:a"}}).values["messages"]
     assert [m.content for m in messages[-2:]] == ["yes/sure", "one more step"]
+
+
+def test_thread_text_cannot_act_on_the_terminal_or_in_the_json() -> None:
+    hostile = "t\x1b[2J\u202eevil"
+    row = ReplayedThread(thread_id=hostile, status="stopped", fork="last-interrupt",
+                         reason=f"the new graph asks {hostile!r}")  # fmt: skip
+    result = ReplayResult(graph="g", fork="last-interrupt", target="memory://", threads=[row])
+    console = Console(record=True, width=200, force_terminal=True)
+    console.print(result.table())
+    shown = console.export_text()
+    assert "\x1b" not in shown and "\u202e" not in shown and "t␛[2J\\u202eevil" in shown
+    text = result.to_json()
+    assert "\u202e" not in text and "\\u202e" in text
+    assert json.loads(text)["threads"][0]["thread_id"] == hostile
