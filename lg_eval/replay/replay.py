@@ -104,6 +104,7 @@ def replay_threads(
             graph=graph if isinstance(graph, str) else _name(graph),
             fork=str(spec),
             target=redact_url(target) if isinstance(target, str) else type(target).__name__,
+            run=run or secrets.token_hex(4),
         )
         job = _Job(
             spec=spec,
@@ -112,7 +113,7 @@ def replay_threads(
             reading=resolve_target(baseline if baseline is not None else graph, source),
             new=resolve_target(graph, sink),
             scoring=scoring,
-            run=run or secrets.token_hex(4),
+            run=result.run,
             label=result.graph,
             incremental=incremental,
             on_new_question=on_new_question,

@@ -98,6 +98,7 @@ class ReplayResult(BaseModel):
     graph: str = Field(description="The new graph replayed, as given.")
     fork: str
     target: str = Field(description="Where the replay threads were written (URL or saver).")
+    run: str = Field(default="", description="The replay's name: forks are replay:<run>:<id>.")
     threads: list[ReplayedThread] = Field(default_factory=list)
 
     @property
