@@ -56,6 +56,7 @@ def replay(
     until: Until = None,
     metadata: Metadata = None,
     limit: Annotated[int | None, typer.Option(min=0, help="Replay at most N threads.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Threads replayed at once.")] = 4,
     run_id: Annotated[
         str | None,
         typer.Option(
@@ -122,6 +123,7 @@ def replay(
             limit=limit,
             run=run_id,
             incremental=not full,
+            concurrency=concurrency,
         )
     if not quiet:
         stdout.print(result.table(only_changed=only_changed))

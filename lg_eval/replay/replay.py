@@ -23,6 +23,7 @@ from typing import Any
 
 from lg_eval._effects import drive
 from lg_eval.errors import InvalidOptionError, LgEvalError
+from lg_eval.executors import LocalExecutor
 from lg_eval.experiments import CaseEvaluator
 from lg_eval.play import resolve_target
 from lg_eval.replay import state
@@ -62,6 +63,7 @@ def replay_threads(
     limit: int | None = None,
     run: str | None = None,
     incremental: bool = True,
+    concurrency: int = 1,
 ) -> ReplayResult:
     """Fork the production threads of ``checkpointer`` and replay them with ``graph``.
 
@@ -80,6 +82,9 @@ def replay_threads(
     thread's current newest checkpoint is reused (scored again, not rerun); every other
     fork of that name in the target is replaced. ``on_new_question``: ``"stop"`` or
     ``"reviewer"`` (then ``reviewer`` answers what the original never did).
+    ``concurrency``: threads replayed at once, in a thread pool (the savers and graphs
+    must allow use from several threads: a SQLite connection opened with
+    ``check_same_thread=False``, as checkpointer URLs are).
     """
     spec = ForkSpec.parse(fork)
     if on_new_question not in ("stop", "reviewer"):
@@ -88,6 +93,8 @@ def replay_threads(
         raise InvalidOptionError("on_new_question='reviewer' needs reviewer= (SimulatedReviewer).")
     if limit is not None and limit < 0:
         raise InvalidOptionError(f"limit={limit}: at least 0.")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidOptionError(f"concurrency={concurrency!r}: a whole number, at least 1.")
     if run is not None and (not isinstance(run, str) or not run.strip()):
         raise InvalidOptionError(f"run={run!r}: a non-empty name for the replay, or None.")
     refuse_reference_needers(evaluators)
@@ -124,7 +131,9 @@ def replay_threads(
             if thread_ids is not None
             else all_threads(source, parse_time(since), parse_time(until), metadata)
         )
-        result.threads.extend(job.replay(t) for t in (ids[:limit] if limit is not None else ids))
+        chosen = ids[:limit] if limit is not None else ids
+        rows = LocalExecutor(concurrency).map_partitions(job.replay, chosen)
+        result.threads.extend(sorted(rows, key=lambda row: row.thread_id))
         return result
 
 

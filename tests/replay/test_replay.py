@@ -72,12 +72,13 @@ def cli_replay(prod: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture(scope="module")
 def memory_replay() -> tuple[ReplayResult, bool]:
-    """``replay_threads`` over 200 production threads of an InMemorySaver; whether its
-    storage was equal before and after."""
+    """``replay_threads`` over 200 production threads of an InMemorySaver, four at a time;
+    whether its storage was equal before and after."""
     saver = InMemorySaver()
     helpers.populate(helpers.build(saver))
     storage, writes = copy.deepcopy(dict(saver.storage)), copy.deepcopy(dict(saver.writes))
-    result = replay_threads(helpers.build_v2, saver, evaluators=EVALUATORS, run="m")
+    result = replay_threads(helpers.build_v2, saver, evaluators=EVALUATORS, run="m",
+                            concurrency=4)  # fmt: skip
     return result, dict(saver.storage) == storage and dict(saver.writes) == writes
 
 
@@ -220,6 +221,8 @@ def test_bad_options_are_typed_errors(prod: Any) -> None:
         replay_threads(helpers.build_v2, saver, on_new_question="reviewer")
     with pytest.raises(InvalidOptionError, match="reference"):
         replay_threads(helpers.build_v2, saver, evaluators=["trajectory_match"])
+    with pytest.raises(InvalidOptionError, match="concurrency=0: a whole number"):
+        replay_threads(helpers.build_v2, saver, concurrency=0)
 
 
 def test_cli_bad_fork_exits_2_naming_the_forms(prod: Any) -> None:
