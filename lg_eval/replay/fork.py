@@ -40,7 +40,7 @@ from lg_eval.errors import InvalidOptionError
 _RESUME = "__resume__"
 _INTERRUPT = "__interrupt__"
 _NULL_TASK = "00000000-0000-0000-0000-000000000000"
-_FORK = re.compile(r"^(last-interrupt|turn:(\d+)|before:([A-Za-z0-9_.:-]+))$")
+_FORK = re.compile(r"^(last-interrupt|turn:([0-9]+)|before:([A-Za-z0-9_.:-]+))$")
 
 ForkKind = Literal["last-interrupt", "turn", "before"]
 

@@ -95,6 +95,12 @@ def replay_threads(
         raise InvalidOptionError(f"limit={limit}: at least 0.")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise InvalidOptionError(f"concurrency={concurrency!r}: a whole number, at least 1.")
+    if thread_ids is not None and (
+        isinstance(thread_ids, str) or not all(isinstance(t, str) for t in thread_ids)
+    ):
+        raise InvalidOptionError(
+            f"thread_ids={thread_ids!r}: a list of thread id strings (or None for every thread)."
+        )
     if run is not None and (not isinstance(run, str) or not run.strip()):
         raise InvalidOptionError(f"run={run!r}: a non-empty name for the replay, or None.")
     refuse_reference_needers(evaluators)
