@@ -26,6 +26,11 @@ def open_saver(stack: ExitStack, saver: Any, what: str) -> Any:
         return stack.enter_context(open_checkpointer(saver))
     if saver is None or not hasattr(saver, "put"):
         raise InvalidOptionError(f"{what}: a checkpointer (saver) or its URL, not {saver!r}.")
+    if type(saver).__module__.endswith(".aio"):
+        raise InvalidOptionError(
+            f"{what}: a {type(saver).__name__} is async only; replay reads and writes "
+            "checkpoints with the sync API: pass a sync saver or the URL."
+        )
     return saver
 
 

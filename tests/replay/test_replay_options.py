@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import aiosqlite
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.replay import ForkSpec, replay_threads
@@ -56,3 +60,9 @@ def test_bad_options_name_the_option_and_what_it_takes(
     with pytest.raises(InvalidOptionError) as caught:
         replay_threads(helpers.build_v2, InMemorySaver(), **options)  # type: ignore[arg-type]
     assert str(caught.value).startswith(message)
+
+
+async def test_an_async_saver_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    async with aiosqlite.connect(tmp_path / "a.sqlite") as conn:
+        with pytest.raises(InvalidOptionError, match="AsyncSqliteSaver is async only"):
+            replay_threads(helpers.build_v2, AsyncSqliteSaver(conn))
