@@ -215,7 +215,15 @@ class _Job:
 
 
 def _name(graph: Any) -> str:
-    return str(getattr(graph, "name", None) or type(graph).__name__)
+    """The graph as the result and the incremental marker name it: a compiled graph's name,
+    a factory's ``module:qualname``, else its type."""
+    name = getattr(graph, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    qualname = getattr(graph, "__qualname__", None)
+    if isinstance(qualname, str):
+        return f"{getattr(graph, '__module__', '?')}:{qualname}"
+    return type(graph).__name__
 
 
 __all__ = ["DEFAULT_TARGET", "replay_threads"]

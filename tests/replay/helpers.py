@@ -9,6 +9,7 @@ answer. :func:`build_v2` is the new version: refunds over 150 go through a new
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -21,6 +22,8 @@ from lg_eval.extract import extract_thread
 from lg_eval.feedback import Feedback
 
 N_THREADS = 200
+DIE_AT = "LG_EVAL_REPLAY_TEST_DIE_AT"
+"""When set to a refund amount, the new graph's process exits at once there (no cleanup)."""
 
 
 def thread_id(n: int) -> str:
@@ -54,6 +57,8 @@ def _review(state: MessagesState) -> dict[str, Any]:
 
 
 def _escalate(state: MessagesState) -> dict[str, Any]:
+    if os.environ.get(DIE_AT) == str(_amount(state)):  # the crash test's kill -9
+        os._exit(9)
     return {"messages": [AIMessage("Escalated to finance.")]}
 
 

@@ -4,7 +4,10 @@ forked again, and nothing is duplicated."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from lg_eval.cli import app
 from lg_eval.replay import ReplayResult, replay_threads
 from tests.replay import helpers
 
+ROOT = Path(__file__).resolve().parents[2]
 IDS = [helpers.thread_id(i) for i in range(150, 156)]  # t154 is still waiting
 
 
@@ -108,3 +112,31 @@ def test_cli_same_run_id_reuses_and_full_forks_again(prod: Any, tmp_path: Path) 
         assert out.exit_code == 0, out.output
         summary = "replayed 6 threads: 4 changed, 1 stopped, 0 errored, 0 skipped"
         assert out.output.splitlines()[-1] == summary + tail
+
+
+def test_a_replay_killed_mid_thread_resumes_losing_and_duplicating_nothing(
+    prod: Any, tmp_path: Path
+) -> None:
+    target = tmp_path / "replay.sqlite"
+    (path,) = [row[2] for row in prod.conn.execute("PRAGMA database_list") if row[1] == "main"]
+    script = (
+        "from lg_eval.replay import replay_threads\n"
+        "from tests.replay import helpers\n"
+        f"replay_threads(helpers.build_v2, 'sqlite:///{path}', thread_ids={IDS!r}, "
+        f"target='sqlite:///{target}', run='nightly', "
+        "evaluators=['tests.replay.helpers:nodes'])\n"
+    )
+    env = {**os.environ, helpers.DIE_AT: "153", "PYTHONPATH": str(ROOT)}
+    killed = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, check=False)
+    assert killed.returncode == 9  # died inside t153's escalate, after t150..t152
+    done = {t for t in _rows(target) if t.startswith("replay-done:")}
+    assert done == {"replay-done:nightly:t150", "replay-done:nightly:t151",
+                    "replay-done:nightly:t152"}  # fmt: skip
+    resumed = _replay(prod, target)
+    assert [t.thread_id for t in resumed.threads if t.reused] == ["t150", "t151", "t152"]
+    clean = tmp_path / "clean.sqlite"
+    expected = _replay(prod, clean)
+    assert _rows(target) == _rows(clean)  # t153's half-made fork was replaced, not added to
+    assert [t.model_dump(exclude={"reused"}) for t in resumed.threads] == [
+        t.model_dump(exclude={"reused"}) for t in expected.threads
+    ]
