@@ -63,7 +63,7 @@ class CaseContext:
     retries: int
     redactor: Redactor | None
     fresh_threads: bool
-    """Delete a thread before playing on it (a resumed run may have left one half played)."""
+    """The run resumes: a case's thread may hold turns a killed run finished."""
     reviewer: Reviewer | None = None
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
     require_verdict: bool = False
@@ -149,13 +149,11 @@ def play_attempt(
     ctx: CaseContext, plan: CasePlan, graph: Graph, thread_id: str, attempt: int
 ) -> Core[PlayedAttempt]:
     """Play the case's turns on ``graph`` (the case's target, bound to the run's
-    checkpointer) on ``thread_id``, deleted first when the run resumes."""
-    if ctx.fresh_threads:
-        yield Effect(
-            functools.partial(ctx.saver.delete_thread, thread_id),
-            functools.partial(ctx.saver.adelete_thread, thread_id),
-        )
-    played = yield from playing(graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer)
+    checkpointer) on ``thread_id``; when the run resumes, a thread a killed run left goes on
+    from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``)."""
+    played = yield from playing(
+        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=ctx.fresh_threads
+    )
     turns = turn_records(played)
     return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
 
