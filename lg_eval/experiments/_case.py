@@ -10,7 +10,6 @@ with blocking calls and :func:`~lg_eval._effects.adrive` awaits it.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any, TypeVar, cast
 from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
 
-from lg_eval._effects import Core, Effect, sleep
+from lg_eval._effects import Core, sleep
 from lg_eval.errors import InfrastructureError
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
@@ -57,7 +56,7 @@ class CaseContext:
     thresholds: Mapping[str, float]
     retries: int
     redactor: Redactor | None
-    fresh_threads: bool
+    resume_threads: bool
     """The run resumes: a case's thread may hold turns a killed run finished."""
     reviewer: Reviewer | None = None
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
@@ -147,7 +146,7 @@ def play_attempt(
     checkpointer) on ``thread_id``; when the run resumes, a thread a killed run left goes on
     from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``)."""
     played = yield from playing(
-        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=ctx.fresh_threads
+        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=ctx.resume_threads
     )
     turns = turn_records(played)
     return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
