@@ -1,11 +1,11 @@
-"""Run the mid-case crash test's experiment: ``python -m tests.experiments.mid_case_run DIR
-RUN_ID [KILL_AT]``.
+"""The mid-case crash tests' experiment: cases on ``model -> ask -> tool``, one of them killed.
 
-Each case is a four-turn conversation on ``model -> tool``. Every node run appends
-``<node>:<case>:<text>`` (fsynced) to ``DIR/calls.log`` before it does anything else, so
-the test counts every model and tool call across a ``kill -9`` and the resumed run. With
-``KILL_AT`` (``model`` or ``tool``) the first run SIGKILLs itself in that node during
-turn 2 of case ``chat-1``, once turns 0 and 1 of that case are finished.
+Every model and tool run appends ``<node>:<case>:<turn text>`` (fsynced) to
+``DIR/calls.log`` before it does anything else, so a test counts every call across a
+``kill -9`` and the resumed run. ``ask`` stops for a human (``interrupt()``) when the text
+starts with ``approve``. With ``kill=(case, text, node)`` the run SIGKILLs itself in that
+node on that case's turn, once the checkpoint the node runs from is saved (LangGraph saves
+checkpoints in the background: without the wait, what a kill leaves depends on timing).
 """
 
 from __future__ import annotations
@@ -13,21 +13,26 @@ from __future__ import annotations
 import operator
 import os
 import signal
-import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import interrupt
 
 from lg_eval.datasets import Dataset
 from lg_eval.experiments import run_experiment
 from tests.experiments.graphs import record_start
 
-TURNS = ["hello", "order 42", "refund it", "thanks"]
-CASES = ["chat-0", "chat-1", "chat-2"]
-KILLED_CASE, KILLED_TURN = "chat-1", 2
+CHAT = ["hello", "order 42", "refund it", "thanks"]
+APPROVAL = [{"input": "hello"}, {"input": "approve refund"}, {"resume": "yes"}, {"input": "thanks"}]
+CASES = {"chat-0": CHAT, "chat-1": CHAT, "approval": APPROVAL}
+
+Kill = tuple[str, str, str]
+"""``(case, turn text, node)``: where the first run kills itself."""
 
 
 class ChatState(TypedDict, total=False):
@@ -36,64 +41,83 @@ class ChatState(TypedDict, total=False):
     log: Annotated[list[str], operator.add]
 
 
-def build(folder: Path, kill_at: str | None) -> Any:
-    """A factory for the chat graph; ``kill_at`` names the node that kills the process."""
+def build(folder: Path, kill: Kill | None) -> Any:
+    """A factory for the graph; ``kill`` names the node run that kills the process."""
     calls = folder / "calls.log"
 
-    def call(node: str, state: ChatState) -> None:
-        record_start(calls, f"{node}:{state['case']}:{state['text']}")
-        killing = (state["case"], state["text"]) == (KILLED_CASE, TURNS[KILLED_TURN])
-        if node == kill_at and killing:
-            os.kill(os.getpid(), signal.SIGKILL)
-
     def factory(checkpointer: BaseCheckpointSaver[Any] | None = None) -> CompiledStateGraph:
-        def model(state: ChatState) -> dict[str, Any]:
-            call("model", state)
+        def call(node: str, state: ChatState, config: RunnableConfig) -> None:
+            record_start(calls, f"{node}:{state['case']}:{state['text']}")
+            if kill == (state["case"], state["text"], node) and checkpointer is not None:
+                saved_before(checkpointer, config)
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def model(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
+            call("model", state, config)
             return {"log": [f"model saw {state['text']}"]}
 
-        def tool(state: ChatState) -> dict[str, Any]:
-            call("tool", state)
+        def ask(state: ChatState) -> dict[str, Any]:
+            if not state["text"].startswith("approve"):
+                return {}
+            return {"log": [f"human said {interrupt({'question': state['text']})}"]}
+
+        def tool(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
+            call("tool", state, config)
             return {"log": [f"tool ran for {state['text']}"]}
 
         builder = StateGraph(ChatState)
         builder.add_node("model", model)
+        builder.add_node("ask", ask)
         builder.add_node("tool", tool)
         builder.add_edge(START, "model")
-        builder.add_edge("model", "tool")
+        builder.add_edge("model", "ask")
+        builder.add_edge("ask", "tool")
         builder.add_edge("tool", END)
         return builder.compile(checkpointer=checkpointer)
 
     return factory
 
 
+def saved_before(checkpointer: BaseCheckpointSaver[Any], config: RunnableConfig) -> None:
+    """Wait until the thread's latest saved checkpoint is the one this task runs from."""
+    thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
+    step = config["metadata"]["langgraph_step"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        latest = checkpointer.get_tuple(thread)  # type: ignore[arg-type]
+        if latest is not None and latest.metadata["step"] >= step - 1:
+            return
+        time.sleep(0.01)
+
+
 def dataset() -> Dataset:
+    def turn(script: str | dict[str, str], case: str) -> dict[str, Any]:
+        if isinstance(script, str):
+            return {"input": {"case": case, "text": script}}
+        if "input" in script:
+            return {"input": {"case": case, "text": script["input"]}}
+        return dict(script)
+
     return Dataset.model_validate(
         {
             "name": "chats",
             "cases": [
-                {
-                    "id": case,
-                    "turns": [{"input": {"case": case, "text": text}} for text in TURNS],
-                    "expected": {"max_steps": 8},
-                }
-                for case in CASES
+                {"id": case, "turns": [turn(t, case) for t in turns], "expected": {"max_steps": 16}}
+                for case, turns in CASES.items()
             ],
         }
     )
 
 
-def main(folder: Path, run_id: str, kill_at: str | None = None, checkpointer: str = "") -> None:
+def main(folder: Path, run_id: str, checkpointer: str, kill: Kill | None = None) -> None:
+    """Run (or resume) the experiment ``run_id`` with its results in ``folder``."""
     run_experiment(
-        build(folder, kill_at),
+        build(folder, kill),
         dataset(),
-        checkpointer=checkpointer or f"sqlite:///{folder / 'checkpoints.sqlite'}",
+        checkpointer=checkpointer,
         store=folder / "results.sqlite",
         run_id=run_id,
         concurrency=1,
         judge_cache=False,
         scoring="inline",
     )
-
-
-if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2], *sys.argv[3:5])
