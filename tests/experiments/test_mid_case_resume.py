@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
 
+from lg_eval.datasets import Case
 from lg_eval.experiments import open_store
-from lg_eval.play import open_checkpointer, play_case
+from lg_eval.play import aplay_case, open_checkpointer, play_case
 from tests.experiments import mid_case_run
 from tests.experiments.graphs import starts
 from tests.experiments.mid_case_run import CASES, Kill
@@ -138,3 +143,66 @@ def test_a_finished_case_played_again_with_resume_runs_nothing(tmp_path: Path) -
     assert starts(tmp_path / "calls.log") == calls
     assert again == first
     assert [ask.value for ask in again.turns[1].asked] == [{"question": "approve refund"}]
+
+
+def test_a_first_turn_cut_by_a_kill_is_played_again_on_a_cleared_thread(
+    tmp_path: Path, clean: list[Any]
+) -> None:
+    """Nothing precedes turn 0 to send it again at: the thread is cleared and the case
+    played from its start, which re-executes only the cut turn's calls."""
+    extra = resumed(tmp_path, sqlite_url(tmp_path), ("chat-1", "hello", "tool"))
+    assert extra == Counter({"model:chat-1:hello": 1, "tool:chat-1:hello": 1})
+    assert essentials(tmp_path, "r1") == clean
+
+
+async def test_the_async_player_resumes_a_finished_thread_alike(
+    tmp_path: Path, async_sqlite_saver: Any
+) -> None:
+    """``aplay_case(..., resume=True)`` reads the thread through the async saver methods."""
+    case = mid_case_run.dataset().cases[2]
+    graph = mid_case_run.build(tmp_path, None)(async_sqlite_saver)
+    first = await aplay_case(graph, case, thread_id="t")
+    calls = starts(tmp_path / "calls.log")
+    assert await aplay_case(graph, case, thread_id="t", resume=True) == first
+    assert starts(tmp_path / "calls.log") == calls
+
+
+INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+"""Integers a checkpoint can hold (LangGraph's msgpack serializer refuses wider ones)."""
+JSON = st.recursive(
+    st.none() | st.booleans() | INT64 | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=6,
+)
+ANSWERS = st.text(max_size=8) | INT64 | st.lists(JSON, min_size=1, max_size=3)
+"""What a scripted ``resume:`` may answer (not null: that sends no answer)."""
+
+
+@pytest.fixture(scope="module")
+def memory_graph(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    folder = tmp_path_factory.mktemp("memory")
+    return mid_case_run.build(folder, None)(InMemorySaver()), folder / "calls.log"
+
+
+@settings(max_examples=25, deadline=None)
+@given(text=st.text(max_size=12), extra=JSON, answer=ANSWERS)
+def test_what_finished_turns_sent_survives_the_checkpoint_metadata(
+    memory_graph: tuple[Any, Path], text: str, extra: Any, answer: Any
+) -> None:
+    """For any JSON input and human answer, a finished case played again with
+    ``resume=True`` returns exactly the records of its first play, and runs nothing."""
+    graph, log = memory_graph
+    case = Case.model_validate(
+        {
+            "id": "any",
+            "turns": [
+                {"input": {"case": "any", "text": f"approve {text}", "extra": extra}},
+                {"resume": answer},
+            ],
+        }
+    )
+    thread_id = str(uuid.uuid4())
+    first = play_case(graph, case, thread_id=thread_id)
+    calls = starts(log)
+    assert play_case(graph, case, thread_id=thread_id, resume=True) == first
+    assert starts(log) == calls
