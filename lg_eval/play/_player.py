@@ -131,10 +131,10 @@ def playing(
         turn = case.turns[index]
         if index == start and fork is not None:  # cut by a kill: sent again, where it began
             sent = fork_sent
-            turn_cfg = at_checkpoint(turn_config(cfg, index, played.turns, sent), fork)
+            turn_cfg = at_checkpoint(turn_config(cfg, index, played.turns, case, sent), fork)
         else:
             sent = yield from _payload(index, turn, thread, reviewer, code_ok, played)
-            turn_cfg = turn_config(cfg, index, played.turns, sent)
+            turn_cfg = turn_config(cfg, index, played.turns, case, sent)
         error: str | None = None
         end: TurnEnd = MAY_PAUSE
         try:

@@ -1,9 +1,10 @@
 """Where a case left its thread: the turns a killed run finished, read from its checkpoints.
 
 The player tags every checkpoint a turn writes with that turn's index and carries, in the
-same checkpoint metadata, the records of the turns before it and what the turn sent
-(:func:`turn_config`; LangGraph copies a run config's plain ``metadata`` values into every
-checkpoint it writes, ``update_state`` included). A resumed run reads the thread's latest
+same checkpoint metadata, what the turn sent and the records of the turns before it that
+no earlier checkpoint is sure to hold (:func:`turn_config`, :func:`unsaved`; LangGraph
+copies a run config's plain ``metadata`` values into every checkpoint it writes,
+``update_state`` included). A resumed run reads the thread's latest
 checkpoint, tagged with turn ``j``, and its pending writes (:func:`progress`):
 
 - the graph finished (no task planned), stopped for a human (``__interrupt__`` writes), or
@@ -42,7 +43,7 @@ from langgraph.types import StateSnapshot
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect
-from lg_eval.datasets import Case
+from lg_eval.datasets import Case, InputTurn, UpdateTurn
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._models import PlayedTurn
 from lg_eval.play._types import Graph
@@ -50,7 +51,7 @@ from lg_eval.play._types import Graph
 TURN_KEY = "lg_eval_turn"
 """Checkpoint metadata: the index of the turn that wrote the checkpoint."""
 RECORDS_KEY = "lg_eval_turns"
-"""Checkpoint metadata: JSON of the :class:`PlayedTurn` records of the turns before it."""
+"""Checkpoint metadata: JSON of :class:`PlayedTurn` records of turns before it (:func:`unsaved`)."""
 SENT_KEY = "lg_eval_sent"
 """Checkpoint metadata: JSON of what the turn sent."""
 
@@ -58,11 +59,14 @@ _RESUME, _ERROR, _INTERRUPT = "__resume__", "__error__", "__interrupt__"
 
 
 def turn_config(
-    config: RunnableConfig, index: int, done: Sequence[PlayedTurn], sent: Any
+    config: RunnableConfig, index: int, played: Sequence[PlayedTurn], case: Case, sent: Any
 ) -> RunnableConfig:
-    """``config`` for turn ``index``: its metadata names the turn, the turns ``done`` before
-    it and what it sends, so every checkpoint the turn writes says where the case stood."""
-    records = [to_jsonable_python(turn.model_dump(), fallback=repr) for turn in done]
+    """``config`` for turn ``index``: its metadata names the turn, what it sends and the
+    records of the turns ``played`` before it that no checkpoint is sure to hold yet
+    (:func:`unsaved`), so the checkpoints of a thread say where its case stood."""
+    records = [
+        to_jsonable_python(turn.model_dump(), fallback=repr) for turn in unsaved(played, case)
+    ]
     metadata = {
         **(config.get("metadata") or {}),
         TURN_KEY: index,
@@ -70,6 +74,19 @@ def turn_config(
         SENT_KEY: json.dumps(to_jsonable_python(sent, fallback=repr), ensure_ascii=False),
     }
     return cast(RunnableConfig, {**config, "metadata": metadata})
+
+
+def unsaved(played: Sequence[PlayedTurn], case: Case) -> Sequence[PlayedTurn]:
+    """The records, among ``played``, that the next turn's checkpoints must carry: from the
+    last turn sure to have written a checkpoint (an input or a state edit that did not
+    raise, whose checkpoints carried the records before it) on. A resume or a continue may
+    write none (a node that asks again stays on its checkpoint), so their records wait for
+    a later turn's. Constant per turn for most scripts, so the metadata grows linearly."""
+    for position in range(len(played) - 1, -1, -1):
+        turn = played[position]
+        if turn.error is None and isinstance(case.turns[turn.index], InputTurn | UpdateTurn):
+            return played[position:]
+    return played
 
 
 def at_checkpoint(config: RunnableConfig, checkpoint: RunnableConfig) -> RunnableConfig:
@@ -110,15 +127,17 @@ def progress(
         return None
     saver = _saver(graph)
     latest = yield _get_tuple(saver, snapshot.config)
-    channels = {write[1] for write in (latest.pending_writes or [])} if latest else {_RESUME}
+    if latest is None:
+        return None
+    channels = {write[1] for write in latest.pending_writes or []}
     if _RESUME in channels or _ERROR in channels:
         return None
     try:
-        done = [PlayedTurn.model_validate(r) for r in json.loads(metadata[RECORDS_KEY])]
         sent = json.loads(metadata[SENT_KEY])
     except (KeyError, TypeError, ValueError):
         return None
-    if len(done) != index or latest is None:
+    done = yield from _records(saver, latest, index)
+    if done is None:
         return None
     # Not ``snapshot.next``: it leaves out tasks whose writes are saved, and a kill after a
     # superstep's writes but before the next checkpoint leaves every planned task so.
@@ -130,6 +149,29 @@ def progress(
         update={"index": index, "kind": case.turns[index].kind, "sent": sent}
     )
     return Progress([*done, ended], index + 1)
+
+
+def _records(
+    saver: BaseCheckpointSaver[Any], latest: CheckpointTuple, index: int
+) -> Core[list[PlayedTurn] | None]:
+    """The records of turns ``0 .. index - 1``, gathered from the checkpoints on
+    ``latest``'s lineage (walking parents until every one is found); None when one is
+    missing or unreadable."""
+    found: dict[int, PlayedTurn] = {}
+    current: CheckpointTuple | None = latest
+    while current is not None and len(found) < index:
+        metadata: Mapping[str, Any] = current.metadata
+        try:
+            for record in json.loads(metadata.get(RECORDS_KEY) or "[]"):
+                turn = PlayedTurn.model_validate(record)
+                found.setdefault(turn.index, turn)
+        except (TypeError, ValueError):
+            return None
+        parent = current.parent_config
+        current = None if parent is None else (yield _get_tuple(saver, parent))
+    if sorted(found) != list(range(index)):
+        return None
+    return [found[i] for i in range(index)]
 
 
 def _turn_start(
@@ -178,4 +220,5 @@ __all__ = [
     "clear",
     "progress",
     "turn_config",
+    "unsaved",
 ]

@@ -7,6 +7,7 @@ Every model and tool call is counted in a file the killed process cannot lose.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import signal
 import uuid
@@ -140,9 +141,12 @@ def test_a_finished_case_played_again_with_resume_runs_nothing(tmp_path: Path) -
         first = play_case(graph, case, thread_id="t")
         calls = starts(tmp_path / "calls.log")
         again = play_case(graph, case, thread_id="t", resume=True)
+        carried = [json.loads(c.metadata["lg_eval_turns"]) for c in saver.list(None)]
     assert starts(tmp_path / "calls.log") == calls
     assert again == first
     assert [ask.value for ask in again.turns[1].asked] == [{"question": "approve refund"}]
+    # Each turn's checkpoints carry the records since the last input (linear, not all).
+    assert max(len(records) for records in carried) == 2
 
 
 def test_a_first_turn_cut_by_a_kill_is_played_again_on_a_cleared_thread(
