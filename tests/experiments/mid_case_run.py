@@ -4,8 +4,9 @@ Every model and tool run appends ``<node>:<case>:<turn text>`` (fsynced) to
 ``DIR/calls.log`` before it does anything else, so a test counts every call across a
 ``kill -9`` and the resumed run. ``ask`` stops for a human (``interrupt()``) when the text
 starts with ``approve``. With ``kill=(case, text, node)`` the run SIGKILLs itself in that
-node on that case's turn, once the checkpoint the node runs from is saved (LangGraph saves
-checkpoints in the background: without the wait, what a kill leaves depends on timing).
+node on that case's turn, once the checkpoint the node runs from is saved (``ask``: once the
+human's answer is; LangGraph saves in the background, and without the wait what a kill
+leaves would depend on timing).
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import operator
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import interrupt
@@ -49,17 +51,26 @@ def build(folder: Path, kill: Kill | None) -> Any:
         def call(node: str, state: ChatState, config: RunnableConfig) -> None:
             record_start(calls, f"{node}:{state['case']}:{state['text']}")
             if kill == (state["case"], state["text"], node) and checkpointer is not None:
-                saved_before(checkpointer, config)
+                step = config["metadata"]["langgraph_step"]
+                saved(checkpointer, config, lambda t: t.metadata["step"] >= step - 1)
                 os.kill(os.getpid(), signal.SIGKILL)
 
         def model(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
             call("model", state, config)
             return {"log": [f"model saw {state['text']}"]}
 
-        def ask(state: ChatState) -> dict[str, Any]:
+        def ask(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
             if not state["text"].startswith("approve"):
                 return {}
-            return {"log": [f"human said {interrupt({'question': state['text']})}"]}
+            answer = interrupt({"question": state["text"]})
+            if kill == (state["case"], state["text"], "ask") and checkpointer is not None:
+                saved(
+                    checkpointer,
+                    config,
+                    lambda t: "__resume__" in {w[1] for w in t.pending_writes or []},
+                )
+                os.kill(os.getpid(), signal.SIGKILL)  # the answer is saved, nothing after it
+            return {"log": [f"human said {answer}"]}
 
         def tool(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
             call("tool", state, config)
@@ -78,14 +89,18 @@ def build(folder: Path, kill: Kill | None) -> Any:
     return factory
 
 
-def saved_before(checkpointer: BaseCheckpointSaver[Any], config: RunnableConfig) -> None:
-    """Wait until the thread's latest saved checkpoint is the one this task runs from."""
-    thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
-    step = config["metadata"]["langgraph_step"]
+def saved(
+    checkpointer: BaseCheckpointSaver[Any],
+    config: RunnableConfig,
+    ready: Callable[[CheckpointTuple], bool],
+) -> None:
+    """Wait until the thread's latest saved checkpoint is ``ready`` (the one this task runs
+    from, or one holding the human's answer)."""
+    thread: Any = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        latest = checkpointer.get_tuple(thread)  # type: ignore[arg-type]
-        if latest is not None and latest.metadata["step"] >= step - 1:
+        latest = checkpointer.get_tuple(thread)
+        if latest is not None and ready(latest):
             return
         time.sleep(0.01)
 

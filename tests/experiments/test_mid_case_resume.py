@@ -132,6 +132,20 @@ def test_a_resume_turn_cut_by_a_kill_is_answered_again_where_it_began(
     assert [a["value"] for a in approval.turns[1].asked] == [{"question": "approve refund"}]
 
 
+def test_a_resume_turn_killed_before_its_first_checkpoint_is_played_from_the_start(
+    tmp_path: Path, clean: list[Any]
+) -> None:
+    """kill -9 in ``ask`` right after it took the answer of turn 2: the thread's latest
+    checkpoint is still turn 1's, with the answer on it, which a resume turn whose node asks
+    again also leaves. That is the documented worst case: the thread is cleared and the case
+    played from its start, so the calls of the turns before the kill run twice."""
+    extra = resumed(tmp_path, sqlite_url(tmp_path), ("approval", "approve refund", "ask"))
+    assert extra == Counter(
+        {"model:approval:hello": 1, "tool:approval:hello": 1, "model:approval:approve refund": 1}
+    )
+    assert essentials(tmp_path, "r1") == clean
+
+
 def test_a_finished_case_played_again_with_resume_runs_nothing(tmp_path: Path) -> None:
     """``play_case(..., resume=True)`` on a thread whose turns all finished plays none of
     them and returns the records the first play returned, the human's question included."""
