@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from lg_eval.datasets import Case
 from lg_eval.experiments import open_store
@@ -224,3 +225,23 @@ def test_what_finished_turns_sent_survives_the_checkpoint_metadata(
     calls = starts(log)
     assert play_case(graph, case, thread_id=thread_id, resume=True) == first
     assert starts(log) == calls
+
+
+async def test_the_async_player_sends_a_cut_turn_again_alike(tmp_path: Path) -> None:
+    """The cut turn's checkpoint walk and its re-send run through the async saver methods
+    (``aget_tuple``, ``ainvoke``): after a kill in turn 2's tool, ``aplay_case`` on an
+    ``AsyncSqliteSaver`` re-runs that turn only and ends where an undisturbed play ends."""
+    killed_run(tmp_path, sqlite_url(tmp_path), ("chat-1", "refund it", "tool"))
+    before = starts(tmp_path / "calls.log")
+    case = mid_case_run.dataset().cases[1]
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "checkpoints.sqlite")) as saver:
+        graph = mid_case_run.build(tmp_path, None)(saver)
+        played = await aplay_case(graph, case, thread_id="r1:chat-1:0:1", resume=True)
+        state = await graph.aget_state({"configurable": {"thread_id": "r1:chat-1:0:1"}})
+    assert starts(tmp_path / "calls.log") - before == Counter(
+        f"{node}:chat-1:{text}" for text in ("refund it", "thanks") for node in ("model", "tool")
+    )
+    assert [(t.index, t.sent["text"]) for t in played.turns] == list(enumerate(mid_case_run.CHAT))
+    assert state.values["log"] == [
+        line for text in mid_case_run.CHAT for line in (f"model saw {text}", f"tool ran for {text}")
+    ]
