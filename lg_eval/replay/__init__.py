@@ -7,7 +7,9 @@ that checkpoint answering its interrupts with the answers the original's humans 
 (by node, in order; ``on_new_question`` says what happens when the new graph asks
 something they never answered), and scores old and new with the same evaluators. The
 :class:`ReplayResult` says per thread whether the trajectory changed (with a diff) and
-how each score moved. The production threads are only read.
+how each score moved. The production threads are only read. A named replay (``run=``)
+into a kept target is incremental: forks finished at a thread's current newest
+checkpoint are reused (:mod:`lg_eval.replay.state`).
 """
 
 from lg_eval.replay.drive import MAX_CALLS, OnNewQuestion, Outcome
