@@ -16,8 +16,8 @@ Opening a store (:class:`~lg_eval.experiments.ResultStore`) reads it first:
   the store and both versions, before anything is written to it.
 
 Version 2 is the first recorded one: version 1 plus the version table. Version 3 adds the
-viewer's indexes (the failed and the errored feedback rows of a run, and the cases in
-case-id order), made by the current DDL, so that a store already at version 3 opens without
+viewer's indexes (a run's cases and scores in case order, its failed and its errored
+feedback rows), made by the current DDL, so that a store already at version 3 opens without
 a write (a read-only store opens too).
 """
 

@@ -64,6 +64,11 @@ _SCHEMA = (
     " (run_id, latency_s, tokens, cost)",
     "CREATE INDEX IF NOT EXISTS lg_eval_scores_key ON lg_eval_scores"
     " (run_id, key, passed, score, evaluator, idx)",
+    # the viewer's comparison: a run's cases and scores in case order, read from the index
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_case ON lg_eval_cases"
+    " (run_id, case_id, repetition, status)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_scores_case ON lg_eval_scores"
+    " (run_id, case_id, repetition, key, idx, score)",
     # the viewer's "failing" filter: the cases a key failed, without reading the others
     "CREATE INDEX IF NOT EXISTS lg_eval_scores_failed ON lg_eval_scores"
     " (run_id, key, case_id, repetition) WHERE passed = 0",

@@ -163,7 +163,15 @@ class MeanSample:
             raise InvalidOptionError(
                 f"n={n}: from_moments needs more than {BOOTSTRAP_LIMIT} values; add them instead."
             )
-        mean, m2, lo, hi = _finite([mean, m2, lo, hi])
+        moments = {"mean": mean, "m2": m2, "lo": lo, "hi": hi}
+        for name, value in moments.items():
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value))
+            ):
+                raise InvalidOptionError(f"{name}={value!r}: expected a finite number.")
+        mean, m2, lo, hi = (float(value) for value in moments.values())
         sample = cls()
         sample.values = None
         sample.n, sample.mean, sample.m2, sample.lo, sample.hi = n, mean, max(m2, 0.0), lo, hi

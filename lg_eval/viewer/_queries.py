@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
@@ -207,44 +206,53 @@ def _mean_sample(
 def _first_keys(store: ResultStore, run_id: str, rows: int = 1000) -> dict[str, int]:
     """The feedback keys of the run's first ``rows`` cases in run order, numbered in
     the order they first appear (the report's order; keys first given later in a run
-    follow, by feedback index)."""
-    seen: dict[str, int] = {}
-    for (key,) in store.query(
-        "SELECT s.key FROM (SELECT case_id, repetition, ordinal FROM lg_eval_cases"
-        " WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN lg_eval_scores s"
-        " ON s.run_id = ? AND s.case_id = c.case_id AND s.repetition = c.repetition"
-        " ORDER BY c.ordinal, c.repetition, s.idx",
+    follow, by feedback index): one row per key, ranked in SQL."""
+    found = store.query(
+        "SELECT key, MIN(n) FROM (SELECT s.key, ROW_NUMBER() OVER (ORDER BY c.ordinal,"
+        " c.repetition, s.idx) AS n FROM (SELECT case_id, repetition, ordinal FROM"
+        " lg_eval_cases WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN"
+        " lg_eval_scores s ON s.run_id = ? AND s.case_id = c.case_id AND"
+        " s.repetition = c.repetition) AS k GROUP BY key",
         (run_id, rows, run_id),
-    ):
-        seen.setdefault(str(key), len(seen))
-    return seen
+    )
+    ranked = sorted(found, key=lambda row: int(row[1]))
+    return {str(key): place for place, (key, _) in enumerate(ranked)}
 
 
-def column_histogram(store: ResultStore, run_id: str, column: str, label: str) -> Histogram:
-    """Equal-width bins of one numeric column of the run's cases (latency, tokens, cost),
-    counted in SQL: one query for the range, one for the bins."""
-    if column not in ("latency_s", "tokens", "cost"):
-        raise InvalidOptionError(f"column={column!r}: latency_s, tokens or cost.")
-    ((low, high),) = store.query(
-        f"SELECT MIN({column}), MAX({column}) FROM lg_eval_cases WHERE run_id = ?", (run_id,)
+HISTOGRAMS = {"latency_s": "latency (s)", "tokens": "tokens", "cost": "$"}
+"""The columns of a run's cases the run page charts, with their axis labels."""
+
+
+def column_histograms(store: ResultStore, run_id: str) -> dict[str, Histogram]:
+    """Equal-width bins (from 0) of each numeric column of the run's cases in
+    :data:`HISTOGRAMS`, counted in SQL: one query for the columns' maxima, one that
+    groups the cases by their three bins at once (at most ``BINS ** 3`` groups)."""
+    columns = list(HISTOGRAMS)
+    (highs,) = store.query(
+        f"SELECT {', '.join(f'MAX({c})' for c in columns)} FROM lg_eval_cases WHERE run_id = ?",
+        (run_id,),
     )
-    lo, hi = histogram_bounds(
-        None if low is None else 0.0,
-        None if high is None else float(high),
-        in_unit=False,
-        from_zero=True,
-    )
-    bins = Binner(lo, hi)
+    binners = [Binner(*_bounds(None if high is None else float(high))) for high in highs]
     # the bin of each value: truncated (SQLite's CAST) or floored (Postgres' CAST rounds)
     index = "FLOOR(({0} - ?) / ?)" if store.postgres else "CAST(({0} - ?) / ? AS INTEGER)"
+    params = [x for bins in binners for x in (bins.lo, bins.width)]
     rows = store.query(
-        f"SELECT {index.format(column)} AS b, COUNT(*) FROM lg_eval_cases"
-        f" WHERE run_id = ? AND {column} IS NOT NULL GROUP BY b",
-        (lo, bins.width, run_id),
+        f"SELECT {', '.join(index.format(c) for c in columns)}, COUNT(*) FROM lg_eval_cases"
+        " WHERE run_id = ? GROUP BY 1, 2, 3",
+        (*params, run_id),
     )
-    for index, count in rows:
-        bins.counts[min(max(int(index), 0), len(bins.counts) - 1)] += int(count)
-    return bins.histogram(label)
+    for *found, count in rows:
+        for bins, at in zip(binners, found, strict=True):
+            if at is not None:  # the column is NULL (no such number for this case)
+                bins.counts[min(max(int(at), 0), len(bins.counts) - 1)] += int(count)
+    return {c: bins.histogram(HISTOGRAMS[c]) for c, bins in zip(columns, binners, strict=True)}
+
+
+def _bounds(highest: float | None) -> tuple[float, float]:
+    """The bins' range of a column whose largest value is ``highest``: from 0."""
+    return histogram_bounds(
+        None if highest is None else 0.0, highest, in_unit=False, from_zero=True
+    )
 
 
 def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> CasePage:
@@ -253,15 +261,18 @@ def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> 
     clauses, params = _filter_sql(store, run_id, where)
     condition = " AND ".join(["c.run_id = ?", "c.status = ?", *clauses])
     statuses = [s for s in SEVERITY if where.status in (None, s)]
+    matching = {
+        str(status): int(n)
+        for status, n in store.query(
+            "SELECT c.status, COUNT(*) FROM lg_eval_cases c WHERE"
+            f" {' AND '.join(['c.run_id = ?', *clauses])} GROUP BY c.status",
+            (run_id, *params),
+        )
+    }  # one count for every status: a filter reading each case's JSON reads it once
     skip, need, total = page * PAGE, PAGE, 0
     rows: list[tuple[Any, ...]] = []
     for status in statuses:  # worst first, each status read from its index in run order
-        n = int(
-            store.query(
-                f"SELECT COUNT(*) FROM lg_eval_cases c WHERE {condition}",
-                (run_id, status, *params),
-            )[0][0]
-        )
+        n = matching.get(status, 0)
         total += n
         if need > 0 and skip < n:
             found = store.query(
@@ -289,12 +300,21 @@ def one_case(store: ResultStore, run_id: str, case_id: str, repetition: int) -> 
 
 
 def compare_page(
-    store: ResultStore, run_a: str, run_b: str, change: str, page: int, *, tolerance: float = 0.0
+    store: ResultStore,
+    run_a: str,
+    run_b: str,
+    change: str,
+    page: int,
+    *,
+    tolerance: float = 0.0,
+    counts: dict[str, int] | None = None,
 ) -> ComparePage:
-    """Run B against run A, case by case in case-id order: every change counted by one
-    SQL join of the two runs, and the ``page``-th page of ``change`` read (see
-    :mod:`lg_eval.viewer._compare`), so memory is a page whatever the runs' size."""
-    counts = change_counts(store, run_a, run_b, tolerance=tolerance)
+    """Run B against run A, case by case in case-id order: every change counted in one
+    SQL pass over the two runs (or ``counts``, if already known), and the ``page``-th page
+    of ``change`` read (see :mod:`lg_eval.viewer._compare`), so memory is a page whatever
+    the runs' size."""
+    if counts is None:
+        counts = change_counts(store, run_a, run_b, tolerance=tolerance)
     kept = changes_page(
         store, run_a, run_b, change, offset=page * PAGE, limit=PAGE, tolerance=tolerance
     )
@@ -369,13 +389,14 @@ def _json_text(store: ResultStore, column: str, key: str) -> str:
 
 
 __all__ = [
+    "HISTOGRAMS",
     "PAGE",
     "CaseFilter",
     "CasePage",
     "ComparePage",
     "RunRow",
     "case_page",
-    "column_histogram",
+    "column_histograms",
     "compare_page",
     "evaluator_table",
     "one_case",

@@ -1,0 +1,203 @@
+"""The viewer's SQL against the Python that defines each number, on real SQLite stores.
+
+The comparison's SQL (``lg_eval.viewer._compare``) is checked against ``compare_runs`` over
+the loaded runs on generated pairs of runs (missing cases, repeated feedback keys, scores
+that are booleans, numbers or None, tolerances); the evaluator table of a key with more
+scores than the bootstrap takes against ``build_report``; the aggregate cache against a
+run still being written; and the run page against loading the whole run.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lg_eval.experiments import (
+    CaseResult,
+    ExperimentRun,
+    ResultStore,
+    RunInfo,
+    ScoreRow,
+    compare_runs,
+    open_store,
+)
+from lg_eval.reports import build_report
+from lg_eval.stats import BOOTSTRAP_LIMIT
+from lg_eval.viewer import Pages
+from lg_eval.viewer import _queries as q
+from lg_eval.viewer._compare import CHANGES, change_counts, changes_page
+from lg_eval.viewer._summary import AggregateCache
+
+STARTED = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+KEYS = ("exact", "judge")
+
+
+def info(run_id: str, status: str = "finished") -> RunInfo:
+    return RunInfo(
+        run_id=run_id,
+        dataset="support",
+        dataset_hash="h",
+        target="t",
+        checkpointer="memory",
+        started_at=STARTED,
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+@contextmanager
+def memory_store() -> Iterator[ResultStore]:
+    with closing(sqlite3.connect(":memory:", check_same_thread=False)) as conn:
+        yield ResultStore(conn, url="sqlite:///:memory:")
+
+
+def store_run(store: ResultStore, run: ExperimentRun) -> None:
+    store.begin_run(run.info)
+    store.write(list(enumerate(run.results)))
+
+
+scores = st.one_of(st.none(), st.booleans(), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]))
+rows = st.lists(st.tuples(st.sampled_from(KEYS), scores), max_size=4)  # keys may repeat
+case = st.tuples(st.sampled_from(["passed", "failed", "error"]), rows)
+cases = st.dictionaries(
+    st.tuples(st.sampled_from(["c1", "c2", "c10", "b", "é"]), st.integers(0, 1)),
+    case,
+    max_size=8,
+)
+
+
+def make_run(run_id: str, drawn: dict[tuple[str, int], Any]) -> ExperimentRun:
+    results = [
+        CaseResult(
+            run_id=run_id,
+            case_id=case_id,
+            repetition=repetition,
+            status=status,
+            latency_s=1.0,
+            scores=[ScoreRow(evaluator=key, key=key, score=score) for key, score in found],
+        )
+        for (case_id, repetition), (status, found) in drawn.items()
+    ]
+    return ExperimentRun(info=info(run_id), results=results)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(a=cases, b=cases, tolerance=st.sampled_from([0.0, 0.3]))
+def test_the_sql_comparison_labels_every_case_as_compare_runs_does(
+    a: dict[tuple[str, int], Any], b: dict[tuple[str, int], Any], tolerance: float
+) -> None:
+    run_a, run_b = make_run("a", a), make_run("b", b)
+    expected = compare_runs(run_a, run_b, tolerance=tolerance).cases
+    with memory_store() as store:
+        store_run(store, run_a)
+        store_run(store, run_b)
+        counts = change_counts(store, "a", "b", tolerance=tolerance)
+        assert counts == {c: sum(e.change == c for e in expected) for c in CHANGES}
+        for change in CHANGES:
+            wanted = sorted((e for e in expected if e.change == change), key=order)
+            found = changes_page(store, "a", "b", change, offset=0, limit=50, tolerance=tolerance)
+            assert found == wanted
+            # pages of two: the same rows, in the same order, a page at a time
+            paged = [
+                row
+                for start in range(0, len(wanted), 2)
+                for row in changes_page(
+                    store, "a", "b", change, offset=start, limit=2, tolerance=tolerance
+                )
+            ]
+            assert paged == wanted
+
+
+def order(change: Any) -> tuple[str, int]:
+    return (change.case_id, change.repetition)
+
+
+def test_a_key_with_more_scores_than_the_bootstrap_takes_has_the_reports_interval() -> None:
+    n = BOOTSTRAP_LIMIT + 200
+    results = [
+        CaseResult(
+            run_id="big",
+            case_id=f"c{i}",
+            status="passed",
+            scores=[ScoreRow(evaluator="judge", key="judge", score=(i * 37 % 101) / 100)],
+        )
+        for i in range(n)
+    ]
+    run = ExperimentRun(info=info("big"), results=results)
+    report = build_report(run)
+    with memory_store() as store:
+        store_run(store, run)
+        (row,) = q.evaluator_table(store, "big")
+    (expected,) = report.evaluators
+    interval, wanted = row.mean_interval, expected.mean_interval
+    assert interval is not None and wanted is not None and wanted.method == "normal"
+    assert interval.method == "normal"
+    assert interval.low == pytest.approx(wanted.low, rel=1e-12)
+    assert interval.high == pytest.approx(wanted.high, rel=1e-12)
+    assert row.model_dump(exclude={"mean_interval", "mean"}) == expected.model_dump(
+        exclude={"mean_interval", "mean"}
+    )
+    assert row.mean == pytest.approx(expected.mean, rel=1e-12)
+
+
+def test_a_finished_runs_aggregates_are_counted_once_and_a_running_runs_each_time() -> None:
+    result = CaseResult(run_id="r", case_id="c1", status="passed")
+    with memory_store() as store:
+        store.begin_run(info("r", "running"))
+        store.write([(0, result)])
+        cache = AggregateCache(store)
+        running = store.run_info("r")
+        assert running is not None and cache.summary(running).counts.passed == 1
+        store.write([(1, result.model_copy(update={"case_id": "c2", "status": "failed"}))])
+        assert cache.summary(running).counts.failed == 1  # read again: not cached
+        store.update_run(running.model_copy(update={"status": "finished", "finished_at": STARTED}))
+        finished = store.run_info("r")
+        assert finished is not None
+        first = cache.summary(finished)
+        assert cache.summary(finished) is first
+        assert (first.counts.passed, first.counts.failed) == (1, 1)
+
+
+class CountingStore(ResultStore):
+    """A store that counts the rows its queries return."""
+
+    fetched = 0
+
+    def query(self, statement: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        found = super().query(statement, params)
+        self.fetched += len(found)
+        return found
+
+
+def test_the_run_page_reads_a_page_of_cases_not_the_run(tmp_path: Path) -> None:
+    cases = BOOTSTRAP_LIMIT + 500
+    results = [
+        CaseResult(
+            run_id="big",
+            case_id=f"c{i:05d}",
+            status="failed" if i % 3 else "passed",
+            latency_s=i / 100,
+            tags=["even"] if i % 2 == 0 else [],
+            scores=[ScoreRow(evaluator="judge", key="judge", score=i % 5 / 4, passed=i % 3 == 0)],
+        )
+        for i in range(cases)
+    ]
+    path = tmp_path / "results.sqlite"
+    with open_store(path) as store:
+        store_run(store, ExperimentRun(info=info("big"), results=results))
+    with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+        counting = CountingStore(conn, url=str(path))
+        pages = Pages(counting)
+        for query in ({"id": "big"}, {"id": "big", "tag": "even"}, {"id": "big", "page": "9"}):
+            counting.fetched = 0
+            page = pages.respond("/run", query)
+            assert page.status == 200 and page.body.count(b'class="case-link"') == q.PAGE
+            # the 50 cases and their feedback, the grouped counts, the run record: no more
+            assert counting.fetched < 3 * q.PAGE, query
