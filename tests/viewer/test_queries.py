@@ -88,7 +88,7 @@ def make_run(run_id: str, drawn: dict[tuple[str, int], Any]) -> ExperimentRun:
     return ExperimentRun(info=info(run_id), results=results)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(a=cases, b=cases, tolerance=st.sampled_from([0.0, 0.3]))
 def test_the_sql_comparison_labels_every_case_as_compare_runs_does(
     a: dict[tuple[str, int], Any], b: dict[tuple[str, int], Any], tolerance: float
@@ -201,3 +201,17 @@ def test_the_run_page_reads_a_page_of_cases_not_the_run(tmp_path: Path) -> None:
             assert page.status == 200 and page.body.count(b'class="case-link"') == q.PAGE
             # the 50 cases and their feedback, the grouped counts, the run record: no more
             assert counting.fetched < 3 * q.PAGE, query
+
+
+@pytest.mark.parametrize("tag", ["hitl", "two words", 'say "hi"', "back\\slash", "café", "a/b<c>"])
+def test_a_tag_filter_finds_the_cases_of_that_tag_whatever_its_characters(tag: str) -> None:
+    tagged = {"c1": [tag], "c2": [tag + "x"], "c3": ["other", tag], "c4": []}
+    results = [
+        CaseResult(run_id="t", case_id=case_id, status="passed", tags=tags, error=tag)
+        for case_id, tags in tagged.items()
+    ]
+    with memory_store() as store:
+        store_run(store, ExperimentRun(info=info("t"), results=results))
+        found = q.case_page(store, "t", q.CaseFilter(tag=tag), 0)
+    assert sorted(r.case_id for r in found.results) == ["c1", "c3"]
+    assert found.total == 2
