@@ -374,7 +374,7 @@ def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[lis
     return clauses, params
 
 
-_PLAIN = re.compile(r'[ !#-\[\]-~]+')
+_PLAIN = re.compile(r"[ !#-\[\]-~]+")
 """Text JSON writes as it is (printable ASCII but ``"`` and ``\\``): a tag of it appears
 in a case's stored JSON as ``"tag"``, which a substring search finds without parsing."""
 
