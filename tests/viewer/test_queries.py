@@ -9,6 +9,7 @@ run still being written; and the run page against loading the whole run.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -176,31 +177,62 @@ class CountingStore(ResultStore):
         return found
 
 
-def test_the_run_page_reads_a_page_of_cases_not_the_run(tmp_path: Path) -> None:
-    cases = BOOTSTRAP_LIMIT + 500
-    results = [
-        CaseResult(
-            run_id="big",
-            case_id=f"c{i:05d}",
-            status="failed" if i % 3 else "passed",
-            latency_s=i / 100,
-            tags=["even"] if i % 2 == 0 else [],
-            scores=[ScoreRow(evaluator="judge", key="judge", score=i % 5 / 4, passed=i % 3 == 0)],
-        )
-        for i in range(cases)
-    ]
-    path = tmp_path / "results.sqlite"
+def big_result(i: int, run_id: str) -> CaseResult:
+    """Case ``i`` of a run of many: run ``big-b`` fails every fifth case ``big`` passed."""
+    passed = i % 3 == 0 and not (run_id == "big-b" and i % 5 == 0)
+    return CaseResult(
+        run_id=run_id,
+        case_id=f"c{i:05d}",
+        status="passed" if passed else "failed",
+        latency_s=i / 100,
+        tags=["even"] if i % 2 == 0 else [],
+        scores=[ScoreRow(evaluator="judge", key="judge", score=i % 5 / 4, passed=passed)],
+    )
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two finished runs of more cases than the bootstrap takes and than a few pages."""
+    path = tmp_path_factory.mktemp("big") / "results.sqlite"
     with open_store(path) as store:
-        store_run(store, ExperimentRun(info=info("big"), results=results))
+        for run_id in ("big", "big-b"):
+            results = [big_result(i, run_id) for i in range(BOOTSTRAP_LIMIT + 500)]
+            store_run(store, ExperimentRun(info=info(run_id), results=results))
+    return path
+
+
+@contextmanager
+def counting_pages(path: Path) -> Iterator[tuple[CountingStore, Pages]]:
     with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
         counting = CountingStore(conn, url=str(path))
-        pages = Pages(counting)
+        yield counting, Pages(counting)
+
+
+def test_the_run_page_reads_a_page_of_cases_not_the_run(big_store: Path) -> None:
+    with counting_pages(big_store) as (counting, pages):
         for query in ({"id": "big"}, {"id": "big", "tag": "even"}, {"id": "big", "page": "9"}):
             counting.fetched = 0
             page = pages.respond("/run", query)
             assert page.status == 200 and page.body.count(b'class="case-link"') == q.PAGE
             # the 50 cases and their feedback, the grouped counts, the run record: no more
             assert counting.fetched < 3 * q.PAGE, query
+
+
+def test_the_compare_page_reads_a_page_of_changes_not_the_runs(big_store: Path) -> None:
+    with open_store(big_store) as store:
+        comparison = compare_runs(store.load_run("big"), store.load_run("big-b"))
+    regressed = sorted(c.case_id for c in comparison.cases if c.change == "regressed")
+    assert len(regressed) >= 2 * q.PAGE
+    with counting_pages(big_store) as (counting, pages):
+        for page_number in ("0", "1"):
+            counting.fetched = 0
+            page = pages.respond("/compare", {"a": "big", "b": "big-b", "page": page_number})
+            shown = re.findall(r'class="change-link"[^>]*><code>([^<]+)', page.body.decode())
+            start = int(page_number) * q.PAGE
+            assert shown == regressed[start : start + q.PAGE]
+            # the page's keys; its cases and their feedback in each run; the counts: no more
+            # (the two runs hold 3,000 cases and 3,000 feedback rows)
+            assert counting.fetched <= 5 * q.PAGE + 10
 
 
 @pytest.mark.parametrize("tag", ["hitl", "two words", 'say "hi"', "back\\slash", "café", "a/b<c>"])
