@@ -8,10 +8,11 @@ small run of the same dataset so the runs list draws a trend, and a copy of the 
 with some statuses and scores changed (``run-b``) to compare it with. The viewer is started on
 the store (which adds its indexes), and each page is fetched over HTTP from a cold
 server: the runs list, the run's first page (counts, evaluator table, three charts,
-the 50 worst cases), a filtered page, a search, a deep page, a case, and the comparisons (the small run
-against the big one, the big one against its copy, and a deep page of that). The first fetch of a page counts its run's aggregates (kept for a finished run);
-"again" is the median of 4 more. Each is timed on the clock and in CPU seconds of the
-process (the server runs in it), and the process's max RSS is printed.
+the 50 worst cases), a filtered page, a search, a deep page, a case, and the
+comparisons (the small run against the big one, the big one against its copy, and a
+deep page of that). The first fetch of a page counts its run's aggregates (kept for a
+finished run); "again" is the median of 4 more. Each is timed on the clock and in CPU
+seconds of the process (the server runs in it), and the process's max RSS is printed.
 """
 
 from __future__ import annotations
