@@ -247,3 +247,35 @@ def test_a_tag_filter_finds_the_cases_of_that_tag_whatever_its_characters(tag: s
         found = q.case_page(store, "t", q.CaseFilter(tag=tag), 0)
     assert sorted(r.case_id for r in found.results) == ["c1", "c3"]
     assert found.total == 2
+
+
+VIEWER_INDEXES = {
+    "lg_eval_cases_case",
+    "lg_eval_scores_case",
+    "lg_eval_scores_failed",
+    "lg_eval_scores_errors",
+}
+
+
+def indexes(path: Path) -> set[str]:
+    with closing(sqlite3.connect(path)) as conn:
+        found = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()
+    return {str(name) for (name,) in found}
+
+
+def test_a_version_2_store_gains_the_viewers_indexes_and_then_opens_read_only(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "results.sqlite"
+    open_store(path).close()
+    with closing(sqlite3.connect(path)) as conn:  # the store as lg_eval wrote it at version 2
+        for name in VIEWER_INDEXES:
+            conn.execute(f"DROP INDEX {name}")
+        conn.execute("UPDATE lg_eval_schema SET version = 2")
+        conn.commit()
+    assert not VIEWER_INDEXES & indexes(path)
+    with open_store(path) as store:
+        assert store.opened_version == 2
+    assert indexes(path) >= VIEWER_INDEXES
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        assert ResultStore(conn, url=str(path)).opened_version == 3
