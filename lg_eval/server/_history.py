@@ -37,9 +37,12 @@ from lg_eval.extract.records import (
     RESUME,
     RETURN,
     ROOT_NS,
+    RUN_SOURCES,
     Breakpoints,
     CheckpointRecord,
+    PlanSource,
     ThreadRecords,
+    planned_by_name,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 from lg_eval.server._connection import ServerConnection, request
@@ -54,6 +57,7 @@ class _Planned:
     id: str
     name: str
     result: Any
+    path: tuple[Any, ...]
 
 
 def _get_history(thread_id: str, kwargs: dict[str, Any], client: Any) -> Any:
@@ -138,10 +142,21 @@ def restate(
     _restate_resumes(states.get(ROOT_NS, []), flat, thread_runs, writes)
     _restate_updates(states, by_id, writes)
     resumed = _resumed_at(flat, thread_runs)
+    by_name = planned_by_name(
+        PlanSource(
+            _id(s),
+            (s.get("parent_checkpoint") or {}).get("checkpoint_id"),
+            (s.get("metadata") or {}).get("source"),
+            (s.get("metadata") or {}).get("step"),
+            (s.get("metadata") or {}).get("source") in RUN_SOURCES,
+        )
+        for s in flat
+    )
     warnings: list[str] = []
     records: list[CheckpointRecord] = []
     for state in flat:
-        records.append(_record(graph, state, writes[_id(state)], resumed, by_id, warnings))
+        record = _record(graph, state, writes[_id(state)], resumed, by_name, warnings)
+        records.append(record)
     by_ns = group_by_namespace(records, thread_id)
     for ns_records in by_ns.values():
         ns_records.sort(key=lambda r: r.id, reverse=True)
@@ -364,7 +379,7 @@ def _record(
     state: Mapping[str, Any],
     task_writes: list[tuple[str, str, Any]],
     resumed: Mapping[str, str],
-    by_id: Mapping[str, Mapping[str, Any]],
+    by_name: set[str],
     warnings: list[str],
 ) -> CheckpointRecord:
     metadata = dict(state.get("metadata") or {})
@@ -382,8 +397,12 @@ def _record(
         interrupt_seen={"resumed_at": mark} if mark else None,
         pending_writes=task_writes,
         channel_values={} if start is None else {"__start__": start.get("result")},
+        by_name=checkpoint_id in by_name,
     )
-    planned = [_Planned(t["id"], t["name"], revive(t.get("result"))) for t in tasks]
+    planned = [
+        _Planned(t["id"], t["name"], revive(t.get("result")), tuple(t.get("path") or ()))
+        for t in tasks
+    ]
     record = build_record(graph, stored, planned, lambda: revive(values), warnings)
     if graph is None:  # without the graph, any stop may have been a static breakpoint
         record.breakpoints = Breakpoints(known=False)
