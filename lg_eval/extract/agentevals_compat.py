@@ -19,11 +19,10 @@ from lg_eval.extract.assemble import assemble
 from lg_eval.extract.records import (
     PUSH,
     ROOT_NS,
-    RUN_SOURCES,
     CheckpointRecord,
-    PlanSource,
     TaskRecord,
     ThreadRecords,
+    plan_source,
     planned_by_name,
     planning_order,
 )
@@ -92,16 +91,7 @@ def records_from_snapshots(snapshots: Iterable[Any]) -> ThreadRecords:
             "that has run, or use extract_langgraph_trajectory_from_thread(graph, config)."
         )
     thread_id = str(items[0].config["configurable"].get("thread_id", "<snapshots>"))
-    by_name = planned_by_name(
-        PlanSource(
-            s.config["configurable"]["checkpoint_id"],
-            (s.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
-            (s.metadata or {}).get("source"),
-            (s.metadata or {}).get("step"),
-            (s.metadata or {}).get("source") in RUN_SOURCES,
-        )
-        for s in items
-    )
+    by_name = planned_by_name(plan_source(s) for s in items)
     records = (
         _snapshot_record(s, s.config["configurable"]["checkpoint_id"] in by_name) for s in items
     )

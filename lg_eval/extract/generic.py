@@ -33,10 +33,10 @@ from lg_eval.extract.records import (
     ROOT_NS,
     Breakpoints,
     CheckpointRecord,
-    PlanSource,
     TaskRecord,
     ThreadRecords,
     is_state_channel,
+    plan_source,
     planned_by_name,
     planning_order,
     recast,
@@ -75,14 +75,7 @@ def read_generic(
     check_graph(graph, thread_id, tuples)
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
     by_name = planned_by_name(
-        PlanSource(
-            t.config["configurable"]["checkpoint_id"],
-            (t.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
-            (t.metadata or {}).get("source"),
-            (t.metadata or {}).get("step"),
-            bool(t.checkpoint.get("updated_channels")),
-        )
-        for t in tuples
+        plan_source(t, bool(t.checkpoint.get("updated_channels"))) for t in tuples
     )
     warnings: list[str] = []
     records: dict[str, list[CheckpointRecord]] = {}

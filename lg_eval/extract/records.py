@@ -224,6 +224,21 @@ class PlanSource:
     """The checkpoint stores a non-empty ``updated_channels``."""
 
 
+def plan_source(stored: Any, records_updates: bool | None = None) -> PlanSource:
+    """The :class:`PlanSource` of a ``CheckpointTuple`` or ``StateSnapshot`` (both have
+    ``config``, ``parent_config`` and ``metadata``). ``records_updates=None``: the object
+    does not show ``updated_channels``, so the metadata's source stands in for it."""
+    metadata = stored.metadata or {}
+    source = metadata.get("source")
+    return PlanSource(
+        stored.config["configurable"]["checkpoint_id"],
+        (stored.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        source,
+        metadata.get("step"),
+        source in RUN_SOURCES if records_updates is None else records_updates,
+    )
+
+
 def planned_by_name(checkpoints: Iterable[PlanSource]) -> set[str]:
     """Ids of the checkpoints whose next superstep LangGraph plans by node name.
 

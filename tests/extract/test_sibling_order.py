@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -19,6 +21,7 @@ from graphs import shapes
 from graphs.scenarios import SHAPES, Scenario, Turn
 from lg_eval import aextract_thread, extract_thread
 from lg_eval.extract import aextract_threads, extract_threads
+from lg_eval.extract.records import PlanSource, planned_by_name
 from tests.extract.live import LiveTurn, arecord, check, record
 
 CONFIG = {"configurable": {"thread_id": "t"}}
@@ -169,3 +172,35 @@ def test_a_time_travel_run_plans_as_the_checkpoint_it_was_given(copy: bool, save
     for reader in READERS:
         last = extract_thread(graph, CONFIG, reader=reader).turns[-1].supersteps[0]
         assert [task.path for task in last.tasks] == replayed, reader
+
+
+_SOURCES = st.sampled_from(["input", "loop", "update", "fork", None])
+
+
+@given(
+    st.lists(
+        st.tuples(_SOURCES, st.one_of(st.none(), st.integers(-1, 6)), st.booleans()),
+        max_size=8,
+    ),
+    st.data(),
+)
+def test_planned_by_name_is_decided_by_the_checkpoint_or_a_forks_parent(
+    rows: list[tuple[str | None, int | None, bool]], data: st.DataObject
+) -> None:
+    ids = [f"c{i}" for i in range(len(rows))]
+    checkpoints = [
+        PlanSource(ids[i], data.draw(st.sampled_from([None, *ids[:i]])), source, step, updates)
+        for i, (source, step, updates) in enumerate(rows)
+    ]
+    by_id = {c.id: c for c in checkpoints}
+    found = planned_by_name(checkpoints)
+    for c in checkpoints:
+        parent = by_id.get(c.parent_id) if c.parent_id else None
+        inherits = (
+            c.source == "fork"
+            and parent is not None
+            and parent.records_updates
+            and c.step is not None
+            and parent.step == c.step - 1
+        )
+        assert (c.id in found) == (c.records_updates or inherits)
