@@ -274,8 +274,10 @@ def _restate_resumes(
                 iid = t["interrupts"][-1].get("id")
                 if iid in resume:
                     answers.setdefault((_id(s), t["id"]), []).append(resume[iid])
-        elif under:
-            s, t = max(under, key=lambda st: _id(st[0]))
+        elif under:  # the newest pause made before the run: runs on a thread take turns
+            created = str(run.get("created_at"))
+            asked = [st for st in under if str(st[0].get("created_at")) < created] or under
+            s, t = max(asked, key=lambda st: _id(st[0]))
             answers.setdefault((_id(s), t["id"]), []).append(resume)
     for (checkpoint, task_id), values in answers.items():
         writes[checkpoint].append((task_id, RESUME, values))

@@ -30,7 +30,6 @@ _GENERATED = re.compile(
 )
 
 UNTOLD = {
-    "research": "a resume answering an interrupt two subgraph levels down",
     "functional": "functional-API @task calls (their writes are not in the history)",
     "time_travel": "time travel (a run from an earlier checkpoint)",
     "subgraph_calls": "a node calling one subgraph twice (call counters)",
