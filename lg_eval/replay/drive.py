@@ -2,7 +2,7 @@
 
 After a ``last-interrupt`` or ``before:NODE`` fork the thread's latest checkpoint has a
 step planned, so the first call is ``invoke(None)`` (LangGraph's continue); after a
-``turn:N`` fork it is ``invoke(first)``, input ``N``. Then, until the graph finishes with no
+``turn:N`` fork it is ``invoke(first)``, the N-th input. Then, until the graph finishes with no
 recorded input left:
 
 - the graph asks (``interrupt()``): each pending interrupt is answered with the next

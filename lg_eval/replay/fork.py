@@ -40,7 +40,7 @@ from lg_eval.errors import InvalidOptionError
 _RESUME = "__resume__"
 _INTERRUPT = "__interrupt__"
 _NULL_TASK = "00000000-0000-0000-0000-000000000000"
-_FORK = re.compile(r"^(last-interrupt|turn:([0-9]+)|before:([A-Za-z0-9_.:-]+))$")
+_FORK = re.compile(r"^(last-interrupt|turn:([1-9][0-9]*)|before:([A-Za-z0-9_.:-]+))$")
 
 ForkKind = Literal["last-interrupt", "turn", "before"]
 
@@ -60,7 +60,7 @@ class ForkSpec:
         match = _FORK.match(text.strip()) if isinstance(text, str) else None
         if match is None:
             raise InvalidOptionError(
-                f"fork {text!r}: use last-interrupt, turn:N (the thread's input N, from 0) or "
+                f"fork {text!r}: use last-interrupt, turn:N (the thread's N-th input, from 1) or "
                 "before:NODE (a node name)."
             )
         if match.group(2) is not None:
@@ -108,16 +108,16 @@ def find_fork(history: list[StateSnapshot], spec: ForkSpec) -> int | None:
         elif (
             spec.kind == "turn" and snapshot.metadata and snapshot.metadata.get("source") == "input"
         ):
+            inputs += 1
             if inputs == spec.turn:
                 return index
-            inputs += 1
     return chosen
 
 
 def describe_missing(spec: ForkSpec) -> str:
     """Why a thread has no fork point of this kind."""
     if spec.kind == "turn":
-        return f"the thread has no input {spec.turn} (turn:N counts inputs from 0)"
+        return f"the thread has no input {spec.turn} (turn:N counts inputs from 1)"
     if spec.kind == "before":
         return f"no step of the thread runs node {spec.node!r}"
     return "the thread never asked a human (no interrupt to fork at)"
@@ -125,7 +125,7 @@ def describe_missing(spec: ForkSpec) -> str:
 
 def recorded_humans(saver: Any, history: list[StateSnapshot], fork: int, spec: ForkSpec) -> Humans:
     """The answers and inputs the original thread's humans gave from ``history[fork]`` on
-    (for a ``turn:N`` fork, input ``N`` itself is the first recorded input)."""
+    (for a ``turn:N`` fork, the N-th input itself is the first recorded input)."""
     humans = Humans()
     for index in range(fork, len(history)):
         snapshot = history[index]

@@ -198,14 +198,14 @@ def test_fork_before_a_node_reruns_from_its_newest_step(prod: Any) -> None:
 
 def test_fork_at_a_turn_plays_that_turn_from_its_input_on_the_new_graph(prod: Any) -> None:
     _, saver = prod
-    turn = replay_threads(helpers.build_v2, saver, thread_ids=["t160"], fork="turn:0",
+    turn = replay_threads(helpers.build_v2, saver, thread_ids=["t160"], fork="turn:1",
                           evaluators=EVALUATORS)  # fmt: skip
     assert turn.threads[0].new_steps == scratch_steps(helpers.build_v2, 160)
     assert turn.threads[0].changed
-    missing = replay_threads(helpers.build_v2, saver, thread_ids=["t001"], fork="turn:3",
+    missing = replay_threads(helpers.build_v2, saver, thread_ids=["t001"], fork="turn:4",
                              evaluators=EVALUATORS)  # fmt: skip
     assert missing.threads[0].status == "skipped"
-    assert missing.threads[0].reason == "the thread has no input 3 (turn:N counts inputs from 0)"
+    assert missing.threads[0].reason == "the thread has no input 4 (turn:N counts inputs from 1)"
 
 
 def test_bad_options_are_typed_errors(prod: Any) -> None:

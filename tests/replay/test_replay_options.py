@@ -26,14 +26,14 @@ def test_any_fork_text_parses_and_round_trips_or_is_a_typed_error(text: str) -> 
     assert ForkSpec.parse(str(spec)) == spec
 
 
-@pytest.mark.parametrize("text", ["turn:\u0663", "turn:-1", "turn:", "before:", "before:a b"])
+@pytest.mark.parametrize("text", ["turn:\u0663", "turn:-1", "turn:0", "turn:01", "turn:", "before:", "before:a b"])
 def test_near_misses_are_refused(text: str) -> None:
     with pytest.raises(InvalidOptionError, match="use last-interrupt, turn:N"):
         ForkSpec.parse(text)
 
 
 @given(
-    st.integers(min_value=0, max_value=10**6),
+    st.integers(min_value=1, max_value=10**6),
     st.from_regex(r"[A-Za-z_][A-Za-z0-9_]*", fullmatch=True),
 )
 def test_every_turn_number_and_node_name_parses(turn: int, node: str) -> None:
