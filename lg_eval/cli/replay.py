@@ -43,7 +43,9 @@ def replay(
     ] = None,
     fork: Annotated[
         str,
-        typer.Option(help="Where to fork: last-interrupt, turn:N (N-th input, from 1), before:NODE."),
+        typer.Option(
+            help="Where to fork: last-interrupt, turn:N (N-th input, from 1), before:NODE."
+        ),
     ] = "last-interrupt",
     target: Annotated[
         str,

@@ -26,7 +26,9 @@ def test_any_fork_text_parses_and_round_trips_or_is_a_typed_error(text: str) -> 
     assert ForkSpec.parse(str(spec)) == spec
 
 
-@pytest.mark.parametrize("text", ["turn:\u0663", "turn:-1", "turn:0", "turn:01", "turn:", "before:", "before:a b"])
+@pytest.mark.parametrize(
+    "text", ["turn:\u0663", "turn:-1", "turn:0", "turn:01", "turn:", "before:", "before:a b"]
+)
 def test_near_misses_are_refused(text: str) -> None:
     with pytest.raises(InvalidOptionError, match="use last-interrupt, turn:N"):
         ForkSpec.parse(text)
