@@ -1,4 +1,5 @@
-"""``lg-eval sweep``: score the threads already in a checkpointer, only those that changed."""
+"""``lg-eval sweep``: score the threads already in a checkpointer or on a LangGraph Server,
+only those that changed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from lg_eval.cli._common import (
     JudgeInFlight,
     JudgeRpm,
     JudgeTpm,
+    fail,
     input_errors,
     judge_limits,
     parse_pairs,
@@ -21,15 +23,44 @@ from lg_eval.cli._common import (
 )
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.reports import render_terminal
+from lg_eval.server import API_KEY_ENV, STATUSES, ServerConnection
 from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json
 from lg_eval.sweeps.sweep import SweepProgress
 
 
 def sweep(
-    graph: Annotated[str, typer.Option(help="The graph as module:attr (graph, builder, factory).")],
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            help="The graph as module:attr (graph, builder, factory); optional with --server."
+        ),
+    ] = None,
     checkpointer: Annotated[
-        str, typer.Option(help="Checkpointer URL holding the threads (sqlite:///, postgresql://).")
-    ],
+        str | None,
+        typer.Option(help="Checkpointer URL holding the threads (sqlite:///, postgresql://)."),
+    ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(help="Sweep the threads of the LangGraph Server at this URL instead."),
+    ] = None,
+    assistant: Annotated[
+        str | None,
+        typer.Option(help="With --server: only threads of this assistant (UUID or graph id)."),
+    ] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            help="With --server: only threads in this status (idle, busy, interrupted, error)."
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(help=f"With --server: its API key (default ${API_KEY_ENV}); never shown."),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(help="With --server: NAME=VALUE sent with every request (repeatable)."),
+    ] = None,
     since: Annotated[
         str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
     ] = None,
@@ -77,23 +108,43 @@ def sweep(
     judge_tpm: JudgeTpm = None,
     judge_concurrency: JudgeInFlight = None,
 ) -> None:
-    """Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score and
-    store those that changed since the last sweep, and report like an experiment.
+    """Sweep the threads of a checkpointer or a LangGraph Server: list them by time and
+    metadata, extract, score and store those that changed since the last sweep, and report
+    like an experiment.
 
-    Exit code 0 when the sweep ran (whatever the scores), 2 for bad input (an unknown
-    evaluator, one that needs a reference, a checkpointer that cannot list threads, a
-    store that cannot be opened), 3 when a thread could not be scored (an evaluator raised
-    on it). A sweep that finds nothing new stores no run.
+    Give --checkpointer with --graph, or --server (with --metadata matching the threads'
+    metadata there). Exit code 0 when the sweep ran (whatever the scores), 2 for bad
+    input (an unknown evaluator, one that needs a reference, a checkpointer that cannot
+    list threads, a store that cannot be opened) or a server that refused the key or
+    stopped answering (the threads stored so far stay scored; run again to score the
+    rest), 3 when a thread could not be scored (an evaluator raised on it). A sweep that
+    finds nothing new stores no run.
     """
     pairs = parse_pairs(metadata or [], "--metadata", str)
     if executor not in ("local", "ray"):
         raise typer.BadParameter("use local or ray", param_hint="--executor")
+    if (checkpointer is None) == (server is None):
+        fail("give --checkpointer (with --graph) or --server, one of the two")
+    if server is None and graph is None:
+        fail("--checkpointer needs --graph (the graph as module:attr)")
+    if server is None and (assistant or status or api_key or header):
+        fail("--assistant, --status, --api-key and --header go with --server")
+    if status is not None and status not in STATUSES:
+        raise typer.BadParameter(f"use one of {', '.join(STATUSES)}", param_hint="--status")
     with input_errors():
+        connection = (
+            None
+            if server is None
+            else ServerConnection(server, api_key=api_key, headers=_headers(header or []))
+        )
         chosen = build_executor(executor, ray_address)
         with progress_display(quiet, "threads", throughput_of(chosen)) as update:
             result = sweep_threads(
                 graph,
                 checkpointer,
+                server=connection,
+                assistant_id=assistant,
+                status=status,
                 since=since,
                 until=until,
                 metadata=pairs or None,
@@ -131,6 +182,18 @@ def sweep(
     if errored:
         say(f"{errored} of {counts.total} threads errored; see the report's errors")
     raise typer.Exit(CASES_ERRORED if errored else PASSED)
+
+
+def _headers(items: list[str]) -> dict[str, str]:
+    """``--header NAME=VALUE`` items as a dict; a malformed one is a usage error that
+    names its position, never its text (a header may hold a credential)."""
+    found: dict[str, str] = {}
+    for number, item in enumerate(items, 1):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--header #{number} is not NAME=VALUE (its text is not shown)")
+        found[name.strip()] = value
+    return found
 
 
 def _scored(update: Update) -> SweepProgress:

@@ -4,7 +4,7 @@ Every request goes through :func:`request`, an effect that performs one SDK call
 (blocking or awaited) and maps what can go wrong to lg_eval's errors: a 404 to
 :class:`~lg_eval.errors.ThreadNotFoundError`, 401/403 to
 :class:`~lg_eval.errors.ServerAuthError`, and a refused connection, a timeout or a
-5xx, after ``retries`` attempts with exponential backoff, to
+429 or 5xx, after ``retries`` attempts with backoff (``Retry-After`` honoured), to
 :class:`~lg_eval.errors.ServerError`. The API key never appears in a message or a
 ``repr``.
 """
@@ -23,6 +23,8 @@ from langgraph_sdk import get_client, get_sync_client
 
 from lg_eval._effects import Core, Effect, sleep
 from lg_eval.errors import InvalidOptionError, ServerAuthError, ServerError, ThreadNotFoundError
+from lg_eval.server._retry import wait_before
+from lg_eval.urls import redact_url
 
 T = TypeVar("T")
 API_KEY_ENV = "LANGGRAPH_API_KEY"
@@ -50,8 +52,18 @@ class ServerConnection:
                 f"server url={self.url!r} is not an http(s) URL; pass the address the "
                 "LangGraph Server listens on, e.g. 'http://127.0.0.1:2024'."
             )
+        if any(name.strip().lower() == "x-api-key" for name in self.headers):
+            raise InvalidOptionError(
+                "headers: x-api-key is the header langgraph-sdk sends the API key in; pass "
+                "the key as api_key=... (or $LANGGRAPH_API_KEY) instead of as a header."
+            )
         if not isinstance(self.retries, int) or self.retries < 1:
             raise InvalidOptionError(f"retries={self.retries!r}: expected an int >= 1.")
+
+    @property
+    def shown(self) -> str:
+        """The URL as messages and reports show it (any password in it replaced by ``***``)."""
+        return redact_url(self.url)
 
     @property
     def _key(self) -> str | None:
@@ -80,7 +92,12 @@ def _one(
     return Effect(lambda: run(server.sync_client), lambda: arun(server.async_client))
 
 
-_RETRIED = (sdk_errors.APIConnectionError, sdk_errors.InternalServerError, httpx.TransportError)
+_RETRIED = (
+    sdk_errors.APIConnectionError,
+    sdk_errors.InternalServerError,
+    sdk_errors.RateLimitError,
+    httpx.TransportError,
+)
 
 
 def request(
@@ -92,7 +109,9 @@ def request(
     thread_id: str | None = None,
 ) -> Core[T]:
     """Perform one SDK call (``run(sync_client)`` / ``await arun(async_client)``), retrying
-    connection failures, timeouts and 5xx; ``what`` names the request in errors."""
+    connection failures, timeouts, 429 and 5xx (waiting as ``Retry-After`` asks, else
+    with exponential backoff: :mod:`lg_eval.server._retry`); ``what`` names the request
+    in errors."""
     attempt = 0
     while True:
         attempt += 1
@@ -102,12 +121,12 @@ def request(
         except sdk_errors.NotFoundError as exc:
             name = f"Thread {thread_id!r}" if thread_id else "The resource"
             raise ThreadNotFoundError(
-                f"{name} was not found on the LangGraph Server at {server.url} ({what}). "
+                f"{name} was not found on the LangGraph Server at {server.shown} ({what}). "
                 "Check the thread id and the server URL."
             ) from exc
         except (sdk_errors.AuthenticationError, sdk_errors.PermissionDeniedError) as exc:
             raise ServerAuthError(
-                f"The LangGraph Server at {server.url} refused the credentials "
+                f"The LangGraph Server at {server.shown} refused the credentials "
                 f"(HTTP {exc.response.status_code}) for {what}. Pass api_key=... or set "
                 f"${API_KEY_ENV} (or the headers its auth handler wants)."
             ) from exc
@@ -117,16 +136,17 @@ def request(
                     "timed out"
                     if isinstance(exc, (sdk_errors.APITimeoutError, httpx.TimeoutException))
                     else f"answered HTTP {exc.response.status_code}"
-                    if isinstance(exc, sdk_errors.InternalServerError)
+                    if isinstance(exc, sdk_errors.APIStatusError)
                     else "could not be reached"
                 )
                 raise ServerError(
-                    f"The LangGraph Server at {server.url} {kind} for {what} after "
-                    f"{attempt} attempt(s). Check that it is running (GET {server.url}/ok)."
+                    f"The LangGraph Server at {server.shown} {kind} for {what} after "
+                    f"{attempt} attempt(s). Check that it is running (GET {server.shown}/ok)."
                 ) from exc
-            yield sleep(server.backoff * 2 ** (attempt - 1))
+            response = exc.response if isinstance(exc, sdk_errors.APIStatusError) else None
+            yield sleep(wait_before(attempt, server.backoff, response))
         except sdk_errors.APIStatusError as exc:
             raise ServerError(
-                f"The LangGraph Server at {server.url} answered HTTP "
+                f"The LangGraph Server at {server.shown} answered HTTP "
                 f"{exc.response.status_code} for {what}."
             ) from exc
