@@ -15,9 +15,15 @@ from typing import Any
 
 from langgraph.pregel import Pregel
 
-from lg_eval.datasets import Case, Dataset
 from lg_eval.errors import InvalidOptionError
-from lg_eval.play import Graph, Saver, import_reference, resolve_target
+from lg_eval.experiments._upstream import (
+    Case,
+    Dataset,
+    Graph,
+    Saver,
+    import_reference,
+    resolve_target,
+)
 
 
 class CaseTargets:
