@@ -7,6 +7,7 @@ with ``Retry-After`` (seconds, or an HTTP date) on a 429 or 5xx: then that, capp
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -17,8 +18,9 @@ MAX_WAIT = 60.0
 
 
 def retry_after(response: httpx.Response | None, *, now: datetime | None = None) -> float | None:
-    """The wait the response's ``Retry-After`` header asks for, in seconds (None: none or
-    unreadable)."""
+    """The wait the response's ``Retry-After`` header asks for, in seconds: finite and
+    >= 0, a date in the past being 0 (None: no header, or one that is neither a number
+    of seconds nor an HTTP date)."""
     if response is None:
         return None
     value = response.headers.get("retry-after")
@@ -26,9 +28,11 @@ def retry_after(response: httpx.Response | None, *, now: datetime | None = None)
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
