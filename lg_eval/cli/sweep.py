@@ -22,8 +22,9 @@ from lg_eval.cli._common import (
     stdout,
 )
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
+from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.reports import render_terminal
-from lg_eval.server import API_KEY_ENV, STATUSES, ServerConnection
+from lg_eval.server import STATUSES
 from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json
 from lg_eval.sweeps.sweep import SweepProgress
 
@@ -53,14 +54,8 @@ def sweep(
             help="With --server: only threads in this status (idle, busy, interrupted, error)."
         ),
     ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(help=f"With --server: its API key (default ${API_KEY_ENV}); never shown."),
-    ] = None,
-    header: Annotated[
-        list[str] | None,
-        typer.Option(help="With --server: NAME=VALUE sent with every request (repeatable)."),
-    ] = None,
+    api_key: ApiKey = None,
+    header: Header = None,
     since: Annotated[
         str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
     ] = None,
@@ -132,11 +127,7 @@ def sweep(
     if status is not None and status not in STATUSES:
         raise typer.BadParameter(f"use one of {', '.join(STATUSES)}", param_hint="--status")
     with input_errors():
-        connection = (
-            None
-            if server is None
-            else ServerConnection(server, api_key=api_key, headers=_headers(header or []))
-        )
+        connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)
         with progress_display(quiet, "threads", throughput_of(chosen)) as update:
             result = sweep_threads(
@@ -182,18 +173,6 @@ def sweep(
     if errored:
         say(f"{errored} of {counts.total} threads errored; see the report's errors")
     raise typer.Exit(CASES_ERRORED if errored else PASSED)
-
-
-def _headers(items: list[str]) -> dict[str, str]:
-    """``--header NAME=VALUE`` items as a dict; a malformed one is a usage error that
-    names its position, never its text (a header may hold a credential)."""
-    found: dict[str, str] = {}
-    for number, item in enumerate(items, 1):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            fail(f"--header #{number} is not NAME=VALUE (its text is not shown)")
-        found[name.strip()] = value
-    return found
 
 
 def _scored(update: Update) -> SweepProgress:
