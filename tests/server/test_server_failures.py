@@ -20,7 +20,12 @@ from hypothesis import strategies as st
 
 from lg_eval.errors import ServerAuthError, ServerError
 from lg_eval.experiments import open_store
-from lg_eval.server import ServerConnection, extract_server_thread, list_server_threads
+from lg_eval.server import (
+    API_KEY_ENV,
+    ServerConnection,
+    extract_server_thread,
+    list_server_threads,
+)
 from lg_eval.server._retry import MAX_WAIT, retry_after, wait_before
 from lg_eval.sweeps import sweep_threads
 from tests.server.echo_threads import make_threads
@@ -155,3 +160,20 @@ def test_retry_after_http_date_and_the_cap() -> None:
     past = format_datetime(now - timedelta(seconds=5), usegmt=True)
     assert retry_after(httpx.Response(503, headers={"retry-after": past}), now=now) == 0.0
     assert [wait_before(n, 0.5, None) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
+
+
+def test_the_key_comes_from_langgraph_api_key_never_from_langsmith_api_key(
+    proxy: Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy.answer = lambda number, method, path: Reply(401)
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2-langsmith-only")
+    with pytest.raises(ServerAuthError):
+        next(list_server_threads(ServerConnection(proxy.url)))
+    monkeypatch.setenv(API_KEY_ENV, "lsv2-from-the-env")
+    with pytest.raises(ServerAuthError):
+        next(list_server_threads(ServerConnection(proxy.url)))
+    assert [headers.get("x-api-key") for _, _, headers in proxy.seen] == [
+        None,
+        "lsv2-from-the-env",
+    ]
