@@ -4,13 +4,16 @@ The server's ``threads.search`` filters by status and by the thread's metadata (
 server puts ``graph_id`` and ``assistant_id`` there when a run is made), ordered by
 creation time so that offset paging is stable while threads are being updated. It does
 not say which checkpoint a thread is at, so each listed thread's newest root checkpoint
-is read with ``threads.get_state``. One page is in memory at a time.
+is read with ``threads.get_state``, ``concurrency`` of a page's threads at a time (the
+listing is bound by round trips, not by the server's work). One page is in memory at a
+time.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -24,6 +27,8 @@ ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _FIELDS = ["thread_id", "updated_at", "status"]
+MAX_PAGE = 1000
+"""The most threads one ``threads.search`` may ask for (the server's API refuses more)."""
 
 
 @dataclass(frozen=True)
@@ -106,33 +111,48 @@ def list_server_threads(
     metadata: Mapping[str, Any] | None = None,
     updated_since: datetime | None = None,
     page_size: int = 100,
+    concurrency: int = 8,
 ) -> Iterator[list[ServerThread]]:
     """Pages of the server's threads matching the filters, oldest first, each with its
     newest root checkpoint. ``updated_since`` skips, without reading their state, threads
     not updated since then. A thread deleted while listed, or with no checkpoint yet, is
-    left out."""
-    if page_size < 1:
-        raise InvalidOptionError(f"page_size={page_size}: at least 1.")
+    left out. A page holds at most :data:`MAX_PAGE` threads, whatever ``page_size``;
+    ``concurrency`` state reads of a page are in flight at once."""
+    if not isinstance(page_size, int) or page_size < 1:
+        raise InvalidOptionError(f"page_size={page_size!r}: expected an int >= 1.")
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidOptionError(f"concurrency={concurrency!r}: expected an int >= 1.")
     filters = thread_filter(assistant_id=assistant_id, status=status, metadata=metadata)
-    offset = 0
-    while True:
-        page = drive(search_page(server, filters, offset, page_size))
-        heads: list[ServerThread] = []
-        for thread in page:
-            if updated_since is not None and _time(thread.get("updated_at")) < updated_since:
-                continue
-            thread_id = str(thread["thread_id"])
-            try:
-                checkpoint_id = drive(newest_checkpoint(server, thread_id))
-            except ThreadNotFoundError:
-                continue
-            if checkpoint_id is not None:
-                heads.append(ServerThread(thread_id, checkpoint_id, str(thread.get("status"))))
-        if heads:
-            yield heads
-        if len(page) < page_size:
-            return
-        offset += len(page)
+    limit, offset = min(page_size, MAX_PAGE), 0
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="lg-eval-list") as pool:
+        while True:
+            page = drive(search_page(server, filters, offset, limit))
+            wanted = [
+                t
+                for t in page
+                if updated_since is None or _time(t.get("updated_at")) >= updated_since
+            ]
+            ids = [str(t["thread_id"]) for t in wanted]
+            heads = [
+                ServerThread(thread_id, checkpoint_id, str(thread.get("status")))
+                for thread, thread_id, checkpoint_id in zip(
+                    wanted, ids, pool.map(partial(_head, server), ids), strict=True
+                )
+                if checkpoint_id is not None
+            ]
+            if heads:
+                yield heads
+            if len(page) < limit:
+                return
+            offset += len(page)
+
+
+def _head(server: ServerConnection, thread_id: str) -> str | None:
+    """The thread's newest checkpoint id; None when it has none, or is gone."""
+    try:
+        return drive(newest_checkpoint(server, thread_id))
+    except ThreadNotFoundError:
+        return None
 
 
 def _time(value: Any) -> datetime:
@@ -142,6 +162,7 @@ def _time(value: Any) -> datetime:
 
 
 __all__ = [
+    "MAX_PAGE",
     "STATUSES",
     "ServerThread",
     "ThreadStatus",

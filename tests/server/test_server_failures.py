@@ -177,3 +177,15 @@ def test_the_key_comes_from_langgraph_api_key_never_from_langsmith_api_key(
         None,
         "lsv2-from-the-env",
     ]
+
+
+def test_a_thread_gone_between_search_and_state_is_left_out(proxy: Proxy, guarded_url: str) -> None:
+    batch = {"batch": uuid.uuid4().hex}
+    made = make_threads(guarded_url, batch, 3)
+    gone = made[1]
+    proxy.answer = lambda number, method, path: (
+        Reply(404) if path.startswith(f"/threads/{gone}/state") else None
+    )
+    listed = [t.thread_id for page in list_server_threads(_through(proxy), metadata=batch)
+              for t in page]  # fmt: skip
+    assert sorted(listed) == sorted(set(made) - {gone})

@@ -11,7 +11,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from lg_eval.errors import InvalidOptionError, ServerAuthError
-from lg_eval.server import ServerConnection
+from lg_eval.server import ServerConnection, list_server_threads
 from lg_eval.sweeps import SweepResult, sweep_threads
 from tests.server.echo_threads import another_turn, make_threads, newest_checkpoints
 from tests.server.guarded import KEY
@@ -80,6 +80,7 @@ def test_assistant_filter_takes_graph_id_or_assistant_uuid(
         return sorted(sweep_threads(
             server=_server(guarded_url), metadata=batch, assistant_id=assistant,
             evaluators=["redundancy"], store=tmp_path / "r.sqlite", incremental=False,
+            page_size=5000,  # more than the server's API allows per page: asked 1000 at a time
         ).thread_ids)  # fmt: skip
 
     assert ids("echo") == sorted(made)
@@ -141,3 +142,11 @@ def test_api_key_header_is_refused_for_api_key(name: str) -> None:
 def test_unknown_status_is_invalid_option(status: str, tmp_path: Path) -> None:
     with pytest.raises(InvalidOptionError, match="status="):
         sweep_threads(server="http://127.0.0.1:1", status=status, store=tmp_path / "r.sqlite")
+
+
+@pytest.mark.parametrize("options", [{"page_size": 0}, {"concurrency": 0}, {"concurrency": 1.5}])
+def test_bad_listing_options_are_invalid_option_before_any_request(
+    options: dict[str, object],
+) -> None:
+    with pytest.raises(InvalidOptionError, match=next(iter(options))):
+        next(list_server_threads(ServerConnection("http://127.0.0.1:1"), **options))  # type: ignore[arg-type]
