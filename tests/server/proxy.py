@@ -43,6 +43,8 @@ class Proxy:
 
     url: str
     answer: Answer = forward
+    latency: float = 0.0
+    """Seconds added before each forwarded request (a server farther away than loopback)."""
     seen: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -82,6 +84,7 @@ def _handler(upstream: str, proxy: Proxy) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(payload)
                 return
+            time.sleep(proxy.latency)
             sent = {k: v for k, v in headers.items() if k not in {"host", "content-length"}}
             connection = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
             try:
