@@ -1,12 +1,15 @@
 """Threads of the guarded server's ``echo`` graph, made concurrently through langgraph-sdk.
 
 Each thread gets a metadata ``batch`` so a test sweeps only its own threads of the
-session's server. A turn is one real run (``runs.wait``): the server's own checkpoints.
+session's server. A turn is one real run (``runs.wait``): the server's own checkpoints. The
+first run creates its thread (``if_not_exists="create"``), which then carries the run's
+metadata beside the ``graph_id`` and ``assistant_id`` the server adds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,15 +29,17 @@ async def _make(url: str, metadata: dict[str, Any], n: int, interrupt: bool) -> 
     gate = asyncio.Semaphore(CONCURRENCY)
 
     async def one() -> str:
-        async with gate:
-            thread = await client.threads.create(metadata=metadata)
+        thread_id = str(uuid.uuid4())
+        async with gate:  # one request: the run creates its thread, with the run's metadata
             await client.runs.wait(
-                thread["thread_id"],
+                thread_id,
                 "echo",
                 input=_turn("hi"),
+                metadata=metadata,
+                if_not_exists="create",
                 interrupt_before=["reply"] if interrupt else None,
             )
-            return str(thread["thread_id"])
+        return thread_id
 
     return list(await asyncio.gather(*(one() for _ in range(n))))
 

@@ -98,23 +98,23 @@ def test_sweep_cut_off_by_an_outage_resumes_with_each_thread_stored_once(
     proxy: Proxy, guarded_url: str, tmp_path: Path
 ) -> None:
     batch = {"batch": uuid.uuid4().hex}
-    made = make_threads(guarded_url, batch, 30)
+    made = make_threads(guarded_url, batch, 20)
     store = tmp_path / "results.sqlite"
 
     def sweep() -> list[str]:
         return sweep_threads(
             server=_through(proxy, retries=2, backoff=0.0), metadata=batch,
             evaluators=["redundancy"], store=store, name="echo", page_size=10,
-            partition_size=5,
+            partition_size=4,
         ).thread_ids  # fmt: skip
 
     histories: list[str] = []
 
     def outage(number: int, method: str, path: str) -> Reply | None:
-        """The server goes down after 14 thread histories (threads of a third partition)."""
+        """The server goes down after 10 thread histories: a partition or two are stored."""
         if path.endswith("/history"):
             histories.append(path)
-        return Reply(503) if len(histories) > 14 else None
+        return Reply(503) if len(histories) > 10 else None
 
     proxy.answer = outage
     with pytest.raises(ServerError, match=rf"at {proxy.url} answered HTTP 503"):
