@@ -7,6 +7,7 @@ off by an outage that the next sweep finishes: each thread stored once.
 from __future__ import annotations
 
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lg_eval.errors import ServerAuthError, ServerError
+from lg_eval.errors import LgEvalError, ServerAuthError, ServerError
 from lg_eval.experiments import open_store
 from lg_eval.server import (
     API_KEY_ENV,
@@ -189,3 +190,16 @@ def test_a_thread_gone_between_search_and_state_is_left_out(proxy: Proxy, guarde
     listed = [t.thread_id for page in list_server_threads(_through(proxy), metadata=batch)
               for t in page]  # fmt: skip
     assert sorted(listed) == sorted(set(made) - {gone})
+
+
+@pytest.mark.parametrize("status", [401, 404, 500])
+def test_no_error_nor_its_traceback_shows_the_key_or_headers(proxy: Proxy, status: int) -> None:
+    secret = "lsv2-sk-never-shown-4242"
+    proxy.answer = lambda number, method, path: Reply(status)
+    server = ServerConnection(
+        proxy.url, api_key=secret, headers={"Authorization": f"Bearer {secret}"}, retries=1
+    )
+    with pytest.raises(LgEvalError) as caught:
+        extract_server_thread(server, str(uuid.uuid4()))
+    assert proxy.seen[0][2]["authorization"] == f"Bearer {secret}"  # it was sent
+    assert secret not in "".join(traceback.format_exception(caught.value))
