@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph_sdk import get_sync_client
 
 from lg_eval.errors import InvalidOptionError, ServerAuthError
-from lg_eval.server import ServerConnection, list_server_threads
+from lg_eval.server import STATUSES, ServerConnection, list_server_threads, thread_filter
 from lg_eval.sweeps import SweepResult, sweep_threads
 from tests.server.echo_threads import another_turn, make_threads, newest_checkpoints
 from tests.server.guarded import KEY
@@ -150,3 +152,29 @@ def test_bad_listing_options_are_invalid_option_before_any_request(
 ) -> None:
     with pytest.raises(InvalidOptionError, match=next(iter(options))):
         next(list_server_threads(ServerConnection("http://127.0.0.1:1"), **options))  # type: ignore[arg-type]
+
+
+@given(status=st.text(max_size=12), assistant=st.one_of(st.uuids().map(str), st.text(max_size=20)))
+def test_thread_filter_accepts_exactly_the_statuses_and_tells_uuids_from_graph_ids(
+    status: str, assistant: str
+) -> None:
+    if status not in STATUSES:
+        with pytest.raises(InvalidOptionError, match="status="):
+            thread_filter(status=status)
+    else:
+        assert thread_filter(status=status) == {"status": status}
+    if not assistant:
+        with pytest.raises(InvalidOptionError, match="assistant_id="):
+            thread_filter(assistant_id=assistant)
+        return
+    key = "assistant_id" if _is_uuid(assistant) else "graph_id"
+    assert thread_filter(assistant_id=assistant, metadata={"team": "a"}) == {
+        "metadata": {"team": "a", key: assistant}
+    }
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text.lower() and len(text) == 36
+    except ValueError:
+        return False
