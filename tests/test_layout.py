@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import lg_eval
 
 PACKAGE = Path(lg_eval.__file__).parent
+ROOT = PACKAGE.parent
 
 
 def test_the_root_exports_the_core_only() -> None:
@@ -260,3 +262,22 @@ def test_the_floor_check_finds_a_lazy_upward_import_and_only_that(tmp_path: Path
     assert _upward(source, "extract") == [
         "mod.py:4 lg_eval.reports (floor 3 imports reports, floor 7)"
     ]
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _documented_floors() -> dict[str, int]:
+    """The floors docs/architecture.md gives, read from its table's rows."""
+    floors: dict[str, int] = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].isdigit():
+            for name in re.findall(r"`([a-z_]+)`", cells[1]):
+                floors[name] = int(cells[0])
+    return floors
+
+
+def test_the_architecture_page_gives_every_public_unit_its_floor() -> None:
+    public = {unit: floor for unit, floor in FLOORS.items() if not unit.startswith("_")}
+    assert _documented_floors() == public
