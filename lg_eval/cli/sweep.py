@@ -61,7 +61,10 @@ def sweep(
     ] = None,
     until: Annotated[str | None, typer.Option(help="Newest checkpoint before this time.")] = None,
     metadata: Annotated[
-        list[str] | None, typer.Option(help="KEY=VALUE a checkpoint's metadata has (repeatable).")
+        list[str] | None,
+        typer.Option(
+            help="KEY=VALUE a checkpoint's metadata has (with --server: the thread's; repeatable)."
+        ),
     ] = None,
     sample: Annotated[
         float | None,
