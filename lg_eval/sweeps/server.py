@@ -14,13 +14,14 @@ the partition in hand is not stored, so the next sweep scores its threads.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from lg_eval.errors import ExtractionError
+from lg_eval.errors import ExtractionError, ServerError
 from lg_eval.experiments import CaseResult
 from lg_eval.server import ServerConnection, extract_server_thread, list_server_threads
 from lg_eval.sweeps.listing import ThreadHead, checkpoint_time
@@ -95,4 +96,12 @@ class ServerPartitionScorer:
         return scored
 
 
-__all__ = ["ServerPartitionScorer", "server_heads"]
+def cut_off(exc: ServerError, run_id: str, stored: int) -> ServerError:
+    """``exc`` (the server stopped answering mid-sweep) saying what was kept and how to go on."""
+    return type(exc)(
+        f"{exc} The sweep stored {stored} thread(s) before that; the next sweep scores only "
+        f"the rest (or resume this run with --run-id {shlex.quote(run_id)})."
+    )
+
+
+__all__ = ["ServerPartitionScorer", "cut_off", "server_heads"]

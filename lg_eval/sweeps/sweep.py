@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lg_eval.errors import InvalidOptionError
+from lg_eval.errors import InvalidOptionError, ServerError
 from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE
@@ -39,7 +39,7 @@ from lg_eval.reports.stream import stream_report
 from lg_eval.server import ServerConnection
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
 from lg_eval.sweeps.result import SweepResult, worst_threads
-from lg_eval.sweeps.server import ServerPartitionScorer, server_heads
+from lg_eval.sweeps.server import ServerPartitionScorer, cut_off, server_heads
 from lg_eval.sweeps.state import SweepState
 from lg_eval.sweeps.worker import PartitionScorer, refuse_reference_needers, resolve_evaluators
 from lg_eval.urls import redact_url
@@ -228,6 +228,8 @@ def sweep_threads(
                     if progress is not None:
                         progress(scored, passed, scored - passed)
                 status = "finished"
+            except ServerError as exc:  # the server went away mid-sweep: what is stored stays
+                raise cut_off(exc, info.run_id, scored) from exc
             finally:
                 done: dict[str, Any] = {"status": status, "finished_at": datetime.now(UTC)}
                 if services is not None:

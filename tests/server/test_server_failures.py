@@ -95,18 +95,19 @@ def test_a_reply_that_never_comes_is_a_timeout_server_error(proxy: Proxy) -> Non
     assert len(proxy.seen) == 2
 
 
+@pytest.mark.parametrize("resume", [False, True], ids=["next-sweep", "same-run-id"])
 def test_sweep_cut_off_by_an_outage_resumes_with_each_thread_stored_once(
-    proxy: Proxy, guarded_url: str, tmp_path: Path
+    proxy: Proxy, guarded_url: str, tmp_path: Path, resume: bool
 ) -> None:
     batch = {"batch": uuid.uuid4().hex}
     made = make_threads(guarded_url, batch, 20)
     store = tmp_path / "results.sqlite"
 
-    def sweep() -> list[str]:
+    def sweep(run_id: str | None = None) -> list[str]:
         return sweep_threads(
             server=_through(proxy, retries=2, backoff=0.0), metadata=batch,
             evaluators=["redundancy"], store=store, name="echo", page_size=10,
-            partition_size=4,
+            partition_size=4, run_id=run_id,
         ).thread_ids  # fmt: skip
 
     histories: list[str] = []
@@ -118,17 +119,24 @@ def test_sweep_cut_off_by_an_outage_resumes_with_each_thread_stored_once(
         return Reply(503) if len(histories) > 10 else None
 
     proxy.answer = outage
-    with pytest.raises(ServerError, match=rf"at {proxy.url} answered HTTP 503"):
+    with pytest.raises(ServerError, match=rf"at {proxy.url} answered HTTP 503") as caught:
         sweep()
     with open_store(store) as results:
         (cut,) = results.runs()
         before = [r.case_id for r in results.iter_results(cut.run_id)]
     assert cut.status == "interrupted"
     assert 0 < len(before) < len(made)
+    assert str(caught.value).endswith(
+        f"The sweep stored {len(before)} thread(s) before that; the next sweep scores only the "
+        f"rest (or resume this run with --run-id {cut.run_id})."
+    )
 
     proxy.answer = forward
-    rest = sweep()
-    assert sorted(rest) == sorted(set(made) - set(before))
+    proxy.seen.clear()
+    rest = sweep(cut.run_id if resume else None)
+    extracted = sorted(path.split("/")[2] for _, path, _ in proxy.seen if path.endswith("/history"))
+    assert extracted == sorted(set(made) - set(before))  # only the threads not yet stored
+    assert sorted(rest) == sorted(made if resume else extracted)
     with open_store(store) as results:
         every = [r.case_id for run in results.runs() for r in results.iter_results(run.run_id)]
     assert sorted(every) == sorted(made)  # none lost, none twice
