@@ -17,11 +17,16 @@ from lg_eval.server import API_KEY_ENV, ServerConnection
 
 ApiKey = Annotated[
     str | None,
-    typer.Option(help=f"With --server: its API key (default ${API_KEY_ENV}); never shown."),
+    typer.Option(
+        metavar="KEY", help=f"With --server: its API key (default ${API_KEY_ENV}); never shown."
+    ),
 ]
 Header = Annotated[
     list[str] | None,
-    typer.Option(help="With --server: NAME=VALUE sent with every request (repeatable)."),
+    typer.Option(
+        metavar="NAME=VALUE",
+        help="With --server: a header sent with every request (repeatable).",
+    ),
 ]
 
 

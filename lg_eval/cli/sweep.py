@@ -42,16 +42,21 @@ def sweep(
     ] = None,
     server: Annotated[
         str | None,
-        typer.Option(help="Sweep the threads of the LangGraph Server at this URL instead."),
+        typer.Option(
+            metavar="URL", help="Sweep the threads of the LangGraph Server at this URL instead."
+        ),
     ] = None,
     assistant: Annotated[
         str | None,
-        typer.Option(help="With --server: only threads of this assistant (UUID or graph id)."),
+        typer.Option(
+            metavar="ID", help="With --server: only threads of this assistant (UUID or graph id)."
+        ),
     ] = None,
     status: Annotated[
         str | None,
         typer.Option(
-            help="With --server: only threads in this status (idle, busy, interrupted, error)."
+            metavar="STATUS",
+            help="With --server: only threads in this status (idle, busy, interrupted, error).",
         ),
     ] = None,
     api_key: ApiKey = None,
@@ -79,7 +84,11 @@ def sweep(
         str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
     ] = None,
     name: Annotated[
-        str | None, typer.Option(help="The sweep's name (its incremental state); default --graph.")
+        str | None,
+        typer.Option(
+            help="The sweep's name (its incremental state); default --graph, or with --server "
+            "the --assistant, else the URL."
+        ),
     ] = None,
     run_id: Annotated[
         str | None, typer.Option(help="Name the run; the same id resumes it.")
