@@ -10,7 +10,6 @@ with blocking calls and :func:`~lg_eval._effects.adrive` awaits it.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import Any, TypeVar, cast
 from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
 
-from lg_eval._effects import Core, Effect, sleep
+from lg_eval._effects import Core, sleep
 from lg_eval.errors import InfrastructureError
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
@@ -57,8 +56,8 @@ class CaseContext:
     thresholds: Mapping[str, float]
     retries: int
     redactor: Redactor | None
-    fresh_threads: bool
-    """Delete a thread before playing on it (a resumed run may have left one half played)."""
+    resume_threads: bool
+    """The run resumes: a case's thread may hold turns a killed run finished."""
     reviewer: Reviewer | None = None
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
     require_verdict: bool = False
@@ -144,13 +143,11 @@ def play_attempt(
     ctx: CaseContext, plan: CasePlan, graph: Graph, thread_id: str, attempt: int
 ) -> Core[PlayedAttempt]:
     """Play the case's turns on ``graph`` (the case's target, bound to the run's
-    checkpointer) on ``thread_id``, deleted first when the run resumes."""
-    if ctx.fresh_threads:
-        yield Effect(
-            functools.partial(ctx.saver.delete_thread, thread_id),
-            functools.partial(ctx.saver.adelete_thread, thread_id),
-        )
-    played = yield from playing(graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer)
+    checkpointer) on ``thread_id``; when the run resumes, a thread a killed run left goes on
+    from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``)."""
+    played = yield from playing(
+        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=ctx.resume_threads
+    )
     turns = turn_records(played)
     return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
 
