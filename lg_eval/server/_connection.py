@@ -18,8 +18,9 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 import httpx
+import langgraph_sdk
 from langgraph_sdk import errors as sdk_errors
-from langgraph_sdk import get_client, get_sync_client
+from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from lg_eval._effects import Core, Effect, sleep
 from lg_eval.errors import InvalidOptionError, ServerAuthError, ServerError, ThreadNotFoundError
@@ -69,18 +70,36 @@ class ServerConnection:
     def _key(self) -> str | None:
         return self.api_key if self.api_key is not None else os.environ.get(API_KEY_ENV)
 
+    def _sent_headers(self) -> dict[str, str]:
+        """What every request carries: the SDK's user agent, ``headers``, the key."""
+        key = self._key
+        sent = {"User-Agent": f"langgraph-sdk-py/{langgraph_sdk.__version__}", **self.headers}
+        return {**sent, "x-api-key": key} if key else sent
+
     @cached_property
     def sync_client(self) -> Any:
-        """The SDK's blocking client (made once per connection)."""
-        return get_sync_client(
-            url=self.url, api_key=self._key, headers=dict(self.headers), timeout=self.timeout
+        """The SDK's blocking client (made once per connection). Its transport does not
+        retry a failed connect itself (the SDK's own does, 5 times): ``retries`` is the
+        one bound."""
+        return SyncLangGraphClient(
+            httpx.Client(
+                base_url=self.url,
+                transport=httpx.HTTPTransport(retries=0),
+                timeout=httpx.Timeout(self.timeout),
+                headers=self._sent_headers(),
+            )
         )
 
     @cached_property
     def async_client(self) -> Any:
-        """The SDK's async client (made once per connection)."""
-        return get_client(
-            url=self.url, api_key=self._key, headers=dict(self.headers), timeout=self.timeout
+        """The SDK's async client (made once per connection), retrying as ``sync_client``."""
+        return LangGraphClient(
+            httpx.AsyncClient(
+                base_url=self.url,
+                transport=httpx.AsyncHTTPTransport(retries=0),
+                timeout=httpx.Timeout(self.timeout),
+                headers=self._sent_headers(),
+            )
         )
 
 

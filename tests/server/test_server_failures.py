@@ -6,6 +6,7 @@ off by an outage that the next sweep finishes: each thread stored once.
 
 from __future__ import annotations
 
+import socket
 import time
 import traceback
 import uuid
@@ -211,3 +212,13 @@ def test_no_error_nor_its_traceback_shows_the_key_or_headers(proxy: Proxy, statu
         extract_server_thread(server, str(uuid.uuid4()))
     assert proxy.seen[0][2]["authorization"] == f"Bearer {secret}"  # it was sent
     assert secret not in "".join(traceback.format_exception(caught.value))
+
+
+def test_a_server_that_is_down_is_reported_after_retries_attempts_and_no_more() -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    started = time.monotonic()
+    with pytest.raises(ServerError, match=rf"at {url} could not be reached .* after 3 attempt"):
+        next(list_server_threads(ServerConnection(url, retries=3, backoff=0.05)))
+    assert time.monotonic() - started < 5.0  # the SDK's own transport would retry ~7.5 s each
