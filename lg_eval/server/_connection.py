@@ -70,37 +70,30 @@ class ServerConnection:
     def _key(self) -> str | None:
         return self.api_key if self.api_key is not None else os.environ.get(API_KEY_ENV)
 
-    def _sent_headers(self) -> dict[str, str]:
-        """What every request carries: the SDK's user agent, ``headers``, the key."""
+    def _options(self) -> dict[str, Any]:
+        """The httpx client options both clients share: URL, timeout, and what every request
+        carries (the SDK's user agent, ``headers``, the key)."""
         key = self._key
         sent = {"User-Agent": f"langgraph-sdk-py/{langgraph_sdk.__version__}", **self.headers}
-        return {**sent, "x-api-key": key} if key else sent
+        return {
+            "base_url": self.url,
+            "timeout": httpx.Timeout(self.timeout),
+            "headers": {**sent, "x-api-key": key} if key else sent,
+        }
 
     @cached_property
     def sync_client(self) -> Any:
         """The SDK's blocking client (made once per connection). Its transport does not
         retry a failed connect itself (the SDK's own does, 5 times): ``retries`` is the
         one bound."""
-        return SyncLangGraphClient(
-            httpx.Client(
-                base_url=self.url,
-                transport=httpx.HTTPTransport(retries=0),
-                timeout=httpx.Timeout(self.timeout),
-                headers=self._sent_headers(),
-            )
-        )
+        transport = httpx.HTTPTransport(retries=0)
+        return SyncLangGraphClient(httpx.Client(transport=transport, **self._options()))
 
     @cached_property
     def async_client(self) -> Any:
         """The SDK's async client (made once per connection), retrying as ``sync_client``."""
-        return LangGraphClient(
-            httpx.AsyncClient(
-                base_url=self.url,
-                transport=httpx.AsyncHTTPTransport(retries=0),
-                timeout=httpx.Timeout(self.timeout),
-                headers=self._sent_headers(),
-            )
-        )
+        transport = httpx.AsyncHTTPTransport(retries=0)
+        return LangGraphClient(httpx.AsyncClient(transport=transport, **self._options()))
 
 
 def _one(
