@@ -61,8 +61,9 @@ COMMANDS: dict[str, Entry] = {
     "sweep": Entry(
         "lg_eval.cli.sweep",
         "sweep",
-        "Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score "
-        "and store those that changed since the last sweep, and report like an experiment.",
+        "Sweep the threads of a checkpointer or a LangGraph Server: list them by time and "
+        "metadata, extract, score and store those that changed since the last sweep, and "
+        "report like an experiment.",
     ),
     "replay": Entry(
         "lg_eval.cli.replay",

@@ -5,7 +5,8 @@ the server's threads API (``langgraph-sdk``) into the same
 :class:`~lg_eval.ThreadTrajectory` :func:`lg_eval.extract_thread` gives for the same
 run on a local checkpointer: the server's history is restated as checkpoint records
 and assembled by the one assembler. :class:`ServerConnection` holds the URL and the
-credentials (never shown or stored).
+credentials (never shown or stored). :func:`list_server_threads` lists the threads a
+sweep scores (paged search, each with its newest checkpoint).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from lg_eval.extract.assemble import assemble
 from lg_eval.extract.thread import ExtractionWarning
 from lg_eval.server._connection import API_KEY_ENV, ServerConnection
 from lg_eval.server._history import read_server
+from lg_eval.server._search import STATUSES, ServerThread, list_server_threads, thread_filter
 from lg_eval.trajectory import ThreadTrajectory
 
 
@@ -69,4 +71,13 @@ async def aextract_server_thread(
     return await adrive(_extraction(_connection(server), thread_id, checkpoint_id, graph))
 
 
-__all__ = ["API_KEY_ENV", "ServerConnection", "aextract_server_thread", "extract_server_thread"]
+__all__ = [
+    "API_KEY_ENV",
+    "STATUSES",
+    "ServerConnection",
+    "ServerThread",
+    "aextract_server_thread",
+    "extract_server_thread",
+    "list_server_threads",
+    "thread_filter",
+]

@@ -4,7 +4,7 @@ Every request goes through :func:`request`, an effect that performs one SDK call
 (blocking or awaited) and maps what can go wrong to lg_eval's errors: a 404 to
 :class:`~lg_eval.errors.ThreadNotFoundError`, 401/403 to
 :class:`~lg_eval.errors.ServerAuthError`, and a refused connection, a timeout or a
-5xx, after ``retries`` attempts with exponential backoff, to
+429 or 5xx, after ``retries`` attempts with backoff (``Retry-After`` honoured), to
 :class:`~lg_eval.errors.ServerError`. The API key never appears in a message or a
 ``repr``.
 """
@@ -18,11 +18,14 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 import httpx
+import langgraph_sdk
 from langgraph_sdk import errors as sdk_errors
-from langgraph_sdk import get_client, get_sync_client
+from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from lg_eval._effects import Core, Effect, sleep
 from lg_eval.errors import InvalidOptionError, ServerAuthError, ServerError, ThreadNotFoundError
+from lg_eval.server._retry import wait_before
+from lg_eval.urls import redact_url
 
 T = TypeVar("T")
 API_KEY_ENV = "LANGGRAPH_API_KEY"
@@ -50,26 +53,47 @@ class ServerConnection:
                 f"server url={self.url!r} is not an http(s) URL; pass the address the "
                 "LangGraph Server listens on, e.g. 'http://127.0.0.1:2024'."
             )
+        if any(name.strip().lower() == "x-api-key" for name in self.headers):
+            raise InvalidOptionError(
+                "headers: x-api-key is the header langgraph-sdk sends the API key in; pass "
+                "the key as api_key=... (or $LANGGRAPH_API_KEY) instead of as a header."
+            )
         if not isinstance(self.retries, int) or self.retries < 1:
             raise InvalidOptionError(f"retries={self.retries!r}: expected an int >= 1.")
+
+    @property
+    def shown(self) -> str:
+        """The URL as messages and reports show it (any password in it replaced by ``***``)."""
+        return redact_url(self.url)
 
     @property
     def _key(self) -> str | None:
         return self.api_key if self.api_key is not None else os.environ.get(API_KEY_ENV)
 
+    def _options(self) -> dict[str, Any]:
+        """The httpx client options both clients share: URL, timeout, and what every request
+        carries (the SDK's user agent, ``headers``, the key)."""
+        key = self._key
+        sent = {"User-Agent": f"langgraph-sdk-py/{langgraph_sdk.__version__}", **self.headers}
+        return {
+            "base_url": self.url,
+            "timeout": httpx.Timeout(self.timeout),
+            "headers": {**sent, "x-api-key": key} if key else sent,
+        }
+
     @cached_property
     def sync_client(self) -> Any:
-        """The SDK's blocking client (made once per connection)."""
-        return get_sync_client(
-            url=self.url, api_key=self._key, headers=dict(self.headers), timeout=self.timeout
-        )
+        """The SDK's blocking client (made once per connection). Its transport does not
+        retry a failed connect itself (the SDK's own does, 5 times): ``retries`` is the
+        one bound."""
+        transport = httpx.HTTPTransport(retries=0)
+        return SyncLangGraphClient(httpx.Client(transport=transport, **self._options()))
 
     @cached_property
     def async_client(self) -> Any:
-        """The SDK's async client (made once per connection)."""
-        return get_client(
-            url=self.url, api_key=self._key, headers=dict(self.headers), timeout=self.timeout
-        )
+        """The SDK's async client (made once per connection), retrying as ``sync_client``."""
+        transport = httpx.AsyncHTTPTransport(retries=0)
+        return LangGraphClient(httpx.AsyncClient(transport=transport, **self._options()))
 
 
 def _one(
@@ -80,7 +104,12 @@ def _one(
     return Effect(lambda: run(server.sync_client), lambda: arun(server.async_client))
 
 
-_RETRIED = (sdk_errors.APIConnectionError, sdk_errors.InternalServerError, httpx.TransportError)
+_RETRIED = (
+    sdk_errors.APIConnectionError,
+    sdk_errors.InternalServerError,
+    sdk_errors.RateLimitError,
+    httpx.TransportError,
+)
 
 
 def request(
@@ -92,7 +121,9 @@ def request(
     thread_id: str | None = None,
 ) -> Core[T]:
     """Perform one SDK call (``run(sync_client)`` / ``await arun(async_client)``), retrying
-    connection failures, timeouts and 5xx; ``what`` names the request in errors."""
+    connection failures, timeouts, 429 and 5xx (waiting as ``Retry-After`` asks, else
+    with exponential backoff: :mod:`lg_eval.server._retry`); ``what`` names the request
+    in errors."""
     attempt = 0
     while True:
         attempt += 1
@@ -102,12 +133,12 @@ def request(
         except sdk_errors.NotFoundError as exc:
             name = f"Thread {thread_id!r}" if thread_id else "The resource"
             raise ThreadNotFoundError(
-                f"{name} was not found on the LangGraph Server at {server.url} ({what}). "
+                f"{name} was not found on the LangGraph Server at {server.shown} ({what}). "
                 "Check the thread id and the server URL."
             ) from exc
         except (sdk_errors.AuthenticationError, sdk_errors.PermissionDeniedError) as exc:
             raise ServerAuthError(
-                f"The LangGraph Server at {server.url} refused the credentials "
+                f"The LangGraph Server at {server.shown} refused the credentials "
                 f"(HTTP {exc.response.status_code}) for {what}. Pass api_key=... or set "
                 f"${API_KEY_ENV} (or the headers its auth handler wants)."
             ) from exc
@@ -117,16 +148,17 @@ def request(
                     "timed out"
                     if isinstance(exc, (sdk_errors.APITimeoutError, httpx.TimeoutException))
                     else f"answered HTTP {exc.response.status_code}"
-                    if isinstance(exc, sdk_errors.InternalServerError)
+                    if isinstance(exc, sdk_errors.APIStatusError)
                     else "could not be reached"
                 )
                 raise ServerError(
-                    f"The LangGraph Server at {server.url} {kind} for {what} after "
-                    f"{attempt} attempt(s). Check that it is running (GET {server.url}/ok)."
+                    f"The LangGraph Server at {server.shown} {kind} for {what} after "
+                    f"{attempt} attempt(s). Check that it is running (GET {server.shown}/ok)."
                 ) from exc
-            yield sleep(server.backoff * 2 ** (attempt - 1))
+            response = exc.response if isinstance(exc, sdk_errors.APIStatusError) else None
+            yield sleep(wait_before(attempt, server.backoff, response))
         except sdk_errors.APIStatusError as exc:
             raise ServerError(
-                f"The LangGraph Server at {server.url} answered HTTP "
+                f"The LangGraph Server at {server.shown} answered HTTP "
                 f"{exc.response.status_code} for {what}."
             ) from exc

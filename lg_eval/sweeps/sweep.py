@@ -1,11 +1,13 @@
-"""``sweep_threads``: score the threads already in a checkpointer, incrementally.
+"""``sweep_threads``: score the threads already in a checkpointer or on a LangGraph
+Server, incrementally.
 
 The driver lists threads page by page (:mod:`lg_eval.sweeps.listing`), keeps those
 that pass the sample and have changed since the sweep last scored them, cuts them
 into partitions and hands those to an executor; each partition's results come back
 to the driver, which alone writes them (state row, then result) to the results
 store. A run is a sweep (``RunInfo.dataset = "sweep:<name>"``, a case per thread,
-``case_id = thread_id``); the same ``run_id`` again resumes it.
+``case_id = thread_id``); the same ``run_id`` again resumes it. With ``server=`` the
+threads come from a LangGraph Server (:mod:`lg_eval.sweeps.server`); the rest is the same.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lg_eval.errors import InvalidOptionError
+from langgraph.checkpoint.memory import InMemorySaver
+
+from lg_eval.errors import InvalidOptionError, ServerError
 from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE
@@ -32,8 +36,10 @@ from lg_eval.judges import RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.reports import build_report
 from lg_eval.reports.stream import stream_report
+from lg_eval.server import ServerConnection
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
 from lg_eval.sweeps.result import SweepResult, worst_threads
+from lg_eval.sweeps.server import ServerPartitionScorer, cut_off, server_heads
 from lg_eval.sweeps.state import SweepState
 from lg_eval.sweeps.worker import PartitionScorer, refuse_reference_needers, resolve_evaluators
 from lg_eval.urls import redact_url
@@ -50,9 +56,12 @@ number of threads."""
 
 
 def sweep_threads(
-    graph: Any,
+    graph: Any = None,
     checkpointer: Any = None,
     *,
+    server: ServerConnection | str | None = None,
+    assistant_id: str | None = None,
+    status: str | None = None,
     since: TimeOption = None,
     until: TimeOption = None,
     metadata: Mapping[str, Any] | None = None,
@@ -97,6 +106,15 @@ def sweep_threads(
     of the same name) is computed from the store a page at a time, it keeps the ``worst``
     threads with their checkpoint ids, and it reads the results only when asked
     (:meth:`SweepResult.results`; ``.run`` loads them all).
+
+    ``server``: sweep the threads of a LangGraph Server instead (a URL, or a
+    :class:`~lg_eval.server.ServerConnection` holding its API key and headers), listed
+    by its threads search: ``assistant_id`` (an assistant UUID or a graph id) and
+    ``status`` (idle, busy, interrupted, error) filter there, ``metadata`` matches the
+    thread's metadata, ``since`` / ``until`` its newest checkpoint. ``graph`` is then
+    optional: the graph the assistant serves, to tell its static breakpoints. A server
+    that stops answering raises :class:`~lg_eval.errors.ServerError`; the threads already
+    stored stay scored, and the next sweep (or the same ``run_id``) scores the rest.
     """
     if sample is not None and not 0 < sample <= 1:
         raise InvalidOptionError(f"sample={sample}: a fraction in (0, 1].")
@@ -112,22 +130,31 @@ def sweep_threads(
     runner = get_executor(executor, address=ray_address)
     refuse_reference_needers(evaluators)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
-    label = name or _label(graph)
+    remote = not _is_local(runner)
+    connection = _connection(server, remote, checkpointer)
+    label = name or _label(graph, connection, assistant_id)
     sweep = f"sweep:{label}"
     with ExitStack() as stack:
-        saver, bound = _open(stack, graph, checkpointer)
-        saver_kind(saver)
+        if connection is None:
+            saver, bound = _open(stack, graph, checkpointer)
+            saver_kind(saver)
+        else:
+            # the graph is only read (its static breakpoints): bound to a throwaway saver
+            saver, bound = None, None if graph is None else resolve_target(graph, InMemorySaver())
         results = (
             store if isinstance(store, ResultStore) else stack.enter_context(open_store(store))
         )
         state = SweepState(results)
-        remote = not _is_local(runner)
         if remote and not (isinstance(graph, str) and isinstance(checkpointer, str)):
             raise InvalidOptionError(
                 "executor='ray' runs on other processes: pass graph as 'module:attr' and "
                 "checkpointer as a URL (sqlite:///... or postgresql://...)."
             )
+        where = {} if connection is None else {
+            "server": connection.shown, "assistant_id": assistant_id, "status": status
+        }  # fmt: skip
         config = {
+            **where,
             "since": since_at.isoformat() if since_at else None,
             "until": until_at.isoformat() if until_at else None,
             "metadata": dict(metadata or {}),
@@ -140,12 +167,17 @@ def sweep_threads(
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
         run_id = run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
         stack.callback(Lease.acquire(results, run_id).release)  # one live sweep per run id
-        pending = _pending(
-            state, sweep, run_id,
+        heads = (
             list_threads(saver, since=since_at, until=until_at, metadata=metadata,
-                         page_size=page_size),
-            sample=sample, limit=limit, incremental=incremental,
+                         page_size=page_size)
+            if connection is None
+            else server_heads(connection, assistant_id=assistant_id, status=status,
+                              metadata=metadata, since=since_at, until=until_at,
+                              page_size=page_size)
         )  # fmt: skip
+        pending = _pending(
+            state, sweep, run_id, heads, sample=sample, limit=limit, incremental=incremental
+        )
         first = next(pending, None)  # read before the run is stored: none new, none stored
         if first is not None:
             pending = itertools.chain([first], pending)
@@ -153,8 +185,10 @@ def sweep_threads(
             run_id=run_id,
             dataset=sweep,
             dataset_hash=digest.hexdigest(),
-            target=graph if isinstance(graph, str) else label,
-            checkpointer=redact_url(checkpointer)
+            target=graph if isinstance(graph, str) else (assistant_id or label),
+            checkpointer=connection.shown
+            if connection is not None
+            else redact_url(checkpointer)
             if isinstance(checkpointer, str)
             else (type(saver).__name__),
             config={
@@ -176,12 +210,15 @@ def sweep_threads(
             thresholds=dict(thresholds or {}),
             services=services,
         )
+        score: Callable[[list[tuple[str, str]]], Any] = (
+            scorer if connection is None else ServerPartitionScorer(connection, scorer)
+        )
         ordinal = state.max_ordinal(info.run_id) + 1
         scored = passed = 0
         with resumable(info.run_id):  # a store lost mid-sweep names the run to resume
             status = "interrupted"
             try:
-                for pairs in runner.map_partitions(scorer, _chunks(pending, partition_size)):
+                for pairs in runner.map_partitions(score, _chunks(pending, partition_size)):
                     part_results = [redacted(r, redactor) for _, r in pairs]
                     state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
                     results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
@@ -191,6 +228,8 @@ def sweep_threads(
                     if progress is not None:
                         progress(scored, passed, scored - passed)
                 status = "finished"
+            except ServerError as exc:  # the server went away mid-sweep: what is stored stays
+                raise cut_off(exc, info.run_id, scored) from exc
             finally:
                 done: dict[str, Any] = {"status": status, "finished_at": datetime.now(UTC)}
                 if services is not None:
@@ -289,9 +328,30 @@ def _open(stack: ExitStack, graph: Any, checkpointer: Any) -> tuple[Any, Any]:
     return saver, resolve_target(graph, saver)
 
 
-def _label(graph: Any) -> str:
+def _connection(
+    server: ServerConnection | str | None, remote: bool, checkpointer: Any
+) -> ServerConnection | None:
+    """The server to sweep (None: a checkpointer); refuses what cannot go with it."""
+    if server is None:
+        return None
+    if checkpointer is not None:
+        raise InvalidOptionError(
+            "Pass either checkpointer= (threads in a checkpointer) or server= (threads on a "
+            "LangGraph Server), not both."
+        )
+    if remote:
+        raise InvalidOptionError(
+            "A server sweep runs on the local executor (executor='local'); its workers "
+            "read the server over HTTP."
+        )
+    return server if isinstance(server, ServerConnection) else ServerConnection(server)
+
+
+def _label(graph: Any, server: ServerConnection | None = None, assistant: str | None = None) -> str:
     if isinstance(graph, str):
         return graph
+    if server is not None and (assistant or graph is None):
+        return assistant or redact_url(server.url)
     return str(getattr(graph, "name", None) or type(graph).__name__)
 
 

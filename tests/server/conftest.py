@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.server import guarded
 from tests.server.launch import ServerDidNotStart, cli, serving
 
 
@@ -33,3 +34,25 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             yield url
     except ServerDidNotStart as exc:
         pytest.fail(f"langgraph dev did not start: {exc}")
+
+
+@pytest.fixture(scope="session")
+def guarded_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A second ``langgraph dev``: :mod:`tests.server.guarded`'s tiny graph ``echo`` behind
+    its real custom auth handler, which answers 401 unless ``x-api-key`` is ``guarded.KEY``."""
+    command = cli()
+    if command is None:
+        skip_or_fail("langgraph-cli is not installed (pip install 'lg-eval[dev]')")
+    assert command is not None
+    module = guarded.__file__
+    try:
+        with serving(
+            tmp_path_factory.mktemp("guarded-server"),
+            command,
+            graphs={"echo": f"{module}:graph"},
+            auth=f"{module}:auth",
+            env={guarded.KEY_ENV: guarded.KEY},
+        ) as url:
+            yield url
+    except ServerDidNotStart as exc:
+        pytest.fail(f"langgraph dev (guarded) did not start: {exc}")

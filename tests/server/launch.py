@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,12 +42,25 @@ def cli() -> Path | None:
 
 
 @contextmanager
-def serving(home: Path, command: Path) -> Iterator[str]:
-    """Run ``langgraph dev`` from ``home`` until the context ends; yields its URL."""
-    config = {
+def serving(
+    home: Path,
+    command: Path,
+    *,
+    graphs: Mapping[str, str] | None = None,
+    auth: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """Run ``langgraph dev`` from ``home`` until the context ends; yields its URL.
+
+    ``graphs`` (``{"name": "path.py:attr"}``) replaces the scenarios served, ``auth``
+    (``"path.py:attr"``) installs a custom auth handler, ``env`` adds to the server's
+    environment."""
+    config: dict[str, object] = {
         "dependencies": [str(ROOT)],
-        "graphs": {name: f"{SERVED}:{name}" for name in EVERY_SCENARIO},
+        "graphs": dict(graphs) if graphs else {name: f"{SERVED}:{name}" for name in EVERY_SCENARIO},
     }
+    if auth is not None:
+        config["auth"] = {"path": auth}
     (home / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
     env = {
@@ -57,6 +70,7 @@ def serving(home: Path, command: Path) -> Iterator[str]:
         "LANGCHAIN_TRACING_V2": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGSMITH_API_KEY": "",
+        **(env or {}),
     }
     log = (home / "server.log").open("wb")
     process = subprocess.Popen(
