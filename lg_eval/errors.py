@@ -135,7 +135,17 @@ class ServerAuthError(ServerError, PermissionError):
     """A LangGraph Server refused the credentials (HTTP 401 or 403)."""
 
 
+class AssistantNotFoundError(ServerError, LookupError):
+    """A LangGraph Server has no assistant (nor graph) of the name a run targets."""
+
+
+class ServerRunError(LgEvalError):
+    """A run on a LangGraph Server failed there: the graph raised (the message starts with
+    the type the server reports, e.g. ``ValueError: ...``)."""
+
+
 __all__ = [
+    "AssistantNotFoundError",
     "CheckpointNotFoundError",
     "CheckpointerError",
     "CheckpointerURLError",
@@ -160,6 +170,7 @@ __all__ = [
     "ScriptMismatchError",
     "ServerAuthError",
     "ServerError",
+    "ServerRunError",
     "StoreError",
     "SweepError",
     "ThreadNotFoundError",

@@ -37,7 +37,6 @@ from lg_eval.experiments.scoring import (
     status_of,
     thread_usage,
 )
-from lg_eval.extract.thread import extraction
 from lg_eval.messages import tool_calls_from_messages
 from lg_eval.play import Graph, Reviewer
 
@@ -150,11 +149,7 @@ def play_attempt(
 ) -> Core[PlayedAttempt]:
     """Play the case's turns on ``graph`` (the case's target, bound to the run's
     checkpointer) on ``thread_id``, deleted first when the run resumes."""
-    if ctx.fresh_threads:
-        yield Effect(
-            functools.partial(ctx.saver.delete_thread, thread_id),
-            functools.partial(ctx.saver.adelete_thread, thread_id),
-        )
+    thread_id = yield from ctx.targets.fresh_thread(thread_id, replace_old=ctx.fresh_threads)
     played = yield from playing(graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer)
     turns = turn_records(played)
     return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
@@ -170,7 +165,7 @@ def score_attempt(
         InfrastructureError: the play failed for an infrastructure reason (worth retrying).
     """
     config = cast(RunnableConfig, played.config)
-    thread = yield from extraction(graph, config)
+    thread = yield from ctx.targets.extraction(graph, config)
     base = _base(ctx, plan, played.thread_id, played.turns)
     base.trajectory = thread.to_graph_trajectory().steps
     if played.error is not None:

@@ -6,18 +6,29 @@ run's checkpointer once and shared by its cases (a graph is reentrant across
 threads); a ``StateGraph`` builder or a factory is built anew for every case, so
 whatever the factory creates per graph (a model client, a scripted test double,
 a cache) belongs to one case and cannot leak into another.
+
+A :class:`~lg_eval.server.ServerTarget` (a deployed assistant) plays every case on a
+fresh thread of its server, and the thread is read back from there: :meth:`CaseTargets.
+fresh_thread` and :meth:`CaseTargets.extraction` are where a case's thread is made and
+read, locally or on the server.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
+from lg_eval._effects import Core, Effect
 from lg_eval.datasets import Case, Dataset
 from lg_eval.errors import InvalidOptionError
+from lg_eval.extract.thread import extraction
 from lg_eval.play import Graph, Saver, import_reference, resolve_target
+from lg_eval.server import ServerTarget
+from lg_eval.trajectory import ThreadTrajectory
 
 
 class CaseTargets:
@@ -30,11 +41,19 @@ class CaseTargets:
         self._objects: dict[str, Any] = {}
         self._bound: dict[int, Graph] = {}
         self._lock = threading.Lock()
+        self._server = explicit if isinstance(explicit, ServerTarget) else None
+        self._server_graph = None if self._server is None else self._server.player_graph()
+        if self._server is not None:
+            self._server.check()  # a server that is down or lacks the assistant fails here
+            return
         for case in dataset.cases:
             self._object(case)  # a bad or missing reference fails before any case runs
 
     def for_case(self, case: Case) -> Graph:
-        """The graph ``case`` is played on, bound to the run's checkpointer."""
+        """The graph ``case`` is played on, bound to the run's checkpointer (or the
+        server's assistant)."""
+        if self._server_graph is not None:
+            return cast(Graph, self._server_graph)
         target = self._object(case)
         if isinstance(target, Pregel):
             with self._lock:
@@ -44,8 +63,30 @@ class CaseTargets:
             return graph
         return resolve_target(target, self._saver)
 
+    def fresh_thread(self, thread_id: str, *, replace_old: bool) -> Core[str]:
+        """Ready a new thread for the run's ``thread_id`` and return the id to play on: the
+        same id locally (its checkpoints deleted first when ``replace_old``: a resumed run
+        may have left it half played), a new server thread's UUID for a server target."""
+        if self._server is not None:
+            return (yield from self._server.fresh_thread(thread_id, replace_old=replace_old))
+        if replace_old:
+            yield Effect(
+                functools.partial(self._saver.delete_thread, thread_id),
+                functools.partial(self._saver.adelete_thread, thread_id),
+            )
+        return thread_id
+
+    def extraction(self, graph: Graph, config: RunnableConfig) -> Core[ThreadTrajectory]:
+        """Read back the thread ``config`` names, which ``graph`` played (from the server
+        for a server target)."""
+        if self._server is not None:
+            return self._server.extraction(str(config["configurable"]["thread_id"]))
+        return extraction(graph, config)
+
     def describe(self) -> str:
         """How the run names its target (for the run record)."""
+        if self._server is not None:
+            return self._server.describe()
         if self._explicit is not None:
             return _describe(self._explicit)
         names = sorted({self._dataset.target_for(case) or "" for case in self._dataset.cases})
