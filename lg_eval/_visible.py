@@ -46,4 +46,25 @@ def visible(text: str) -> str:
     return "".join(_stand_in(char) if _hidden(char) else char for char in text)
 
 
-__all__ = ["visible"]
+_DATA_ESCAPED = _BIDI | {"\u2028", "\u2029"}
+
+
+def data_escaped(text: str) -> str:
+    """JSON or YAML text with bidi controls and line separators written as ``\\uXXXX``.
+
+    The data is unchanged (a parser reads the escape back to the same character), but
+    a file shown with ``cat`` cannot reorder or break the terminal's text. Only valid
+    where such characters can appear inside double-quoted strings alone: JSON, and YAML
+    whose strings holding them are double-quoted (see ``datasets``' dumper).
+    """
+    if not has_data_escaped(text):
+        return text
+    return "".join(f"\\u{ord(char):04x}" if char in _DATA_ESCAPED else char for char in text)
+
+
+def has_data_escaped(text: str) -> bool:
+    """Whether :func:`data_escaped` would change ``text``."""
+    return any(char in _DATA_ESCAPED for char in text)
+
+
+__all__ = ["data_escaped", "has_data_escaped", "visible"]

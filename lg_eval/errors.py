@@ -107,6 +107,18 @@ class InfrastructureError(LgEvalError):
     recorded as a turn error instead of raising; the runner plays the attempt again."""
 
 
+class EvaluatorTimeoutError(LgEvalError, TimeoutError):
+    """An evaluator run by an eval node did not finish within its timeout (or the node's)."""
+
+
+class ReferenceKeyError(LgEvalError, LookupError):
+    """An ``EvalSpec``'s ``reference_key`` is not a key of the reference it was given."""
+
+
+class InvalidScoreError(LgEvalError, ValueError):
+    """An evaluator's score is not a bool, None or a finite number inside its range."""
+
+
 class LangSmithIntegrationError(LgEvalError):
     """Base class of the errors :mod:`lg_eval.langsmith` raises."""
 
@@ -150,11 +162,13 @@ __all__ = [
     "CheckpointerError",
     "CheckpointerURLError",
     "DatasetError",
+    "EvaluatorTimeoutError",
     "ExtractionError",
     "GraphMismatchError",
     "InfrastructureError",
     "InvalidConfigError",
     "InvalidOptionError",
+    "InvalidScoreError",
     "JudgeError",
     "LangSmithDatasetError",
     "LangSmithIntegrationError",
@@ -164,6 +178,7 @@ __all__ = [
     "MissingTargetError",
     "OfflineError",
     "OutputWriteError",
+    "ReferenceKeyError",
     "ReviewerError",
     "RunInUseError",
     "ScoringProcessError",

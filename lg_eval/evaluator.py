@@ -35,7 +35,13 @@ from typing_extensions import TypeVar
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.feedback import Feedback, FeedbackDict, ScoreRange, ScoreRangeLike, check_score
+from lg_eval.feedback import (
+    Feedback,
+    FeedbackDict,
+    ScoreRange,
+    ScoreRangeLike,
+    checked_score,
+)
 from lg_eval.feedback import score_range as as_score_range
 from lg_eval.inputs import Field, lookup_hint, select_field
 
@@ -280,38 +286,6 @@ def feedback_dict(outcome: Any, key: str) -> FeedbackDict:
     )
 
 
-def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackDict:
-    """``result``, or, when :func:`lg_eval.feedback.check_score` refuses its score, an error
-    feedback (``allowed=None``: the evaluator declares no range, so 0..1 or a bool).
-
-    The refused score never leaves: ``score`` becomes ``None``, the comment says
-    why, and ``metadata["error"]`` holds ``{"type": "invalid_score", "message",
-    "score"}`` (the score as text) and the scorer's own comment.
-    """
-    _, problem = check_score(result["score"], allowed)
-    if problem is None:
-        return result
-    message = f"evaluator {result['key']!r} produced {problem}"
-    error = {"type": "invalid_score", "message": message, "score": repr(result["score"])}
-    if result["comment"]:
-        error["comment"] = result["comment"]
-    return {
-        "key": result["key"],
-        "score": None,
-        "comment": f"Not scored: {message}; see metadata['error'].",
-        "metadata": {**(result["metadata"] or {}), "error": error},
-    }
-
-
-def refusal(metadata: Any) -> tuple[str, Any] | None:
-    """``(why, the refused score as text)`` when :func:`checked_score` refused a score (the
-    ``metadata`` of its feedback holds an ``invalid_score`` error), else None."""
-    error = metadata.get("error") if isinstance(metadata, Mapping) else None
-    if not isinstance(error, Mapping) or error.get("type") != "invalid_score":
-        return None
-    return str(error.get("message") or "the score is outside its range"), error.get("score")
-
-
 def _no_outputs(key: str, where: str) -> str:
     got = "got None" if where == "outputs" else f"{where} is None"
     return (
@@ -334,9 +308,7 @@ __all__ = [
     "Scorer",
     "as_evaluator",
     "async_twin",
-    "checked_score",
     "evaluator_of",
     "feedback_dict",
     "make_evaluator",
-    "refusal",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
@@ -59,11 +59,20 @@ class Feedback(BaseModel):
 # --------------------------------------------------------------------------- score ranges
 
 
+def is_finite_number(value: object) -> bool:
+    """The one finiteness rule: a real number (a bool is not one) whose value is finite
+    as a float (NaN, infinity and an int too large for a float are not)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _finite(value: object) -> bool:
-    """A bool, an int, or a float that is neither NaN nor infinite."""
-    if isinstance(value, bool | int):
-        return True
-    return isinstance(value, float) and math.isfinite(value)
+    """A bool, or a finite number (:func:`is_finite_number`)."""
+    return isinstance(value, bool) or is_finite_number(value)
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,7 @@ def unusable_score(score: object) -> str | None:
         return None
     if not isinstance(score, numbers.Real):
         return f"a {type(score).__name__} score, not a bool or a number"
-    if not _fits_float(_plain_number(score)):
+    if not is_finite_number(score):
         return f"a non-finite score ({_shown(score)})"
     return None
 
@@ -187,18 +196,86 @@ def _plain_number(score: numbers.Real) -> bool | int | float:
     return int(score) if isinstance(score, numbers.Integral) else float(score)
 
 
-def _fits_float(value: int | float) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float
-        return False
-
-
 def _shown(value: object) -> str:
     try:
         return repr(value)[:100]
     except ValueError:  # an int with more digits than Python will print
         return "(a huge integer)"
+
+
+def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackDict:
+    """``result``, or, when :func:`check_score` refuses its score, an error feedback
+    (``allowed=None``: the evaluator declares no range, so 0..1 or a bool).
+
+    A score kept is plain data (a bool, an int or a float). The refused score never
+    leaves: ``score`` becomes ``None``, the comment says
+    why, and ``metadata["error"]`` holds ``{"type": "invalid_score", "message",
+    "score"}`` (the score as text) and the scorer's own comment. :func:`refusal`
+    reads it back.
+    """
+    value, problem = check_score(result["score"], allowed)
+    if problem is None:
+        return result if value is result["score"] else {**result, "score": value}
+    message = f"evaluator {result['key']!r} produced {problem}"
+    error = {"type": "invalid_score", "message": message, "score": _shown(result["score"])}
+    if result["comment"]:
+        error["comment"] = result["comment"]
+    return {
+        "key": result["key"],
+        "score": None,
+        "comment": f"Not scored: {message}; see metadata['error'].",
+        "metadata": {**(result["metadata"] or {}), "error": error},
+    }
+
+
+def refusal(metadata: Any) -> tuple[str, Any] | None:
+    """``(why, the refused score as text)`` when :func:`checked_score` refused a score (the
+    ``metadata`` of its feedback holds an ``invalid_score`` error), else None."""
+    error = metadata.get("error") if isinstance(metadata, Mapping) else None
+    if not isinstance(error, Mapping) or error.get("type") != "invalid_score":
+        return None
+    return str(error.get("message") or "the score is outside its range"), error.get("score")
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def verdict(score: object, threshold: float | None) -> bool | None:
+    """The one verdict rule: whether ``score`` passes.
+
+    A bool is its own verdict, whatever the threshold (LangSmith's convention);
+    a number passes at or above ``threshold``; ``None``, a score that is no bool
+    or finite number (:func:`unusable_score`), and a number with no threshold
+    give no verdict (``None``).
+    """
+    if score is None or unusable_score(score) is not None:
+        return None
+    if isinstance(score, bool):
+        return score
+    if threshold is None:
+        return None
+    return float(cast(float, score)) >= threshold
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def describe_error(error: BaseException) -> str:
+    """``'ErrorType: message'``, how feedback, results and replies name an error; it
+    survives an exception whose ``__str__`` raises (:func:`safe_text`)."""
+    return f"{type(error).__name__}: {safe_text(error)}"
+
+
+def safe_text(value: Any, limit: int = 2000) -> str:
+    """``str(value)`` (else its ``repr``, else a placeholder), at most ``limit`` characters."""
+    for render in (str, repr):
+        try:
+            text = render(value)
+        except Exception:
+            continue
+        if isinstance(text, str):
+            return text if len(text) <= limit else text[:limit] + "…"
+    return f"<{type(value).__name__} that cannot be shown>"
 
 
 def score_range(value: ScoreRangeLike | None) -> ScoreRange | None:
@@ -225,6 +302,12 @@ __all__ = [
     "ScoreRangeLike",
     "ScoreValue",
     "check_score",
+    "checked_score",
+    "describe_error",
+    "is_finite_number",
+    "refusal",
+    "safe_text",
     "score_range",
     "unusable_score",
+    "verdict",
 ]

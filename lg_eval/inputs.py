@@ -247,7 +247,9 @@ def _expected(item: Any, where: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- text
 
 
-_ANSWER_KEYS = ("answer", "final_answer", "output", "response", "content", "text", "result")
+ANSWER_KEYS = ("answer", "final_answer", "output", "response", "content", "text", "result")
+"""The keys an answer is looked up under, in this order, in a dict given as the answer
+(:func:`text_arg`) and in a graph's final state without messages (:func:`final_answer`)."""
 
 
 def text_arg(value: Any, argument: str) -> str | None:
@@ -263,7 +265,7 @@ def text_arg(value: Any, argument: str) -> str | None:
     if isinstance(value, Mapping) and "messages" not in value:
         if "outputs" in value:
             return text_arg(value["outputs"], f"{argument}['outputs']")
-        for key in _ANSWER_KEYS:
+        for key in ANSWER_KEYS:
             answer = value.get(key)
             if isinstance(answer, str):
                 return answer
@@ -288,22 +290,26 @@ def _dict_text(value: Mapping[Any, Any], argument: str) -> str:
         ) from exc
 
 
-_STATE_ANSWER_KEYS = ("answer", "final_answer", "output", "response", "result")
+def state_messages(state: Any) -> list[Any] | None:
+    """The list a graph ``state`` holds under ``"messages"`` (a tuple as a list, messages as
+    given); ``None`` when ``state`` is not a mapping or holds no list there."""
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    return list(messages) if isinstance(messages, list | tuple) else None
 
 
 def final_answer(state: Any) -> str | None:
     """The answer a graph's final ``state`` gives: the last AI message without tool calls
-    in ``messages``, else the first string among the state's answer keys; ``None`` when it
+    in ``messages``, else the first string under :data:`ANSWER_KEYS`; ``None`` when it
     has neither (what a case's ``expected.output`` is compared with)."""
     if not isinstance(state, Mapping):
         return None
-    messages = state.get("messages")
-    if isinstance(messages, list | tuple) and messages:
+    messages = state_messages(state)
+    if messages:
         try:
-            return text_arg(list(messages), "messages")
+            return text_arg(messages, "messages")
         except TrajectoryFormatError:
             return None
-    for key in _STATE_ANSWER_KEYS:
+    for key in ANSWER_KEYS:
         if isinstance(state.get(key), str):
             return str(state[key])
     return None
@@ -548,6 +554,7 @@ def describe_list(items: list[str], limit: int = 3) -> str:
 
 
 __all__ = [
+    "ANSWER_KEYS",
     "CALLS_COUNTED",
     "FIELD_KEYS",
     "WILDCARD",
@@ -571,5 +578,6 @@ __all__ = [
     "recorded_trajectory",
     "require",
     "select_field",
+    "state_messages",
     "text_arg",
 ]

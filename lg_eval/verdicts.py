@@ -1,26 +1,19 @@
-"""The one verdict rule, shared by the runner, sweeps and the LangSmith summary.
+"""How verdicts make a case's verdict, shared by the runner, sweeps and the LangSmith summary.
 
-A score passes when it is ``True`` or a number at or above its threshold, fails
-otherwise, and gives *no verdict* when it is ``None`` (the evaluator could not
-judge and says why in its comment). A no-verdict is neither pass nor fail: a
-case passes when it has at least one verdict and every verdict passed, so a
-no-verdict never fails a case that has a passing verdict, and never passes one
-alone. Asked to (``require_verdict``), any no-verdict fails the case.
+A score's verdict is :func:`lg_eval.feedback.verdict` (re-exported here): a bool is
+its own verdict, a number passes at or above its threshold, and ``None`` gives
+*no verdict* (the evaluator could not judge and says why in its comment). A
+no-verdict is neither pass nor fail: a case passes when it has at least one verdict
+and every verdict passed, so a no-verdict never fails a case that has a passing
+verdict, and never passes one alone. Asked to (``require_verdict``), any no-verdict fails the case.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
-
-def verdict(score: Any, threshold: float) -> bool | None:
-    """True for a bool True or a number at or above ``threshold``; None without a score."""
-    if score is None:
-        return None
-    if isinstance(score, bool):
-        return score
-    return float(score) >= threshold
+from lg_eval.feedback import verdict
 
 
 def case_verdict(

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from lg_eval.inputs import final_answer
+from lg_eval.inputs import final_answer, state_messages
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
@@ -38,3 +38,17 @@ def test_without_messages_the_first_answer_key_that_holds_a_string() -> None:
     assert final_answer({"answer": 3, "output": "out", "result": "res"}) == "out"
     assert final_answer({"status": "sent"}) is None
     assert final_answer(None) is None
+
+
+@given(st.dictionaries(st.sampled_from(["messages", "x"]), JSON) | JSON)
+def test_state_messages_is_the_list_under_messages_or_none(state: Any) -> None:
+    held = state.get("messages") if isinstance(state, dict) else None
+    expected = held if isinstance(held, list) else None
+    assert state_messages(state) == expected
+
+
+def test_state_messages_reads_a_tuple_as_a_list_and_keeps_an_empty_one() -> None:
+    message = HumanMessage("hi")
+    assert state_messages({"messages": (message,)}) == [message]
+    assert state_messages({"messages": []}) == []
+    assert state_messages({"messages": "hi"}) is None

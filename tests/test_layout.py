@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import lg_eval
 
 PACKAGE = Path(lg_eval.__file__).parent
+ROOT = PACKAGE.parent
 
 
 def test_the_root_exports_the_core_only() -> None:
@@ -123,3 +125,159 @@ def test_no_module_is_over_600_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert long == {}
+
+
+def test_every_error_class_lives_in_the_error_tree() -> None:
+    # An exception users may catch (named ...Error) is defined in lg_eval/errors.py under
+    # LgEvalError; internal control-flow signals (FastPathUnavailable, ...) are named otherwise.
+    import lg_eval.errors
+
+    outside = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        for path in MODULES.values()
+        if path.name != "errors.py" or path.parent != PACKAGE
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Error")
+    ]
+    assert outside == []
+    tree = [getattr(lg_eval.errors, name) for name in lg_eval.errors.__all__]
+    assert all(issubclass(error, lg_eval.errors.LgEvalError) for error in tree)
+    assert sorted(lg_eval.errors.__all__) == sorted(
+        name
+        for name, value in vars(lg_eval.errors).items()
+        if isinstance(value, type) and issubclass(value, Exception)
+    )
+
+
+def test_experiments_meets_datasets_play_and_urls_only_through_upstream() -> None:
+    # lg_eval/experiments/_upstream.py is the one list of what the runner uses of them.
+    below = ("lg_eval.datasets", "lg_eval.play", "lg_eval.urls")
+    bypasses = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}"
+        for name, path in MODULES.items()
+        if name.startswith("lg_eval.experiments") and name != "lg_eval.experiments._upstream"
+        for node in _imports(path)
+        if node.module is not None and node.module.startswith(below)
+    ]
+    assert bypasses == []
+
+
+# The floors of /work/shared/DESIGN.md, bottom up: a module may import its own floor and the
+# floors below, never one above. Every top-level module and subpackage of lg_eval has a row
+# (a new one fails test_every_unit_has_a_floor until it is placed). Where this differs from
+# the map: `evaluator` reads its field through `inputs`, so it sits on floor 3 beside it;
+# `display` renders the trajectory models, which import it lazily, so it shares their floor;
+# `server` (a LangGraph Server as a source of threads) and `viewer` (a web rendering of
+# reports, like the CLI an edge) are not on the map.
+FLOORS: dict[str, int] = {
+    # 1: typed errors, the effect core, executors and leaf helpers that know no lg_eval model
+    "errors": 1,
+    "_effects": 1,
+    "executors": 1,
+    "_files": 1,
+    "_heap": 1,
+    "_threads": 1,
+    "_tool_results": 1,
+    "_visible": 1,
+    "offline": 1,
+    "stats": 1,
+    "urls": 1,
+    "importing": 1,
+    # 2: the trajectory and feedback models
+    "trajectory": 2,
+    "feedback": 2,
+    "verdicts": 2,
+    "display": 2,
+    # 3: reading what users pass; threads into trajectories
+    "inputs": 3,
+    "messages": 3,
+    "evaluator": 3,
+    "extract": 3,
+    # 4: datasets
+    "datasets": 4,
+    # 5: scoring, and playing cases
+    "evaluators": 5,
+    "judges": 5,
+    "play": 5,
+    "server": 5,
+    # 6: eval nodes, experiments, the LangSmith and pytest edges
+    "nodes": 6,
+    "experiments": 6,
+    "langsmith": 6,
+    "testing": 6,
+    # 7: reports and sweeps
+    "reports": 7,
+    "sweeps": 7,
+    # 8: the shell, the viewer, and the package's own face
+    "cli": 8,
+    "viewer": 8,
+    "__init__": 8,
+    "__main__": 8,
+}
+
+
+def _unit(path: Path) -> str:
+    """The top-level module or subpackage ``path`` belongs to (``__init__`` for the root)."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _units_imported(node: ast.ImportFrom) -> list[str]:
+    assert node.module is not None
+    parts = node.module.split(".")
+    return [alias.name for alias in node.names] if len(parts) == 1 else [parts[1]]
+
+
+def test_every_unit_has_a_floor() -> None:
+    assert sorted({_unit(path) for path in MODULES.values()} - set(FLOORS)) == []
+
+
+def _upward(path: Path, own: str) -> list[str]:
+    """The imports of ``path`` (a module of unit ``own``) that reach a higher floor."""
+    return [
+        f"{path.name}:{node.lineno} {node.module} (floor {FLOORS[own]} imports {target}, "
+        f"floor {FLOORS[target]})"
+        for node in _imports(path)
+        for target in _units_imported(node)
+        if target in FLOORS and FLOORS[target] > FLOORS[own]
+    ]
+
+
+def test_no_layer_imports_a_higher_one() -> None:
+    upward = [
+        f"{path.parent.relative_to(PACKAGE)}/{line}"
+        for path in MODULES.values()
+        for line in _upward(path, _unit(path))
+    ]
+    assert upward == []
+
+
+def test_the_floor_check_finds_a_lazy_upward_import_and_only_that(tmp_path: Path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text(
+        "from lg_eval import errors, trajectory\n"
+        "from lg_eval.extract.thread import extract_thread\n"
+        "def f():\n"
+        "    from lg_eval.reports import build_report\n"
+    )
+    assert _upward(source, "extract") == [
+        "mod.py:4 lg_eval.reports (floor 3 imports reports, floor 7)"
+    ]
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _documented_floors() -> dict[str, int]:
+    """The floors docs/architecture.md gives, read from its table's rows."""
+    floors: dict[str, int] = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].isdigit():
+            for name in re.findall(r"`([a-z_]+)`", cells[1]):
+                floors[name] = int(cells[0])
+    return floors
+
+
+def test_the_architecture_page_gives_every_public_unit_its_floor() -> None:
+    public = {unit: floor for unit, floor in FLOORS.items() if not unit.startswith("_")}
+    assert _documented_floors() == public

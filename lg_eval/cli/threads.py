@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from lg_eval._visible import data_escaped
 from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say, stderr, stdout
 from lg_eval.cli._conventions import Command
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
@@ -52,7 +53,7 @@ def extract(
     """Extract a checkpointed thread and print it turn by turn (or as JSON)."""
     trajectory = _extracted(graph, thread, checkpointer)
     if format is ThreadFormat.json:
-        typer.echo(trajectory.model_dump_json(indent=2))
+        typer.echo(data_escaped(trajectory.model_dump_json(indent=2)))
     else:
         print_trajectory(trajectory, console=stdout)
 

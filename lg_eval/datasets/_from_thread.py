@@ -9,7 +9,6 @@ judged good thus guards against regressions in one step.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from lg_eval.datasets._models import Case, Expected, ToolCallExpectation
@@ -22,7 +21,7 @@ from lg_eval.datasets._turns import (
     UpdateTurn,
 )
 from lg_eval.errors import DatasetError
-from lg_eval.inputs import counted_calls, final_answer
+from lg_eval.inputs import counted_calls, final_answer, state_messages
 from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory, Turn
 
 
@@ -64,10 +63,10 @@ def case_from_thread(
 def _expected(thread: ThreadTrajectory) -> Expected:
     """The thread's steps, executed tool calls and final answer as a case's expectations."""
     state = thread.turns[-1].state if thread.turns else None
-    messages = state.get("messages") if isinstance(state, Mapping) else None
+    messages = state_messages(state)
     calls = None
-    if isinstance(messages, list | tuple) and messages:
-        executed, _ = counted_calls(list(messages), "messages", "executed")
+    if messages:
+        executed, _ = counted_calls(messages, "messages", "executed")
         calls = [ToolCallExpectation(name=c["name"], args=dict(c["args"])) for c in executed]
     return Expected(
         trajectory=GraphTrajectory(steps=thread.to_graph_trajectory().steps),

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from lg_eval._files import write_atomic
+from lg_eval._visible import data_escaped, has_data_escaped
 from lg_eval.datasets._limits import check_data, check_yaml_tree
 from lg_eval.datasets._models import Case, Dataset
 from lg_eval.errors import DatasetError
@@ -276,6 +277,19 @@ def _line(nodes: Lines, loc: Sequence[str | int]) -> str:
     return f":{found.start_mark.line + 1}"
 
 
+class _Dumper(yaml.SafeDumper):
+    """``SafeDumper`` that double-quotes strings holding bidi controls or line separators,
+    so :func:`data_escaped` can write those characters as escapes."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = '"' if has_data_escaped(text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
     """Write ``dataset`` as YAML (``.yaml`` / ``.yml``) or JSONL (``.jsonl``); returns the path.
 
@@ -286,7 +300,7 @@ def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
     suffix = path.suffix.lower()
     document = _plain(dataset)
     if suffix in YAML_SUFFIXES:
-        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+        text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     elif suffix in JSONL_SUFFIXES:
         cases = document.pop("cases", [])
         rows = [{"dataset": document}, *cases]
@@ -295,7 +309,7 @@ def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
         raise DatasetError(
             f"{path}: cannot dump to {suffix or '(no suffix)'!r}; use .yaml or .jsonl."
         )
-    return write_atomic(path, text)
+    return write_atomic(path, data_escaped(text))
 
 
 def _plain(dataset: Dataset) -> dict[str, Any]:

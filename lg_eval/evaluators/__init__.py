@@ -59,6 +59,7 @@ from lg_eval.evaluators.registry import (
     needs_reference,
     reference_free_evaluators,
     register_evaluator,
+    resolve_evaluator,
 )
 from lg_eval.evaluators.text import (
     TEXT_METRICS,
@@ -118,6 +119,7 @@ __all__ = [
     "needs_reference",
     "reference_free_evaluators",
     "register_evaluator",
+    "resolve_evaluator",
     "rouge_l",
     "token_overlap",
     "word_error_rate",

@@ -16,7 +16,7 @@ from lg_eval.errors import TrajectoryFormatError
 from lg_eval.evaluators._hitl_sides import answer, in_path_order
 from lg_eval.evaluators._hitl_values import show
 from lg_eval.feedback import Feedback
-from lg_eval.inputs import describe_call
+from lg_eval.inputs import describe_call, state_messages
 from lg_eval.messages import ToolCall, executed_calls, to_openai_messages, tool_calls_from_openai
 from lg_eval.trajectory import ThreadTrajectory, Turn
 
@@ -100,12 +100,12 @@ def check_calls(verdict: Feedback, thread: ThreadTrajectory, decide: Decide) -> 
 
 
 def _messages(turn: Turn) -> list[dict[str, Any]] | None:
-    state = turn.state
-    messages = state.get("messages") if isinstance(state, Mapping) else None
-    if not isinstance(messages, list | tuple):
+    """The turn's state messages in OpenAI form; None when it holds none lg_eval can read."""
+    messages = state_messages(turn.state)
+    if messages is None:
         return None
     try:
-        return to_openai_messages(list(messages), argument="state['messages']")
+        return to_openai_messages(messages, argument="state['messages']")
     except TrajectoryFormatError:
         return None
 

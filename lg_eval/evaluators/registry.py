@@ -18,12 +18,13 @@ those up front and name the :func:`reference_free_evaluators`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, overload
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, feedback_dict
+from lg_eval.evaluator import Evaluator, as_evaluator, evaluator_of, feedback_dict
 from lg_eval.feedback import Feedback
+from lg_eval.importing import import_reference
 
 Factory = Callable[..., Any]
 
@@ -126,6 +127,58 @@ def get_evaluator(name: str, **options: Any) -> Evaluator:
     return built if isinstance(built, Evaluator) else _wrapped(name, built)
 
 
+def resolve_evaluator(
+    ref: Any, options: Mapping[str, Any] | None = None, *, allow_code: bool = True
+) -> tuple[str, Evaluator[Any]]:
+    """``(name in results, evaluator)`` for what a user names as an evaluator.
+
+    ``ref`` is a registry name (built with ``options``), a ``"module:attr"`` reference,
+    or the object itself: an :class:`~lg_eval.Evaluator` (or its async twin) or a plain
+    evaluator function (wrapped, so its scores keep the one range rule). A reference may
+    also name a factory of one (a callable without an ``outputs`` parameter), called
+    with ``options``. The name is ``ref`` when it is a string, else the evaluator's key.
+    ``allow_code=False`` refuses a ``"module:attr"`` reference before importing it
+    (pass a dataset's ``allows_code``).
+
+    Raises:
+        InvalidOptionError: an unknown name, options the evaluator does not take, a
+            reference that cannot be imported, or an object that is no evaluator.
+    """
+    given = dict(options or {})
+    if isinstance(ref, str) and ":" not in ref:
+        return ref, get_evaluator(ref, **given)
+    named = isinstance(ref, str)
+    target = import_reference(ref, what="evaluator", allow_code=allow_code) if named else ref
+    label = ref if named else repr(ref)[:80]
+    attr = ref.rpartition(":")[2] if named else None
+    ready = as_evaluator(target)
+    if ready is None and named and callable(target) and not _takes_outputs(target):
+        target = target(**given)  # a factory
+        ready = as_evaluator(target)
+        if ready is None and not callable(target):
+            raise InvalidOptionError(
+                f"{label!s}: the factory returned {type(target).__name__}, not an evaluator."
+            )
+    elif given:
+        raise InvalidOptionError(
+            f"Evaluator {label!s} is a ready evaluator; it takes no options (got {sorted(given)})."
+        )
+    built = ready or evaluator_of(target, attr)
+    if built is None:
+        raise InvalidOptionError(
+            f"{label!s} is not an evaluator, a factory of one or a registry name."
+        )
+    return (ref if named else built.key), built
+
+
+def _takes_outputs(target: Any) -> bool:
+    """Whether ``target`` names an ``outputs`` parameter: an evaluator, not a factory."""
+    try:
+        return "outputs" in inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def register_builtin(
     name: str, factory: Callable[..., Any], *, needs_reference: bool | None
 ) -> None:
@@ -175,11 +228,7 @@ def _wrapped(name: str, function: Callable[..., Any]) -> Evaluator:
 
 def _as_factory(target: Callable[..., Any]) -> Factory:
     """A ready evaluator (it takes ``outputs``) becomes a factory with no options."""
-    try:
-        parameters = inspect.signature(target).parameters
-    except (TypeError, ValueError):
-        return target
-    if "outputs" not in parameters:
+    if not _takes_outputs(target):
         return target
 
     def factory() -> Any:
@@ -206,4 +255,5 @@ __all__ = [
     "needs_reference",
     "reference_free_evaluators",
     "register_evaluator",
+    "resolve_evaluator",
 ]

@@ -3,22 +3,25 @@
 :func:`run_experiment` / :func:`arun_experiment` play each case × repetition on a
 fresh thread, score it and write it to the results store (:func:`open_store`) as
 it finishes; a run id resumes. :mod:`lg_eval.experiments.aggregate` holds the
-aggregates (pass@k, pass^k, mean scores, latency percentiles, cost) and
+aggregates (pass@k, pass^k, mean scores, latency percentiles, cost; a run's headline
+numbers are :attr:`lg_eval.reports.Report.summary`) and
 :func:`compare_runs` diffs two runs case by case. Wherever it changes nothing but speed,
 a run scores its cases in a second process while this one plays the next ones
 (``scoring=`` of :func:`run_experiment`).
+
+:func:`score_thread` is the one scoring step (an extracted thread and its
+:class:`CaseEvaluator` list in, the scored :class:`CaseResult` out), shared by the
+runner, the scoring process and sweeps.
 """
 
 from lg_eval.errors import ScoringProcessError
 from lg_eval.experiments._scoring_choice import Scoring
 from lg_eval.experiments.aggregate import (
-    RunSummary,
     latency_percentiles,
     mean_scores,
     pass_at_k,
     pass_hat_k,
     percentile,
-    summarize,
 )
 from lg_eval.experiments.compare import compare_runs
 from lg_eval.experiments.judge_cache import JudgeCache
@@ -33,10 +36,12 @@ from lg_eval.experiments.results import (
     ScoreRow,
 )
 from lg_eval.experiments.runner import arun_experiment, run_experiment
+from lg_eval.experiments.scoring import CaseEvaluator, score_thread
 from lg_eval.experiments.store import ResultStore, StoreError, open_store
 
 __all__ = [
     "CaseChange",
+    "CaseEvaluator",
     "CaseResult",
     "Comparison",
     "ExperimentRun",
@@ -46,7 +51,6 @@ __all__ = [
     "ResultStore",
     "RunInfo",
     "RunOptions",
-    "RunSummary",
     "ScoreRow",
     "Scoring",
     "ScoringProcessError",
@@ -60,5 +64,5 @@ __all__ = [
     "pass_hat_k",
     "percentile",
     "run_experiment",
-    "summarize",
+    "score_thread",
 ]

@@ -10,7 +10,6 @@ with blocking calls and :func:`~lg_eval._effects.adrive` awaits it.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,25 +19,20 @@ from typing import Any, TypeVar, cast
 from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
 
-from lg_eval._effects import Core, Effect, sleep
-from lg_eval.errors import InfrastructureError, LgEvalError
+from lg_eval._effects import Core, sleep
+from lg_eval.errors import InfrastructureError
 from lg_eval.experiments._targets import CaseTargets
-from lg_eval.experiments._upstream import Case, PlayedCase, Saver, playing
+from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redacted
-from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, ScoreRow
+from lg_eval.experiments.results import CaseResult, PlayedTurnRecord
 from lg_eval.experiments.scoring import (
     CaseEvaluator,
     EvaluatorResolver,
-    case_outputs,
-    final_messages,
     reference_of,
-    score_rows,
-    status_of,
-    thread_usage,
+    score_thread,
 )
-from lg_eval.messages import tool_calls_from_messages
-from lg_eval.play import Graph, Reviewer
+from lg_eval.feedback import describe_error
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""
@@ -167,48 +161,25 @@ def score_attempt(
     config = cast(RunnableConfig, played.config)
     thread = yield from ctx.targets.extraction(graph, config)
     base = _base(ctx, plan, played.thread_id, played.turns)
-    base.trajectory = thread.to_graph_trajectory().steps
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:
             raise InfrastructureError(played.error)
+        base.trajectory = thread.to_graph_trajectory().steps
         index = played.turns[-1].index
         base.error = f"turns[{index}] raised {played.error}; the script did not continue."
         return base
-    messages = final_messages(thread)
-    base.tool_calls = recorded_tool_calls(messages)
-    outputs = case_outputs(thread, messages)
     inputs = [turn.sent for turn in played.turns]
-    usage = thread_usage(messages)
-    for item in plan.evaluators:
-        reference = item.reference if item.own_reference else plan.reference
-        call = {"outputs": outputs, "reference_outputs": reference, "inputs": inputs}
-        try:
-            outcome = yield Effect(
-                functools.partial(item.evaluator, **call),
-                functools.partial(item.evaluator.aevaluate, **call),
-            )
-        except Exception as exc:
-            key = item.evaluator.key
-            base.scores.append(ScoreRow(evaluator=item.name, key=key, error=describe_error(exc)))
-            continue
-        rows, judged = score_rows(item.name, outcome, ctx.thresholds)
-        base.scores.extend(rows)
-        usage.add(judged)
-    base.tokens, base.cost, base.model_calls = usage.total_tokens, usage.cost, usage.calls
-    base.status = status_of(base.scores, require_verdict=ctx.require_verdict)
-    return base
-
-
-def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | None:
-    """The tool calls of the final messages, as stored JSON data (None when there are no
-    messages, or when they are not in a shape the message reader knows)."""
-    if messages is None:
-        return None
-    try:
-        calls = tool_calls_from_messages(messages)
-    except LgEvalError:
-        return None
-    return [to_jsonable_python(dict(call), fallback=repr) for call in calls]
+    return (
+        yield from score_thread(
+            base,
+            thread,
+            plan.evaluators,
+            reference=plan.reference,
+            inputs=inputs,
+            thresholds=ctx.thresholds,
+            require_verdict=ctx.require_verdict,
+        )
+    )
 
 
 def finish(
@@ -275,17 +246,11 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
     return result
 
 
-def describe_error(exc: BaseException) -> str:
-    """``Type: message``, how results and replies name an error."""
-    return f"{type(exc).__name__}: {exc}"
-
-
 __all__ = [
     "CaseContext",
     "CasePlan",
     "InfrastructureError",
     "PlayedAttempt",
-    "describe_error",
     "failed_attempt",
     "finish",
     "is_infrastructure",

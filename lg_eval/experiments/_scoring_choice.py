@@ -33,10 +33,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators.registry import is_builtin
 from lg_eval.experiments._scoring_process import ScoringSpec, can_fork, fork_is_safe
-from lg_eval.experiments._upstream import Dataset
+from lg_eval.experiments._upstream import Dataset, parse_checkpointer_url
 from lg_eval.experiments.redaction import Redactor
 from lg_eval.server import ServerTarget
-from lg_eval.urls import parse_checkpointer_url
 
 Scoring = Literal["auto", "process", "inline"]
 SCORINGS: tuple[Scoring, ...] = ("auto", "process", "inline")

@@ -54,7 +54,6 @@ from lg_eval.experiments._case import (
     CasePlan,
     InfrastructureError,
     PlayedAttempt,
-    describe_error,
     failed_attempt,
     finish,
     plan_for,
@@ -70,6 +69,7 @@ from lg_eval.experiments.redaction import Redactor
 from lg_eval.experiments.results import CaseResult, CaseStatus
 from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
+from lg_eval.feedback import describe_error
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
 from lg_eval._effects import Core, Effect
-from lg_eval.datasets import Case, Dataset
 from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments._upstream import (
+    Case,
+    Dataset,
+    Graph,
+    Saver,
+    import_reference,
+    resolve_target,
+)
 from lg_eval.extract.thread import extraction
-from lg_eval.play import Graph, Saver, import_reference, resolve_target
 from lg_eval.server import ServerTarget
 from lg_eval.trajectory import ThreadTrajectory
 
@@ -41,7 +47,7 @@ class CaseTargets:
         self._objects: dict[str, Any] = {}
         self._bound: dict[int, Graph] = {}
         self._lock = threading.Lock()
-        self._server = explicit if isinstance(explicit, ServerTarget) else None
+        self._server = explicit.for_run() if isinstance(explicit, ServerTarget) else None
         self._server_graph = None if self._server is None else self._server.player_graph()
         if self._server is not None:
             self._server.check()  # a server that is down or lacks the assistant fails here

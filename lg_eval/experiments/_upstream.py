@@ -1,4 +1,6 @@
-"""The one place the runner meets ``lg_eval.datasets``, ``lg_eval.play`` and ``lg_eval.urls``."""
+"""The one place ``lg_eval.experiments`` meets ``lg_eval.datasets``, ``lg_eval.play`` and
+``lg_eval.urls``: every other module of the package imports what it needs of them from here
+(``tests/test_layout.py`` checks it), so what the runner depends on below it is one list."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from lg_eval.errors import InvalidOptionError, ScriptMismatchError
 from lg_eval.play import (
     Graph,
     PlayedCase,
+    Reviewer,
     Saver,
     aopen_checkpointer,
     import_reference,
@@ -53,6 +56,7 @@ __all__ = [
     "Expected",
     "Graph",
     "PlayedCase",
+    "Reviewer",
     "Saver",
     "ScriptMismatchError",
     "aopen_checkpointer",
@@ -63,6 +67,7 @@ __all__ = [
     "keyword_dsn_problem",
     "load_dataset",
     "open_checkpointer",
+    "parse_checkpointer_url",
     "playing",
     "redact_url",
     "resolve_target",

@@ -1,9 +1,15 @@
 """Aggregates over a run's results, computed once here so every report shows the same numbers.
 
-* per case over its repetitions: :func:`pass_at_k` (some repetition passed),
-  :func:`pass_hat_k` (every repetition passed), :func:`case_mean_scores`;
+* per case over its repetitions: :func:`case_passes` (repetitions, passed ones), from
+  which :func:`pass_at_k` (some repetition passed) and :func:`pass_hat_k` (every
+  repetition passed) follow; :func:`case_mean_scores`;
 * per run: :func:`mean_scores` per feedback key, :func:`latency_percentiles`
-  (p50 / p95), and :func:`summarize` for all of it plus counts, tokens and cost.
+  (p50 / p95), :func:`total_cost`;
+* the inputs of a report's summary that need every result at once, :class:`CaseCounts`
+  and :class:`Latencies`: :func:`case_counts` and :func:`latencies` compute them from
+  results in memory, and the results store computes the same two in SQL
+  (:meth:`~lg_eval.experiments.ResultStore.case_counts`,
+  :meth:`~lg_eval.experiments.ResultStore.latencies`) for a run too large to load.
 
 Scores count as numbers (a bool is 1.0 or 0.0); a missing score (``None``) is left
 out of means. Percentiles interpolate linearly between the closest ranks.
@@ -14,8 +20,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-
-from pydantic import BaseModel, ConfigDict
+from typing import NamedTuple
 
 from lg_eval.experiments.results import CaseResult, ExperimentRun
 from lg_eval.feedback import ScoreValue
@@ -46,18 +51,65 @@ def by_case(results: Iterable[CaseResult]) -> dict[str, list[CaseResult]]:
     return grouped
 
 
+def case_passes(results: Iterable[CaseResult]) -> dict[str, tuple[int, int]]:
+    """Per case (first-seen order): ``(repetitions, passed repetitions)``.
+
+    The one definition pass@k and pass^k rest on: a case passes at k when some of its
+    repetitions passed, and at hat-k when all of them did.
+    """
+    counts: dict[str, tuple[int, int]] = {}
+    for result in results:
+        n, passed = counts.get(result.case_id, (0, 0))
+        counts[result.case_id] = (n + 1, passed + (result.status == "passed"))
+    return counts
+
+
 def pass_at_k(run: ExperimentRun) -> dict[str, bool]:
     """Per case: whether at least one repetition passed."""
-    return {
-        case: any(r.status == "passed" for r in rs) for case, rs in by_case(run.results).items()
-    }
+    return {case: passed > 0 for case, (_, passed) in case_passes(run.results).items()}
 
 
 def pass_hat_k(run: ExperimentRun) -> dict[str, bool]:
     """Per case: whether every repetition passed (pass^k)."""
-    return {
-        case: all(r.status == "passed" for r in rs) for case, rs in by_case(run.results).items()
-    }
+    return {case: passed == n for case, (n, passed) in case_passes(run.results).items()}
+
+
+class CaseCounts(NamedTuple):
+    """A run's results grouped by case: the inputs of pass@k and pass^k."""
+
+    cases: int
+    """Distinct case ids."""
+    k: int
+    """Repetitions of the case that has the most (0 without results)."""
+    some: int
+    """Cases with at least one passed repetition."""
+    every: int
+    """Cases whose every repetition passed."""
+
+
+def case_counts(results: Iterable[CaseResult]) -> CaseCounts:
+    """:class:`CaseCounts` of ``results`` in memory (the store counts the same in SQL)."""
+    passes = case_passes(results).values()
+    return CaseCounts(
+        cases=len(passes),
+        k=max((n for n, _ in passes), default=0),
+        some=sum(passed > 0 for _, passed in passes),
+        every=sum(passed == n for n, passed in passes),
+    )
+
+
+class Latencies(NamedTuple):
+    """Order statistics of a run's latencies in seconds (None without results)."""
+
+    p50: float | None
+    p95: float | None
+    max: float | None
+
+
+def latencies(results: Iterable[CaseResult]) -> Latencies:
+    """:class:`Latencies` of ``results`` in memory (the store reads the same from SQL)."""
+    values = [result.latency_s for result in results]
+    return Latencies(percentile(values, 50), percentile(values, 95), max(values, default=None))
 
 
 def _means(results: Iterable[CaseResult]) -> dict[str, float]:
@@ -92,69 +144,19 @@ def total_cost(run: ExperimentRun) -> float | None:
     return sum(costs) if costs else None
 
 
-def _rate(flags: dict[str, bool]) -> float | None:
-    return sum(flags.values()) / len(flags) if flags else None
-
-
-class RunSummary(BaseModel):
-    """A run in numbers: what the reports show in their header and trend charts."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str
-    results: int
-    cases: int
-    passed: int
-    failed: int
-    errors: int
-    timeouts: int
-    pass_rate: float | None
-    pass_at_k: float | None
-    pass_hat_k: float | None
-    mean_scores: dict[str, float]
-    latency_p50_s: float | None
-    latency_p95_s: float | None
-    tokens: int
-    cost: float | None
-    model_calls: int
-    gate_failed: bool
-
-
-def summarize(run: ExperimentRun) -> RunSummary:
-    """Every aggregate of ``run`` in one model."""
-    statuses = [r.status for r in run.results]
-    latency = latency_percentiles(run)
-    return RunSummary(
-        run_id=run.info.run_id,
-        results=len(run.results),
-        cases=len(by_case(run.results)),
-        passed=statuses.count("passed"),
-        failed=statuses.count("failed"),
-        errors=statuses.count("error"),
-        timeouts=statuses.count("timeout"),
-        pass_rate=run.pass_rate,
-        pass_at_k=_rate(pass_at_k(run)),
-        pass_hat_k=_rate(pass_hat_k(run)),
-        mean_scores=mean_scores(run),
-        latency_p50_s=latency["p50"],
-        latency_p95_s=latency["p95"],
-        tokens=sum(r.tokens for r in run.results),
-        cost=total_cost(run),
-        model_calls=sum(r.model_calls for r in run.results),
-        gate_failed=run.gate_failed,
-    )
-
-
 __all__ = [
-    "RunSummary",
+    "CaseCounts",
+    "Latencies",
     "by_case",
+    "case_counts",
     "case_mean_scores",
+    "case_passes",
+    "latencies",
     "latency_percentiles",
     "mean_scores",
     "pass_at_k",
     "pass_hat_k",
     "percentile",
     "score_number",
-    "summarize",
     "total_cost",
 ]

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from lg_eval.datasets import Dataset, EvaluatorRef
 from lg_eval.errors import LgEvalError
 from lg_eval.evaluators import available_evaluators
+from lg_eval.experiments._upstream import Dataset, EvaluatorRef, import_reference
 from lg_eval.experiments.scoring import EvaluatorResolver
-from lg_eval.play import import_reference
 
 _NEAR = 75.0  # rapidfuzz ratio from which a registered name is offered as "did you mean"
 RUN_ONLY = (

@@ -40,6 +40,7 @@ from lg_eval.experiments._upstream import (
     dataset_hash,
     load_dataset,
     open_checkpointer,
+    parse_checkpointer_url,
 )
 from lg_eval.experiments.case_threads import CaseThreads
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
@@ -52,7 +53,6 @@ from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.experiments.workers import inline, one_at_a_time, run_all
 from lg_eval.offline import offline
-from lg_eval.urls import parse_checkpointer_url
 
 Partition = Sequence[tuple[int, int]]
 """``(ordinal of the case in the dataset, repetition)`` pairs."""

@@ -22,8 +22,8 @@ from lg_eval.experiments.redaction import RedactOption
 from lg_eval.judges import RateLimits
 
 if TYPE_CHECKING:
+    from lg_eval.experiments._upstream import Reviewer
     from lg_eval.experiments.store import ResultStore
-    from lg_eval.play import Reviewer
 
 Progress = Callable[[int, int, int, int], None]
 """``progress(done, total, passed, failed)``, called as each case finishes (``failed``

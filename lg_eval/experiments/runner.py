@@ -32,6 +32,7 @@ from lg_eval.experiments._scoring_process import ScoringProcess
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import (
     Dataset,
+    Reviewer,
     aopen_checkpointer,
     load_dataset,
     open_checkpointer,
@@ -48,7 +49,6 @@ from lg_eval.experiments.store import ResultStore, open_store
 from lg_eval.experiments.workers import handed, inline, one_at_a_time, run_all, stored
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.offline import offline
-from lg_eval.play import Reviewer
 
 if TYPE_CHECKING:
     from lg_eval.executors import Executor

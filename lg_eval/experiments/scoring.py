@@ -1,7 +1,8 @@
 """How a case is scored: its evaluators, the built-in checks, what they read, and verdicts.
 
-* :func:`case_evaluators`: the case's evaluators (else the dataset's), resolved by
-  registry name or, for a dataset that allows code, ``module:attr``; then a
+* :class:`EvaluatorResolver`: the case's evaluators (else the dataset's), resolved by
+  registry name or, for a dataset that allows code, ``module:attr``
+  (:func:`lg_eval.evaluators.resolve_evaluator`); then a
   built-in check for each expectation no listed evaluator reads (trajectory →
   ``graph_trajectory_strict_match``; tool calls → in-order tool sequence with
   partial args; output → exact match or keywords; ``max_steps`` → a step cap).
@@ -10,33 +11,39 @@
   so graph, tool-call and text evaluators each find their field.
 * :func:`score_rows`: feedback to :class:`ScoreRow` with its pass/fail verdict (a score
   the evaluator core refused, :func:`lg_eval.feedback.check_score`, is the row's error).
+* :func:`score_thread`: **the** scoring step, an effect core: one extracted thread, its
+  evaluators and reference in; its rows, tool calls, usage and status written into the
+  :class:`CaseResult`. The runner (inline and in the scoring process) and sweeps all
+  score through it.
 """
 
 from __future__ import annotations
 
-import inspect
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from pydantic_core import to_jsonable_python
 
-from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator, refusal
+from lg_eval._effects import Core, Effect
+from lg_eval.errors import LgEvalError
+from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators import (
     create_keywords_evaluator,
     create_text_evaluator,
     create_tool_sequence_evaluator,
-    get_evaluator,
     graph_trajectory_strict_match,
+    resolve_evaluator,
 )
-from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected, import_reference
-from lg_eval.experiments.results import CaseStatus, ScoreRow
-from lg_eval.feedback import Feedback
+from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected
+from lg_eval.experiments.results import CaseResult, CaseStatus, ScoreRow
+from lg_eval.feedback import Feedback, describe_error, refusal
 from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
+from lg_eval.messages import tool_calls_from_messages
 from lg_eval.trajectory import ThreadTrajectory
 from lg_eval.verdicts import case_verdict, verdict
 
@@ -78,32 +85,7 @@ class EvaluatorResolver:
         return self._built[key]
 
     def _build(self, ref: EvaluatorRef) -> Evaluator[Any]:
-        if ":" not in ref.name:
-            return get_evaluator(ref.name, **ref.options)
-        target = import_reference(ref.name, what="evaluator", allow_code=self._allows_code)
-        ready = as_evaluator(target)
-        if ready is not None and not ref.options:
-            return ready
-        if ready is None and not _takes_outputs(target):
-            target = target(**ref.options)  # a factory
-        elif ref.options:
-            raise InvalidOptionError(
-                f"Evaluator {ref.name!r} is a ready evaluator; it takes no options "
-                f"(got {sorted(ref.options)})."
-            )
-        built = as_evaluator(target)
-        if built is not None:
-            return built
-        if not callable(target):
-            raise InvalidOptionError(f"{ref.name!r} is not an evaluator or a factory of one.")
-        return make_evaluator(ref.name.rpartition(":")[2], target)
-
-
-def _takes_outputs(target: Any) -> bool:
-    try:
-        return "outputs" in inspect.signature(target).parameters
-    except (TypeError, ValueError):
-        return False
+        return resolve_evaluator(ref.name, ref.options, allow_code=self._allows_code)[1]
 
 
 # --------------------------------------------------------------------------- built-in checks
@@ -194,6 +176,64 @@ def thread_usage(messages: list[Any] | None) -> Usage:
     return usage
 
 
+# --------------------------------------------------------------------------- the scoring step
+
+
+def score_thread(
+    result: CaseResult,
+    thread: ThreadTrajectory,
+    evaluators: Sequence[CaseEvaluator],
+    *,
+    reference: Any = None,
+    inputs: Any = None,
+    thresholds: Mapping[str, float],
+    require_verdict: bool = False,
+) -> Core[CaseResult]:
+    """Score ``thread`` with ``evaluators`` into ``result`` (returned): its trajectory,
+    tool calls, one row per feedback (an evaluator that raised is an error row, named by
+    :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and status.
+
+    Each evaluator is handed ``outputs`` (:func:`case_outputs`), ``reference`` (or its
+    built-in check's own) and ``inputs``; it is called when driven sync and awaited when
+    driven async (:func:`lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`).
+    """
+    result.trajectory = thread.to_graph_trajectory().steps
+    messages = final_messages(thread)
+    result.tool_calls = recorded_tool_calls(messages)
+    outputs = case_outputs(thread, messages)
+    usage = thread_usage(messages)
+    for item in evaluators:
+        given = item.reference if item.own_reference else reference
+        call = {"outputs": outputs, "reference_outputs": given, "inputs": inputs}
+        try:
+            outcome = yield Effect(
+                functools.partial(item.evaluator, **call),
+                functools.partial(item.evaluator.aevaluate, **call),
+            )
+        except Exception as exc:
+            key = item.evaluator.key
+            result.scores.append(ScoreRow(evaluator=item.name, key=key, error=describe_error(exc)))
+            continue
+        rows, judged = score_rows(item.name, outcome, thresholds)
+        result.scores.extend(rows)
+        usage.add(judged)
+    result.tokens, result.cost, result.model_calls = usage.total_tokens, usage.cost, usage.calls
+    result.status = status_of(result.scores, require_verdict=require_verdict)
+    return result
+
+
+def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | None:
+    """The tool calls of the final messages, as stored JSON data (None when there are no
+    messages, or when they are not in a shape the message reader knows)."""
+    if messages is None:
+        return None
+    try:
+        calls = tool_calls_from_messages(messages)
+    except LgEvalError:
+        return None
+    return [to_jsonable_python(dict(call), fallback=repr) for call in calls]
+
+
 # --------------------------------------------------------------------------- verdicts
 
 
@@ -258,9 +298,11 @@ __all__ = [
     "builtin_checks",
     "case_outputs",
     "final_messages",
+    "recorded_tool_calls",
     "reference_of",
     "refused_score",
     "score_rows",
+    "score_thread",
     "status_of",
     "thread_usage",
     "verdict",

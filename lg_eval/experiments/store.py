@@ -1,6 +1,6 @@
 """The results store: runs, case results and score rows, in SQLite or Postgres.
 
-Four tables (the same DDL on both engines)::
+Five tables (the same DDL on both engines)::
 
     lg_eval_runs    run_id PK, dataset, dataset_hash, status, started_at, finished_at,
                     info (RunInfo JSON)
@@ -9,6 +9,8 @@ Four tables (the same DDL on both engines)::
     lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
                     row (ScoreRow JSON)
     lg_eval_leases  run_id PK, host, pid, token, expires_at (see :mod:`.lease`)
+    lg_eval_schema  id PK (1), version (see :mod:`.schema_version`: set on create,
+                    an older store migrated on open, a newer one refused)
 
 Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
 identity, so a result is stored at most once) and each :meth:`ResultStore.write`
@@ -28,7 +30,9 @@ from typing import Any
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
 from lg_eval.experiments._upstream import redact_url
+from lg_eval.experiments.aggregate import CaseCounts, Latencies
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
+from lg_eval.experiments.schema_version import SCHEMA_VERSION, prepare
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
 
@@ -91,9 +95,9 @@ class ResultStore:
         self._errors = errors if errors is not None else _driver_errors(postgres)
         self.url = redact_url(url)
         with self._lock, self._guard():
-            for statement in _SCHEMA:
-                self._conn.execute(statement)
-            self._conn.commit()
+            self.opened_version = prepare(connection, _SCHEMA, postgres=postgres, url=self.url)
+            """The schema version the store had when opened (None: created now); it is
+            :data:`~lg_eval.experiments.schema_version.SCHEMA_VERSION` from here on."""
 
     @property
     def postgres(self) -> bool:
@@ -257,9 +261,10 @@ class ResultStore:
         )
         return {str(status): int(n) for status, n in rows}
 
-    def case_counts(self, run_id: str) -> tuple[int, int, int, int]:
+    def case_counts(self, run_id: str) -> CaseCounts:
         """``(cases, k, cases with a passed repetition, cases whose every repetition passed)``
-        of ``run_id``, grouped by case in SQL (the inputs of pass@k and pass^k)."""
+        of ``run_id``, grouped by case in SQL (the inputs of pass@k and pass^k), equal to
+        :func:`~lg_eval.experiments.aggregate.case_counts` of its results."""
         rows = self._query(
             "SELECT COUNT(*), MAX(n), SUM(CASE WHEN p > 0 THEN 1 ELSE 0 END),"
             " SUM(CASE WHEN p = n THEN 1 ELSE 0 END) FROM (SELECT case_id, COUNT(*) AS n,"
@@ -268,7 +273,16 @@ class ResultStore:
             (run_id,),
         )
         cases, k, some, every = rows[0]
-        return int(cases), int(k or 0), int(some or 0), int(every or 0)
+        return CaseCounts(int(cases), int(k or 0), int(some or 0), int(every or 0))
+
+    def latencies(self, run_id: str) -> Latencies:
+        """p50, p95 and the maximum of ``run_id``'s latencies from SQL, equal to
+        :func:`~lg_eval.experiments.aggregate.latencies` of its results."""
+        return Latencies(
+            self.latency_percentile(run_id, 50),
+            self.latency_percentile(run_id, 95),
+            self.latency_max(run_id),
+        )
 
     def latency_percentile(self, run_id: str, q: float) -> float | None:
         """The ``q``-th percentile (0-100) of ``run_id``'s latencies, linearly interpolated
@@ -420,6 +434,7 @@ def _driver_errors(postgres: bool) -> tuple[type[BaseException], ...]:
 
 __all__ = [
     "DEFAULT_STORE",
+    "SCHEMA_VERSION",
     "ResultStore",
     "StoreError",
     "open_store",

@@ -9,7 +9,6 @@ for the model (it is shown to it when the judge retries).
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ValidationError
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.feedback import ScoreValue
+from lg_eval.feedback import ScoreValue, is_finite_number
 from lg_eval.judges import prompts
 from lg_eval.messages import message_text
 
@@ -185,16 +184,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def is_finite_number(value: Any) -> bool:
-    """A number (not a bool) that is finite as a float (a 400-digit int is not)."""
-    if not _is_number(value):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 def score_problem(score: Any, score_range: tuple[float, float] | None) -> str | None:
     """Why ``score`` cannot leave a judge (None: it is a bool, None, or a number in range)."""
     if score is None or isinstance(score, bool):
@@ -338,7 +327,6 @@ __all__ = [
     "custom_spec",
     "declared_range",
     "describe_reply",
-    "is_finite_number",
     "json_object_in",
     "object_schema",
     "reasoning_property",

@@ -8,8 +8,7 @@
   :func:`batch_evaluate` runs it over many threads with bounded concurrency.
 """
 
-from lg_eval.nodes._calls import EvaluatorTimeoutError, ReferenceKeyError
-from lg_eval.nodes._feedback import InvalidScoreError
+from lg_eval.errors import EvaluatorTimeoutError, InvalidScoreError, ReferenceKeyError
 from lg_eval.nodes.batch import BatchItem, abatch_evaluate, batch_evaluate
 from lg_eval.nodes.eval_node import (
     THREAD,

@@ -32,7 +32,7 @@ from langgraph.errors import GraphBubbleUp
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval._threads import athread, run_in_daemon
-from lg_eval.errors import LgEvalError
+from lg_eval.errors import EvaluatorTimeoutError, ReferenceKeyError
 from lg_eval.nodes.spec import Bound
 
 
@@ -60,14 +60,6 @@ class Call:
             return self.kwargs
         reference = self.kwargs.get("reference_outputs")
         return {**self.kwargs, "reference_outputs": reference_part(reference, key)}
-
-
-class ReferenceKeyError(LgEvalError, LookupError):
-    """An :class:`EvalSpec`'s ``reference_key`` is not a key of the reference it was given."""
-
-
-class EvaluatorTimeoutError(LgEvalError, TimeoutError):
-    """An evaluator did not finish within its timeout (or the node's)."""
 
 
 def reference_part(reference: Any, key: str) -> Any:
@@ -224,9 +216,7 @@ def raise_first(outcomes: Sequence[Outcome]) -> None:
 
 __all__ = [
     "Call",
-    "EvaluatorTimeoutError",
     "Outcome",
-    "ReferenceKeyError",
     "raise_first",
     "reference_part",
     "run_blocking",

@@ -16,31 +16,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lg_eval.errors import LgEvalError
-from lg_eval.evaluator import refusal
-from lg_eval.feedback import ScoreValue, check_score, unusable_score
+from lg_eval.errors import InvalidScoreError
+from lg_eval.feedback import (
+    FeedbackDict,
+    checked_score,
+    describe_error,
+    refusal,
+    safe_text,
+    verdict,
+)
 from lg_eval.nodes._calls import Outcome
-from lg_eval.nodes._plain import describe_error, plain_metadata, safe_text
+from lg_eval.nodes._plain import plain_metadata
 from lg_eval.nodes.spec import Bound
 from lg_eval.nodes.state import EvalFeedback
-
-
-class InvalidScoreError(LgEvalError, ValueError):
-    """An evaluator's score is not a bool, None or a finite number inside its range."""
-
-
-def verdict(score: ScoreValue, threshold: float | None) -> bool | None:
-    """Whether ``score`` passes: booleans pass when true, numbers need a threshold.
-
-    A score that is not a bool or a finite number never passes (None: no verdict).
-    """
-    if score is None or unusable_score(score) is not None:
-        return None
-    if isinstance(score, bool) and threshold is None:
-        return score
-    if threshold is None:
-        return None
-    return float(score) >= threshold
 
 
 def to_feedback(bound: Bound, outcome: Outcome) -> list[EvalFeedback]:
@@ -96,10 +84,7 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     dropped: list[str] = []
     metadata = plain_metadata(item.get("metadata"), dropped)
     raw = item.get("score")
-    score, problem = checked_score(bound, own_key or bound.name, raw)
-    rejected = refusal(metadata)
-    if problem is None and raw is None and rejected is not None:  # the Evaluator core refused it
-        problem, raw = rejected
+    score, problem = _checked(bound, own_key, raw, metadata)
     if problem is not None:
         text = f"{InvalidScoreError.__name__}: {problem}"
         metadata = {**(metadata or {}), "rejected_score": safe_text(raw, 200)}
@@ -124,18 +109,22 @@ def _record(bound: Bound, item: Any, single: bool) -> EvalFeedback:
     )
 
 
-def checked_score(bound: Bound, key: str | None, score: Any) -> tuple[ScoreValue, str | None]:
-    """``(score as plain data, None)``, or ``(None, why it cannot be stored)``: the one
-    range rule (:func:`lg_eval.feedback.check_score`) against the range ``bound`` declares
-    for feedback ``key`` (0..1 or a bool when it declares none)."""
-    value, problem = check_score(score, bound.score_range(key))
-    return value, None if problem is None else f"evaluator {bound.name!r} produced {problem}"
+def _checked(
+    bound: Bound, own_key: str | None, raw: Any, metadata: dict[str, Any] | None
+) -> tuple[Any, str | None]:
+    """``(score as plain data, None)``, or ``(the refused score, why)``: the one range
+    rule (:func:`lg_eval.feedback.checked_score`) against the range ``bound`` declares
+    for the feedback's key, or the Evaluator core's refusal recorded in ``metadata``."""
+    given: FeedbackDict = {"key": bound.name, "score": raw, "comment": None, "metadata": None}
+    checked = checked_score(given, bound.score_range(own_key or bound.name))
+    refused = refusal(checked["metadata"]) or (refusal(metadata) if raw is None else None)
+    if refused is None:
+        return checked["score"], None
+    return (raw if raw is not None else refused[1]), refused[0]
 
 
 __all__ = [
-    "InvalidScoreError",
     "checked_score",
     "error_feedback",
     "to_feedback",
-    "verdict",
 ]

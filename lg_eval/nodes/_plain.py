@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-import math
 import numbers
 import uuid
 from collections.abc import Mapping
@@ -17,23 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
-def describe_error(error: BaseException) -> str:
-    """``'ErrorType: message'``, even for an exception whose ``__str__`` raises."""
-    return f"{type(error).__name__}: {safe_text(error)}"
-
-
-def safe_text(value: Any, limit: int = 2000) -> str:
-    """``str(value)`` (else its ``repr``, else a placeholder), at most ``limit`` characters."""
-    for render in (str, repr):
-        try:
-            text = render(value)
-        except Exception:
-            continue
-        if isinstance(text, str):
-            return text if len(text) <= limit else text[:limit] + "…"
-    return f"<{type(value).__name__} that cannot be shown>"
-
+from lg_eval.feedback import describe_error, is_finite_number, safe_text
 
 MAX_DEPTH = 32
 
@@ -101,7 +84,7 @@ def _convert(value: Any, path: str, dropped: list[str], active: set[int], depth:
         _note(dropped, path, "an integer too large to store")
         return DROP
     if isinstance(value, float):
-        if math.isfinite(value):
+        if is_finite_number(value):
             return float(value)
         _note(dropped, path, f"the non-finite number {value!r}")
         return DROP
@@ -159,7 +142,7 @@ def _key(key: Any) -> str | None:
     if (
         key is None
         or isinstance(key, bool | int)
-        or (isinstance(key, float) and math.isfinite(key))
+        or (isinstance(key, float) and is_finite_number(key))
     ):
         return str(key)
     if isinstance(key, enum.Enum):
@@ -167,12 +150,4 @@ def _key(key: Any) -> str | None:
     return None
 
 
-__all__ = [
-    "DROP",
-    "MAX_DEPTH",
-    "MAX_DROPPED",
-    "describe_error",
-    "plain",
-    "plain_metadata",
-    "safe_text",
-]
+__all__ = ["DROP", "MAX_DEPTH", "MAX_DROPPED", "plain", "plain_metadata"]

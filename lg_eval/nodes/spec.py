@@ -16,15 +16,14 @@ made safe for graph state, :mod:`lg_eval.nodes._feedback`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, as_evaluator
-from lg_eval.evaluators import get_evaluator
-from lg_eval.feedback import ScoreRange, ScoreRangeLike
+from lg_eval.evaluators import resolve_evaluator
+from lg_eval.feedback import ScoreRange, ScoreRangeLike, is_finite_number
 from lg_eval.feedback import score_range as as_score_range
 
 DEFAULT_TIMEOUT = 600.0
@@ -41,8 +40,9 @@ class EvalSpec:
         key: feedback key to report instead of the evaluator's own (for
             evaluators returning one result).
         weight: weight of its score in weighted aggregates (``>= 0``).
-        threshold: a numeric score passes when ``score >= threshold``; a
-            boolean score passes when true (or ``1.0 >= threshold``).
+        threshold: a numeric score passes when ``score >= threshold`` (None: a
+            number gives no verdict); a boolean score is its own verdict, whatever
+            the threshold (:func:`lg_eval.feedback.verdict`).
         reference_key: give this evaluator ``reference[reference_key]`` as
             ``reference_outputs`` instead of the whole reference. For
             evaluators that read the whole reference (custom functions) when
@@ -74,11 +74,11 @@ class EvalSpec:
                 f"EvalSpec needs an evaluator function or a registered name, got "
                 f"{self.evaluator!r}."
             )
-        if not _finite(self.weight):
+        if not is_finite_number(self.weight):
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be a number >= 0.")
         if self.weight < 0:
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be >= 0.")
-        if self.threshold is not None and not _finite(self.threshold):
+        if self.threshold is not None and not is_finite_number(self.threshold):
             raise InvalidOptionError(
                 f"EvalSpec threshold={self.threshold!r} must be a finite number or None."
             )
@@ -93,20 +93,11 @@ class EvalSpec:
             )
 
 
-def _finite(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 def check_timeout(value: Any, name: str) -> float | None:
     """``value`` if it is None or a positive finite number of seconds, else an error."""
     if value is None:
         return None
-    if _finite(value) and value > 0:
+    if is_finite_number(value) and value > 0:
         return float(value)
     raise InvalidOptionError(f"{name}={value!r} must be a number of seconds > 0, or None.")
 
@@ -159,14 +150,13 @@ def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
 
 def _bind(spec: EvalSpec) -> Bound:
     target = spec.evaluator
-    if isinstance(target, str):
-        built = get_evaluator(target)
-        return Bound(spec, built, built.aevaluate, target, *_declared(built))
-    evaluator = as_evaluator(target)
-    if evaluator is not None:  # one scorer: called from sync code, awaited from async code
-        return Bound(spec, evaluator, evaluator.aevaluate, evaluator.key, *_declared(evaluator))
-    name = getattr(target, "__name__", None)
-    return Bound(spec, target, target, str(name or type(target).__name__))
+    if isinstance(target, str) or as_evaluator(target) is not None:
+        # one scorer: called from sync code, awaited from async code
+        name, built = resolve_evaluator(target)
+        return Bound(spec, built, built.aevaluate, name, *_declared(built))
+    # a plain function (sync or async) is called as it is: its scores are checked by the node
+    label = getattr(target, "__name__", None)
+    return Bound(spec, target, target, str(label or type(target).__name__))
 
 
 def _declared(

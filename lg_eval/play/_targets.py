@@ -8,59 +8,21 @@ Three forms, as a ``"module:attr"`` string or as the Python object itself:
 * a factory: called as ``factory(checkpointer=saver)``, returning either of the
   above (the example graphs' ``build`` functions are factories).
 
-:func:`import_reference` is the one place lg_eval imports code named by data
-(targets, ``resume_fn``, evaluator ``module:attr`` names), and the one place that
-refuses to when the data did not come from a trusted local file.
+:func:`~lg_eval.importing.import_reference` (re-exported here) is the one place
+lg_eval imports code named by data, and the one place that refuses to when the data
+did not come from a trusted local file.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.importing import import_reference
 from lg_eval.play._types import Graph, Saver
-
-
-def import_reference(reference: str, *, what: str = "reference", allow_code: bool = True) -> Any:
-    """The object ``"module:attr"`` names (``attr`` may be dotted).
-
-    ``allow_code=False`` refuses before importing anything: pass the dataset's
-    ``allows_code`` so that data from a remote source cannot run code.
-    """
-    if not allow_code:
-        raise InvalidOptionError(
-            f"{what} {reference!r} names code, and this dataset does not allow code (it was not "
-            "loaded from a local file). Pass allow_code=True if you trust where it came from."
-        )
-    module_name, sep, attr = reference.partition(":")
-    if not (sep and module_name and attr):
-        raise InvalidOptionError(
-            f"{what} {reference!r} is not a 'module:attr' reference (e.g. 'graphs.weather:build')."
-        )
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except Exception as exc:
-        hint = (
-            " (is the directory holding it on sys.path? run from the project root)"
-            if isinstance(exc, ModuleNotFoundError) and exc.name == module_name.split(".")[0]
-            else ""
-        )
-        raise InvalidOptionError(
-            f"{what} {reference!r}: importing module {module_name!r} failed with "
-            f"{type(exc).__name__}: {exc}{hint}."
-        ) from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise InvalidOptionError(
-                f"{what} {reference!r}: module {module_name!r} has no attribute {attr!r}."
-            ) from None
-    return obj
 
 
 def resolve_target(target: Any, checkpointer: Saver, *, allow_code: bool = True) -> Graph:

@@ -3,8 +3,9 @@
 Every aggregate of every rendering is computed here and only here: status counts, pass
 rates (overall, pass@k, pass^k, per feedback key, per tag), score statistics, latency
 percentiles, tokens and cost, chart bins, the trend across stored runs and the grouped
-comparison. (The runner's ``lg_eval.experiments`` has no aggregate helpers yet; when it
-gains them, this module is the one place to switch over.)
+comparison. The summary is :meth:`~lg_eval.reports.tally.RunTally.summary` over the
+results in memory, the same one :func:`~lg_eval.reports.stream.stream_report` feeds from
+SQL.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lg_eval.experiments.aggregate import by_case, percentile
+from lg_eval.experiments import aggregate
 from lg_eval.experiments.results import (
     CaseResult,
     Comparison,
@@ -31,7 +32,6 @@ from lg_eval.reports.model import (
     Report,
     ScoreLine,
     StatusCounts,
-    Summary,
     TrendPoint,
 )
 from lg_eval.reports.tally import (
@@ -41,7 +41,6 @@ from lg_eval.reports.tally import (
     histogram_bounds,
     numeric_score,
     rate,
-    rate_intervals,
 )
 
 
@@ -70,7 +69,7 @@ def build_report(
     latencies = [result.latency_s for result in results]
     return Report(
         info=run.info,
-        summary=_summary(results, tally),
+        summary=tally.summary(aggregate.case_counts(results), aggregate.latencies(results)),
         evaluators=tally.evaluator_summaries(),
         tags=tally.tag_summaries(),
         cases=cases,
@@ -112,31 +111,6 @@ def histogram(
     for value in values:
         bins.add(value)
     return bins.histogram(label)
-
-
-def _summary(results: list[CaseResult], tally: RunTally) -> Summary:
-    cases = by_case(results)
-    latencies = [result.latency_s for result in results]
-    some = sum(any(r.status == "passed" for r in reps) for reps in cases.values())
-    every = sum(all(r.status == "passed" for r in reps) for reps in cases.values())
-    return Summary(
-        results=len(results),
-        cases=len(cases),
-        k=max((len(reps) for reps in cases.values()), default=0),
-        counts=tally.counts,
-        pass_rate=rate(tally.counts.passed, len(results)),
-        pass_at_k=rate(some, len(cases)),
-        pass_hat_k=rate(every, len(cases)),
-        **rate_intervals(tally.counts.passed, len(results), some, every, len(cases)),
-        latency_p50_s=percentile(latencies, 50),
-        latency_p95_s=percentile(latencies, 95),
-        latency_mean_s=tally.latency_mean,
-        latency_max_s=max(latencies, default=None),
-        tokens=tally.tokens,
-        cost=tally.cost,
-        model_calls=tally.model_calls,
-        retries=tally.retries,
-    )
 
 
 def _trend(run: ExperimentRun, history: Sequence[ExperimentRun]) -> list[TrendPoint]:

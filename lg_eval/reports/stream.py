@@ -19,14 +19,13 @@ from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore, StoreError
 from lg_eval.reports.build import case_report
-from lg_eval.reports.model import Report, Summary, TrendPoint
+from lg_eval.reports.model import Report, TrendPoint
 from lg_eval.reports.tally import (
     Binner,
     RunTally,
     histogram_bounds,
     numeric_score,
     rate,
-    rate_intervals,
 )
 
 SEVERITY = {"error": 0, "timeout": 1, "failed": 2, "passed": 3}
@@ -74,25 +73,7 @@ def stream_report(
             pass
     lo, hi = tally.score_bounds()
     scores = tally.unit_bins if (lo, hi) == (0.0, 1.0) else _score_bins(store, run_id, lo, hi)
-    cases, k, some, every = store.case_counts(run_id)
-    summary = Summary(
-        results=tally.results,
-        cases=cases,
-        k=k,
-        counts=tally.counts,
-        pass_rate=rate(tally.counts.passed, tally.results),
-        pass_at_k=rate(some, cases),
-        pass_hat_k=rate(every, cases),
-        **rate_intervals(tally.counts.passed, tally.results, some, every, cases),
-        latency_p50_s=store.latency_percentile(run_id, 50),
-        latency_p95_s=store.latency_percentile(run_id, 95),
-        latency_mean_s=tally.latency_mean,
-        latency_max_s=store.latency_max(run_id),
-        tokens=tally.tokens,
-        cost=tally.cost,
-        model_calls=tally.model_calls,
-        retries=tally.retries,
-    )
+    summary = tally.summary(store.case_counts(run_id), store.latencies(run_id))
     return Report(
         info=info,
         summary=summary,

@@ -4,13 +4,23 @@
 :class:`RunTally`; :func:`~lg_eval.reports.stream.stream_report` feeds a stored run's
 results through the same tally one page at a time, so a 100,000-result run is
 aggregated in memory that does not grow with it, and both give the same numbers.
-Only what needs every value at once (percentiles, pass@k) is computed elsewhere.
+Only what needs every value at once (percentiles, pass@k) is computed elsewhere: from
+the results in memory or in SQL, as :class:`~lg_eval.experiments.aggregate.CaseCounts`
+and :class:`~lg_eval.experiments.aggregate.Latencies`, which :meth:`RunTally.summary`
+takes to make the one :class:`~lg_eval.reports.model.Summary`.
 """
 
 from __future__ import annotations
 
+from lg_eval.experiments.aggregate import CaseCounts, Latencies
 from lg_eval.experiments.results import CaseResult, ScoreRow
-from lg_eval.reports.model import EvaluatorSummary, Histogram, StatusCounts, TagSummary
+from lg_eval.reports.model import (
+    EvaluatorSummary,
+    Histogram,
+    StatusCounts,
+    Summary,
+    TagSummary,
+)
 from lg_eval.stats import Interval, MeanSample, wilson_interval
 
 BINS = 10
@@ -187,6 +197,30 @@ class RunTally:
     def cost(self) -> float | None:
         """Total cost, None when no result reported one."""
         return self.cost_total if self.costs else None
+
+    def summary(self, cases: CaseCounts, latency: Latencies) -> Summary:
+        """The run's :class:`Summary`: this tally's counts and sums with the grouped-by-case
+        counts and latency order statistics of the same results (from memory or SQL)."""
+        return Summary(
+            results=self.results,
+            cases=cases.cases,
+            k=cases.k,
+            counts=self.counts,
+            pass_rate=rate(self.counts.passed, self.results),
+            pass_at_k=rate(cases.some, cases.cases),
+            pass_hat_k=rate(cases.every, cases.cases),
+            **rate_intervals(
+                self.counts.passed, self.results, cases.some, cases.every, cases.cases
+            ),
+            latency_p50_s=latency.p50,
+            latency_p95_s=latency.p95,
+            latency_mean_s=self.latency_mean,
+            latency_max_s=latency.max,
+            tokens=self.tokens,
+            cost=self.cost,
+            model_calls=self.model_calls,
+            retries=self.retries,
+        )
 
     def evaluator_summaries(self) -> list[EvaluatorSummary]:
         """Per feedback key, in first-seen order."""

@@ -22,20 +22,15 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
+from lg_eval._effects import drive
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, evaluator_of
-from lg_eval.evaluators import get_evaluator, needs_reference, reference_free_evaluators
-from lg_eval.experiments import CaseResult, ScoreRow
-from lg_eval.experiments.scoring import (
-    case_outputs,
-    final_messages,
-    score_rows,
-    status_of,
-    thread_usage,
-)
+from lg_eval.evaluator import Evaluator
+from lg_eval.evaluators import needs_reference, reference_free_evaluators, resolve_evaluator
+from lg_eval.experiments import CaseEvaluator, CaseResult, score_thread
 from lg_eval.extract import extract_threads
 from lg_eval.extract.thread import Reader
-from lg_eval.play import import_reference, open_checkpointer, resolve_target
+from lg_eval.feedback import describe_error
+from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.trajectory import ThreadTrajectory
 
 Partition = Sequence[tuple[str, str]]
@@ -65,20 +60,10 @@ def refuse_reference_needers(evaluators: Sequence[Any]) -> None:
 
 
 def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[Any]]]:
-    """``(name in results, evaluator)`` for registry names, evaluator objects and plain
-    evaluator functions (wrapped, so their scores keep the one range rule)."""
-    resolved: list[tuple[str, Evaluator[Any]]] = []
-    for item in evaluators:
-        if isinstance(item, str) and ":" not in item:
-            resolved.append((item, get_evaluator(item)))
-            continue
-        target = import_reference(item, what="evaluator") if isinstance(item, str) else item
-        name = item.rpartition(":")[2] if isinstance(item, str) else None
-        ready = evaluator_of(target, name)
-        if ready is None:
-            raise InvalidOptionError(f"{item!r} is not an evaluator or a registry name.")
-        resolved.append((item if isinstance(item, str) else ready.key, ready))
-    return resolved
+    """``(name in results, evaluator)`` for registry names, ``module:attr`` references,
+    evaluator objects and plain evaluator functions
+    (:func:`lg_eval.evaluators.resolve_evaluator`)."""
+    return [resolve_evaluator(item) for item in evaluators]
 
 
 def _graph_for(graph: str, checkpointer: str) -> Any:
@@ -155,28 +140,10 @@ class PartitionScorer:
             run_id=self.run_id, case_id=thread_id, status="error", thread_id=thread_id
         )
         if isinstance(thread, Exception):
-            result.error = f"extraction failed: {type(thread).__name__}: {thread}"
+            result.error = f"extraction failed: {describe_error(thread)}"
         else:
-            result.trajectory = thread.to_graph_trajectory().steps
-            messages = final_messages(thread)
-            outputs = case_outputs(thread, messages)
-            usage = thread_usage(messages)
-            for name, evaluator in evaluators:
-                try:
-                    outcome = evaluator(outputs=outputs, reference_outputs=None, inputs=None)
-                except Exception as exc:
-                    result.scores.append(
-                        ScoreRow(evaluator=name, key=evaluator.key,
-                                 error=f"{type(exc).__name__}: {exc}")
-                    )  # fmt: skip
-                    continue
-                rows, judged = score_rows(name, outcome, self.thresholds)
-                result.scores.extend(rows)
-                usage.add(judged)
-            result.tokens, result.cost, result.model_calls = (
-                usage.total_tokens, usage.cost, usage.calls
-            )  # fmt: skip
-            result.status = status_of(result.scores)
+            scoring = [CaseEvaluator(name, evaluator) for name, evaluator in evaluators]
+            drive(score_thread(result, thread, scoring, thresholds=self.thresholds))
         result.latency_s = time.perf_counter() - started
         result.finished_at = datetime.now(UTC)
         return result

@@ -13,8 +13,9 @@ from lg_eval.experiments import (
     latency_percentiles,
     mean_scores,
     percentile,
-    summarize,
 )
+from lg_eval.experiments.aggregate import CaseCounts, Latencies, case_counts, latencies
+from lg_eval.reports import build_report
 
 
 def run(run_id: str, *results: tuple[str, str, float, float, float | None]) -> ExperimentRun:
@@ -65,11 +66,27 @@ def test_percentiles_interpolate_between_ranks():
 
 
 def test_summary_counts_and_means():
-    summary = summarize(A)
-    assert (summary.passed, summary.failed, summary.pass_rate) == (2, 1, 2 / 3)
-    assert summary.mean_scores == {"k": 2.5 / 3}
-    assert (summary.cost, summary.gate_failed) == (0.75, False)
+    summary = build_report(A).summary
+    assert (summary.counts.passed, summary.counts.failed, summary.pass_rate) == (2, 1, 2 / 3)
+    assert mean_scores(A) == {"k": 2.5 / 3}
+    assert (summary.cost, A.gate_failed) == (0.75, False)
     assert mean_scores(B) == {"k": 2.6 / 3}
+
+
+def test_case_counts_group_repetitions_by_case():
+    results = [
+        *A.results,
+        A.results[0].model_copy(update={"repetition": 1, "status": "failed"}),
+        A.results[1].model_copy(update={"repetition": 1, "status": "passed"}),
+    ]
+    # x: passed, failed; y: failed, passed; z: passed (one repetition)
+    assert case_counts(results) == CaseCounts(cases=3, k=2, some=3, every=1)
+    assert case_counts([]) == CaseCounts(0, 0, 0, 0)
+
+
+def test_latencies_are_the_median_p95_and_longest():
+    assert latencies(A.results) == Latencies(p50=2.0, p95=3.8, max=4.0)
+    assert latencies([]) == Latencies(None, None, None)
 
 
 def test_compare_finds_regressions_improvements_and_added_cases():

@@ -19,15 +19,16 @@ import pytest
 from graphs import approval
 from lg_eval.experiments import (
     arun_experiment,
+    mean_scores,
     open_store,
     pass_at_k,
     pass_hat_k,
     run_experiment,
-    summarize,
 )
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore, sqlite_connection
+from lg_eval.reports import build_report
 from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
 from tests.experiments.graphs import build_agent, build_echo, starts
@@ -208,9 +209,9 @@ def test_repetitions_give_pass_at_k_and_pass_hat_k(where):
     ]
     assert pass_at_k(run) == {"flaky": True, "steady": True}
     assert pass_hat_k(run) == {"flaky": False, "steady": True}
-    summary = summarize(run)
+    summary = build_report(run).summary
     assert (summary.pass_rate, summary.pass_at_k, summary.pass_hat_k) == (0.75, 1.0, 0.5)
-    assert summary.mean_scores == {"exact_match": 0.75}
+    assert mean_scores(run) == {"exact_match": 0.75}
 
 
 def test_thresholds_decide_numeric_scores_and_the_gate_uses_the_pass_rate(where):

@@ -69,3 +69,32 @@ def test_a_hostile_run_id_and_dataset_name_are_visible_in_runs(
     assert listed.exit_code == 0
     assert _acting(listed.stdout) == []
     assert "r␛[31m1" in listed.stdout and "evil␛]0;title␇\\u202e" in listed.stdout
+
+
+def test_a_dumped_golden_case_escapes_bidi_controls_and_loads_back_equal(tmp_path: Path) -> None:
+    from lg_eval.datasets import Case, Dataset, dump_dataset, load_dataset
+
+    text = "refund \u202egnp.exe\u2066 and \u2028 next"
+    turn = {"input": {"messages": [{"role": "user", "content": text}]}}
+    dataset = Dataset(
+        name="n\u202e", graph="graphs.weather:build", cases=[Case(id="c\u202e", turns=[turn])]
+    )
+    for suffix in (".yaml", ".jsonl"):
+        path = dump_dataset(dataset, tmp_path / f"case{suffix}")
+        written = path.read_text(encoding="utf-8")
+        assert _acting(written) == [] and "\u2028" not in written
+        assert "\\u202e" in written
+        loaded = load_dataset(path)
+        assert loaded.model_dump(include={"name", "cases"}) == dataset.model_dump(
+            include={"name", "cases"}
+        )
+
+
+def test_extract_json_output_escapes_bidi_controls(hostile_thread: str) -> None:
+    result = invoke(
+        "extract", "--graph", "graphs.weather:build", "--thread", HOSTILE,
+        "--checkpointer", hostile_thread, "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert _acting(result.stdout) == []
+    assert '"thread_id": "t\\u001b[2J' in result.stdout and "\\u202egnp.exe" in result.stdout

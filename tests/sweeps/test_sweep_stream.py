@@ -105,7 +105,7 @@ def _heap_peak_of_sweep(url: str, store: Path, limit: int | None = None) -> floa
 def test_heap_peak_of_a_sweep_does_not_grow_with_the_number_of_threads(tmp_path: Path) -> None:
     templates = ["tpl-0", "tpl-1", "tpl-2"]
     urls = {}
-    for n in (300, 3000):
+    for n in (150, 1500):
         conn = sqlite3.connect(tmp_path / f"cp{n}.sqlite", check_same_thread=False)
         graph = helpers.build(SqliteSaver(conn))
         for thread_id in templates:
@@ -120,6 +120,6 @@ def test_heap_peak_of_a_sweep_does_not_grow_with_the_number_of_threads(tmp_path:
         urls[n] = f"sqlite:///{tmp_path / f'cp{n}.sqlite'}"
     for n, url in urls.items():  # imports, and the graph opened once per checkpointer URL
         _heap_peak_of_sweep(url, tmp_path / f"warm{n}.sqlite", limit=60)
-    small = _heap_peak_of_sweep(urls[300], tmp_path / "r300.sqlite")
-    big = _heap_peak_of_sweep(urls[3000], tmp_path / "r3000.sqlite")
+    small = _heap_peak_of_sweep(urls[150], tmp_path / "r150.sqlite")
+    big = _heap_peak_of_sweep(urls[1500], tmp_path / "r1500.sqlite")
     assert big < small * 1.2 + 0.5, (small, big)

@@ -1,0 +1,131 @@
+"""One summary from two sources: a run's results in memory (``build_report``) and the same
+results read back from the store in pages and counted in SQL (``stream_report``) give
+equal headline numbers, evaluator and tag summaries, on SQLite and on Postgres."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lg_eval.experiments import ExperimentRun, ResultStore, open_store
+from lg_eval.experiments.results import CaseResult, RunInfo, ScoreRow
+from lg_eval.reports import Report, build_report
+from lg_eval.reports.stream import stream_report
+
+STATUSES = ("passed", "failed", "error", "timeout")
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+finite = st.floats(min_value=0.0, max_value=100.0, allow_nan=False, allow_infinity=False)
+score_rows = st.builds(
+    ScoreRow,
+    evaluator=st.just("e"),
+    key=st.sampled_from(["exact", "judge", "tools"]),
+    score=st.one_of(st.none(), st.booleans(), st.floats(-2.0, 3.0, allow_nan=False)),
+    passed=st.one_of(st.none(), st.booleans()),
+    error=st.one_of(st.none(), st.just("ValueError: boom")),
+)
+# per case: a list of repetitions, each (status, latency, tokens, cost, calls, attempts, tags, rows)
+repetition = st.tuples(
+    st.sampled_from(STATUSES),
+    finite,
+    st.integers(0, 5000),
+    st.one_of(st.none(), finite),
+    st.integers(0, 9),
+    st.integers(1, 3),
+    st.lists(st.sampled_from(["billing", "refund", "vip"]), max_size=2),
+    st.lists(score_rows, max_size=3),
+)
+runs = st.lists(st.lists(repetition, min_size=1, max_size=3), max_size=8)
+
+
+def experiment(run_id: str, cases: list[list[tuple]]) -> ExperimentRun:  # type: ignore[type-arg]
+    """Results in dataset order (case, then repetition), as the runner stores them."""
+    info = RunInfo(
+        run_id=run_id,
+        dataset="differential",
+        dataset_hash="h",
+        target="t",
+        checkpointer="c",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    results = [
+        CaseResult(
+            run_id=run_id,
+            case_id=f"case-{index}",
+            repetition=rep,
+            status=status,
+            latency_s=latency,
+            tokens=tokens,
+            cost=cost,
+            model_calls=calls,
+            attempts=attempts,
+            tags=tags,
+            scores=rows,
+        )
+        for index, repetitions in enumerate(cases)
+        for rep, (status, latency, tokens, cost, calls, attempts, tags, rows) in enumerate(
+            repetitions
+        )
+    ]
+    return ExperimentRun(info=info, results=results)
+
+
+def stored(store: ResultStore, run: ExperimentRun) -> None:
+    store.begin_run(run.info)
+    ordinals = {case: i for i, case in enumerate(dict.fromkeys(r.case_id for r in run.results))}
+    store.write([(ordinals[r.case_id], r) for r in run.results])
+
+
+def assert_same_numbers(memory: Report, sql: Report) -> None:
+    assert sql.summary == memory.summary
+    assert sql.evaluators == memory.evaluators
+    assert sql.tags == memory.tags
+    assert sql.cases_total == memory.summary.results
+
+
+@SETTINGS
+@given(cases=runs)
+def test_memory_and_sqlite_give_one_summary(cases: list[list[tuple]]) -> None:  # type: ignore[type-arg]
+    run = experiment("r", cases)
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "r.sqlite") as store:
+        stored(store, run)
+        assert_same_numbers(build_report(run), stream_report(store, "r", batch=3, history=0))
+
+
+@pytest.mark.postgres
+def test_memory_and_postgres_give_one_summary(pg_dsn: str) -> None:
+    with open_store(pg_dsn) as store:
+
+        @SETTINGS
+        @given(cases=runs)
+        def check(cases: list[list[tuple]]) -> None:  # type: ignore[type-arg]
+            run = experiment(f"diff-{uuid.uuid4().hex}", cases)
+            stored(store, run)
+            streamed = stream_report(store, run.info.run_id, batch=3, history=0)
+            assert_same_numbers(build_report(run), streamed)
+
+        check()
+
+
+def test_the_summary_counts_pass_at_k_over_cases_and_the_pass_rate_over_results() -> None:
+    # case-0 passed then failed; case-1 passed twice; case-2 errored once
+    run = experiment(
+        "fixed",
+        [
+            [("passed", 1.0, 0, None, 0, 1, [], []), ("failed", 3.0, 0, None, 0, 1, [], [])],
+            [("passed", 2.0, 0, None, 0, 1, [], []), ("passed", 5.0, 0, None, 0, 2, [], [])],
+            [("error", 4.0, 0, None, 0, 1, [], [])],
+        ],
+    )
+    summary = build_report(run).summary
+    assert (summary.results, summary.cases, summary.k) == (5, 3, 2)
+    assert (summary.pass_rate, summary.pass_at_k, summary.pass_hat_k) == (3 / 5, 2 / 3, 1 / 3)
+    assert (summary.latency_p50_s, summary.latency_max_s, summary.retries) == (3.0, 5.0, 1)
