@@ -152,8 +152,15 @@ class AssistantNotFoundError(ServerError, LookupError):
 
 
 class ServerRunError(LgEvalError):
-    """A run on a LangGraph Server failed there: the graph raised (the message starts with
-    the type the server reports, e.g. ``ValueError: ...``)."""
+    """A run on a LangGraph Server failed there: the graph raised.
+
+    What is raised is a subclass named after the type the server reports (a graph's
+    ``ValueError("boom")`` arrives as a ``ServerRunError`` subclass named ``ValueError``
+    whose message is ``boom``), so a played turn records the error as the same run does
+    locally; ``remote_type`` holds that name.
+    """
+
+    remote_type: str = "ServerRunError"
 
 
 __all__ = [

@@ -18,7 +18,7 @@ import contextlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -72,22 +72,20 @@ class ServerTarget:
             AssistantNotFoundError: it has no assistant or graph of that id.
         """
         if _is_uuid(self.assistant_id):
-            try:
-                yield from request(
-                    self.server,
-                    f"assistant {self.assistant_id!r}",
-                    partial(_get_assistant, self.assistant_id),
-                    partial(_get_assistant, self.assistant_id),
-                )
-            except ThreadNotFoundError as exc:
-                raise self._unknown((yield from self._graph_ids())) from exc
-            return
-        found = yield from request(
-            self.server,
-            f"the assistants of graph {self.assistant_id!r}",
-            partial(_search_assistants, {"graph_id": self.assistant_id, "limit": 1}),
-            partial(_search_assistants, {"graph_id": self.assistant_id, "limit": 1}),
-        )
+            what, call = (
+                f"assistant {self.assistant_id!r}",
+                partial(_get_assistant, self.assistant_id),
+            )
+        else:
+            query = {"graph_id": self.assistant_id, "limit": 1}
+            what, call = (
+                f"the assistants of graph {self.assistant_id!r}",
+                partial(_search_assistants, query),
+            )
+        try:  # an unknown graph id is a 404 or an empty list, by server version
+            found = yield from request(self.server, what, call, call)
+        except ThreadNotFoundError as exc:
+            raise self._unknown((yield from self._graph_ids())) from exc
         if not found:
             raise self._unknown((yield from self._graph_ids()))
 
@@ -98,6 +96,12 @@ class ServerTarget:
     async def acheck(self) -> None:
         """:meth:`checking`, awaited."""
         await adrive(self.checking())
+
+    def for_run(self) -> ServerTarget:
+        """This target with a connection of its own (the same URL, credentials and
+        patience), whose SDK clients are made on first use: a run's async client belongs to
+        that run's event loop."""
+        return replace(self, server=replace(self.server))
 
     def player_graph(self) -> ServerGraph:
         """The graph-like object the turn player drives."""
@@ -160,11 +164,6 @@ class ServerGraph:
     def __init__(self, target: ServerTarget) -> None:
         self._target = target
         self._once = replace(target.server, retries=1)
-        self.remote = RemoteGraph(
-            target.assistant_id,
-            client=self._once.async_client,
-            sync_client=self._once.sync_client,
-        )
 
     def invoke(self, payload: Any, config: RunnableConfig) -> Any:
         """One run of the assistant on the config's thread, to its end."""
@@ -200,13 +199,13 @@ class ServerGraph:
                 yield from request(
                     self._once,
                     what,
-                    lambda _client: self.remote.invoke(payload, config),
-                    lambda _client: self.remote.ainvoke(payload, config),
+                    partial(_run, self._target.assistant_id, payload, config),
+                    partial(_arun, self._target.assistant_id, payload, config),
                     thread_id=thread_id,
                 )
             )
         except RemoteException as exc:
-            raise ServerRunError(_run_failure(exc)) from exc
+            raise run_failure(exc) from exc
 
     def _reading(self, config: RunnableConfig, subgraphs: bool) -> Core[StateSnapshot]:
         thread_id = _thread_of(config)
@@ -260,12 +259,22 @@ def snapshot_of(state: Mapping[str, Any]) -> StateSnapshot:
     )
 
 
-def _run_failure(exc: RemoteException) -> str:
-    """``ValueError: boom`` from the error event the server streamed."""
+def run_failure(exc: RemoteException) -> ServerRunError:
+    """The error event a failed run streamed, as a :class:`~lg_eval.errors.ServerRunError`
+    subclass named after the type the server reports (``FlakyServiceError: ...`` reads as
+    it does locally); a name that is not a Python identifier stays ``ServerRunError``."""
     data = exc.args[0] if exc.args else None
-    if isinstance(data, Mapping):
-        return f"{data.get('error') or 'Error'}: {data.get('message') or ''}".rstrip(": ")
-    return str(exc)
+    if not isinstance(data, Mapping):
+        return ServerRunError(str(exc))
+    name, message = str(data.get("error") or ""), str(data.get("message") or "")
+    if not name.isidentifier():
+        return ServerRunError(f"{name}: {message}" if name else message)
+    return _remote_type(name)(message)
+
+
+@lru_cache(maxsize=128)  # names come from the server: keep a bounded set of classes
+def _remote_type(name: str) -> type[ServerRunError]:
+    return type(name, (ServerRunError,), {"remote_type": name, "__module__": "lg_eval.errors"})
 
 
 def _thread_of(config: RunnableConfig) -> str:
@@ -283,7 +292,16 @@ def _is_uuid(text: str) -> bool:
     return True
 
 
-# SDK calls: the sync and async clients share these signatures.
+# SDK calls: the sync and async clients share these signatures. RemoteGraph is given the
+# one client the call needs, so a blocking run never builds an async client (nor the reverse).
+def _run(assistant_id: str, payload: Any, config: RunnableConfig, client: Any) -> Any:
+    return RemoteGraph(assistant_id, sync_client=client).invoke(payload, config)
+
+
+def _arun(assistant_id: str, payload: Any, config: RunnableConfig, client: Any) -> Any:
+    return RemoteGraph(assistant_id, client=client).ainvoke(payload, config)
+
+
 def _get_assistant(assistant_id: str, client: Any) -> Any:
     return client.assistants.get(assistant_id)
 
@@ -340,4 +358,11 @@ def server_target(
     return ServerTarget(connection, assistant_id, graph)
 
 
-__all__ = ["ServerGraph", "ServerTarget", "server_target", "server_thread_id", "snapshot_of"]
+__all__ = [
+    "ServerGraph",
+    "ServerTarget",
+    "run_failure",
+    "server_target",
+    "server_thread_id",
+    "snapshot_of",
+]
