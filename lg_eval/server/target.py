@@ -22,6 +22,8 @@ from functools import lru_cache, partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel import Pregel
 from langgraph.pregel.remote import RemoteException, RemoteGraph
 from langgraph.types import Interrupt, PregelTask, StateSnapshot
 
@@ -32,6 +34,7 @@ from lg_eval.errors import (
     ServerRunError,
     ThreadNotFoundError,
 )
+from lg_eval.play import resolve_target
 from lg_eval.server._connection import ServerConnection, request
 from lg_eval.server._extraction import server_extraction
 from lg_eval.trajectory import ThreadTrajectory
@@ -338,9 +341,14 @@ def server_target(
 
     ``server`` is a URL or a :class:`~lg_eval.server.ServerConnection`; ``api_key``
     (default ``$LANGGRAPH_API_KEY``) and ``headers`` apply to a URL only. ``graph`` is the
-    graph the assistant serves (compiled, no checkpointer), read by extraction for its
-    static breakpoints; it is never run. Nothing is sent until the run starts, which
-    first checks that the server serves the assistant.
+    local definition of the graph the assistant serves, in any target form (a compiled
+    graph, a ``StateGraph`` builder, a factory or ``"module:attr"``), read by extraction
+    for its static breakpoints; it is never run. Nothing is sent until the run starts,
+    which first checks that the server serves the assistant.
+
+    Raises:
+        InvalidOptionError: ``assistant_id`` is no name, credentials beside a connection,
+            or a ``graph`` that is none of the target forms.
     """
     if not isinstance(assistant_id, str) or not assistant_id.strip():
         raise InvalidOptionError(
@@ -355,7 +363,15 @@ def server_target(
         connection = server
     else:
         connection = ServerConnection(server, api_key=api_key, headers=dict(headers or {}))
-    return ServerTarget(connection, assistant_id, graph)
+    return ServerTarget(connection, assistant_id, _definition(graph))
+
+
+def _definition(graph: Any) -> Any:
+    """The compiled graph extraction reads ``graph``'s breakpoints from (bound to a saver
+    of its own when it is built here: it is never run)."""
+    if graph is None or isinstance(graph, Pregel):
+        return graph
+    return resolve_target(graph, InMemorySaver())
 
 
 __all__ = [
