@@ -29,6 +29,7 @@ from langgraph.pregel.remote import RemoteException
 from langgraph_sdk import get_sync_client
 
 from graphs.scenarios import EVERY_SCENARIO
+from lg_eval._effects import drive
 from lg_eval.datasets import Case, Dataset, load_dataset
 from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ServerRunError
 from lg_eval.experiments import ExperimentRun, arun_experiment, run_experiment
@@ -234,3 +235,15 @@ def test_credentials_go_into_a_given_connection() -> None:
     connection = ServerConnection("http://127.0.0.1:2024")
     with pytest.raises(InvalidOptionError, match="api_key= and headers= go into"):
         server_target(connection, "weather", api_key="k")
+
+
+def test_a_resumed_run_replaces_the_thread_a_killed_run_left(server_url: str) -> None:
+    target = server_target(server_url, "weather").for_run()
+    name = f"killed-{uuid.uuid4()}:sunny-sf:0:1"
+    thread_id = drive(target.fresh_thread(name, replace_old=False))
+    config: Any = {"configurable": {"thread_id": thread_id}}
+    graph = target.player_graph()
+    graph.invoke({"messages": [{"role": "user", "content": "what's the weather in sf?"}]}, config)
+    assert graph.get_state(config).next == ("tools",)  # half played: waiting for the human
+    assert drive(target.fresh_thread(name, replace_old=True)) == thread_id
+    assert graph.get_state(config).created_at is None  # a new thread, nothing played on it
