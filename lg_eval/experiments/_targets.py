@@ -33,7 +33,7 @@ from lg_eval.experiments._upstream import (
     resolve_target,
 )
 from lg_eval.extract.thread import extraction
-from lg_eval.server import ServerTarget
+from lg_eval.server import as_server_target
 from lg_eval.trajectory import ThreadTrajectory
 
 
@@ -47,7 +47,8 @@ class CaseTargets:
         self._objects: dict[str, Any] = {}
         self._bound: dict[int, Graph] = {}
         self._lock = threading.Lock()
-        self._server = explicit.for_run() if isinstance(explicit, ServerTarget) else None
+        server = as_server_target(explicit)  # a ServerTarget, or a RemoteGraph made one
+        self._server = None if server is None else server.for_run()
         self._server_graph = None if self._server is None else self._server.player_graph()
         if self._server is not None:
             self._server.check()  # a server that is down or lacks the assistant fails here

@@ -15,7 +15,7 @@ from typing import Any
 from lg_eval._effects import adrive, drive
 from lg_eval.server._connection import API_KEY_ENV, ServerConnection
 from lg_eval.server._extraction import server_extraction
-from lg_eval.server.target import ServerTarget, server_target
+from lg_eval.server.target import ServerTarget, as_server_target, remote_target, server_target
 from lg_eval.trajectory import ThreadTrajectory
 
 
@@ -56,6 +56,8 @@ __all__ = [
     "ServerConnection",
     "ServerTarget",
     "aextract_server_thread",
+    "as_server_target",
     "extract_server_thread",
+    "remote_target",
     "server_target",
 ]

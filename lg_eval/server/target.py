@@ -1,11 +1,11 @@
 """A deployed assistant as the target of an experiment: the one turn player drives it.
 
 :func:`server_target` names an assistant of a LangGraph Server (its id, or the graph id
-the server registered it under). An experiment plays each case on a fresh server thread
-(``threads.create``) through :class:`ServerGraph`, a thin shell over LangGraph's
-``RemoteGraph`` with the methods the player calls (``invoke``, ``get_state``,
-``update_state`` and their async twins), and reads the thread back from the server with
-:func:`lg_eval.server.extract_server_thread`'s core.
+the server registered it under); :func:`remote_target` takes what a LangGraph
+``RemoteGraph`` calls. An experiment plays each case on a fresh server thread
+(``threads.create``) through :class:`~lg_eval.server._remote.ServerGraph`, a thin shell
+over ``RemoteGraph`` with the methods the player calls, and reads the thread back from the
+server with :func:`lg_eval.server.extract_server_thread`'s core.
 
 The server wants UUID thread ids, so each of the run's thread ids (``run:case:rep:attempt``)
 is mapped to a UUID derived from it (:func:`server_thread_id`): a resumed run finds, and
@@ -18,25 +18,19 @@ import contextlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
-from langgraph.pregel.remote import RemoteException, RemoteGraph
-from langgraph.types import Interrupt, PregelTask, StateSnapshot
+from langgraph.pregel.remote import RemoteGraph
 
 from lg_eval._effects import Core, adrive, drive
-from lg_eval.errors import (
-    AssistantNotFoundError,
-    InvalidOptionError,
-    ServerRunError,
-    ThreadNotFoundError,
-)
+from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ThreadNotFoundError
 from lg_eval.play import resolve_target
-from lg_eval.server._connection import ServerConnection, request
+from lg_eval.server._connection import API_KEY_ENV, ServerConnection, request
 from lg_eval.server._extraction import server_extraction
+from lg_eval.server._remote import ServerGraph, run_failure, snapshot_of
 from lg_eval.trajectory import ThreadTrajectory
 from lg_eval.urls import redact_url
 
@@ -54,7 +48,7 @@ def server_thread_id(thread_id: str) -> str:
 class ServerTarget:
     """Assistant ``assistant_id`` of the LangGraph Server ``server``, as a run's target.
 
-    ``graph`` is the graph the assistant serves, compiled without a checkpointer; it is
+    ``graph`` is the local definition of the graph the assistant serves, compiled; it is
     never run, only read by extraction for its static breakpoints (see
     :func:`~lg_eval.server.extract_server_thread`).
     """
@@ -62,6 +56,8 @@ class ServerTarget:
     server: ServerConnection
     assistant_id: str
     graph: Any = field(default=None, repr=False, compare=False)
+    config: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    """Merged into every run's config, as ``RemoteGraph(config=...)`` does."""
 
     def describe(self) -> str:
         """``assistant 'weather' at http://host:2024`` (the URL without credentials)."""
@@ -108,7 +104,7 @@ class ServerTarget:
 
     def player_graph(self) -> ServerGraph:
         """The graph-like object the turn player drives."""
-        return ServerGraph(self)
+        return ServerGraph(self.server, self.assistant_id, self.config)
 
     def fresh_thread(self, thread_id: str, *, replace_old: bool) -> Core[str]:
         """Create the server thread for the run's ``thread_id`` (deleting a thread a killed
@@ -157,152 +153,12 @@ class ServerTarget:
         )
 
 
-class ServerGraph:
-    """What the turn player calls, done on the server: runs through ``RemoteGraph``,
-    state reads and edits through the threads API, failures as typed errors.
-
-    A run is not retried (a second attempt could run the graph twice); a state read is.
-    """
-
-    def __init__(self, target: ServerTarget) -> None:
-        self._target = target
-        self._once = replace(target.server, retries=1)
-
-    def invoke(self, payload: Any, config: RunnableConfig) -> Any:
-        """One run of the assistant on the config's thread, to its end."""
-        return drive(self._running(payload, config))
-
-    async def ainvoke(self, payload: Any, config: RunnableConfig) -> Any:
-        """:meth:`invoke`, awaited."""
-        return await adrive(self._running(payload, config))
-
-    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
-        """The thread's state (an empty snapshot for a thread with no checkpoint yet)."""
-        return drive(self._reading(config, subgraphs))
-
-    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
-        """:meth:`get_state`, awaited."""
-        return await adrive(self._reading(config, subgraphs))
-
-    def update_state(self, config: RunnableConfig, values: Any, as_node: str | None = None) -> Any:
-        """``update_state`` on the server thread (``as_node`` as LangGraph takes it)."""
-        return drive(self._updating(config, values, as_node))
-
-    async def aupdate_state(
-        self, config: RunnableConfig, values: Any, as_node: str | None = None
-    ) -> Any:
-        """:meth:`update_state`, awaited."""
-        return await adrive(self._updating(config, values, as_node))
-
-    def _running(self, payload: Any, config: RunnableConfig) -> Core[Any]:
-        thread_id = _thread_of(config)
-        what = f"a run of assistant {self._target.assistant_id!r} on thread {thread_id!r}"
-        try:
-            return (
-                yield from request(
-                    self._once,
-                    what,
-                    partial(_run, self._target.assistant_id, payload, config),
-                    partial(_arun, self._target.assistant_id, payload, config),
-                    thread_id=thread_id,
-                )
-            )
-        except RemoteException as exc:
-            raise run_failure(exc) from exc
-
-    def _reading(self, config: RunnableConfig, subgraphs: bool) -> Core[StateSnapshot]:
-        thread_id = _thread_of(config)
-        state = yield from request(
-            self._target.server,
-            f"the state of thread {thread_id!r}",
-            partial(_get_state, thread_id, subgraphs),
-            partial(_get_state, thread_id, subgraphs),
-            thread_id=thread_id,
-        )
-        return snapshot_of(state)
-
-    def _updating(self, config: RunnableConfig, values: Any, as_node: str | None) -> Core[Any]:
-        thread_id = _thread_of(config)
-        return (
-            yield from request(
-                self._once,
-                f"update_state on thread {thread_id!r}",
-                partial(_update_state, thread_id, values, as_node),
-                partial(_update_state, thread_id, values, as_node),
-                thread_id=thread_id,
-            )
-        )
-
-
-def snapshot_of(state: Mapping[str, Any]) -> StateSnapshot:
-    """A threads-API state (``ThreadState`` JSON) as LangGraph's ``StateSnapshot``; a
-    thread with no checkpoint yet reads as a snapshot with ``created_at=None``."""
-    tasks = tuple(
-        PregelTask(
-            id=task["id"],
-            name=task["name"],
-            path=(),
-            error=Exception(task["error"]) if task.get("error") else None,
-            interrupts=tuple(Interrupt(**item) for item in task.get("interrupts") or ()),
-            state=snapshot_of(task["state"]) if task.get("state") else None,
-            result=task.get("result"),
-        )
-        for task in state.get("tasks") or ()
-    )
-    checkpoint = state.get("checkpoint")
-    return StateSnapshot(
-        values=state.get("values") or {},
-        next=tuple(state.get("next") or ()),
-        config={"configurable": dict(checkpoint)} if checkpoint else {},
-        metadata=state.get("metadata"),
-        created_at=state.get("created_at"),
-        parent_config=None,
-        tasks=tasks,
-        interrupts=tuple(item for task in tasks for item in task.interrupts),
-    )
-
-
-def run_failure(exc: RemoteException) -> ServerRunError:
-    """The error event a failed run streamed, as a :class:`~lg_eval.errors.ServerRunError`
-    subclass named after the type the server reports (``FlakyServiceError: ...`` reads as
-    it does locally); a name that is not a Python identifier stays ``ServerRunError``."""
-    data = exc.args[0] if exc.args else None
-    if not isinstance(data, Mapping):
-        return ServerRunError(str(exc))
-    name, message = str(data.get("error") or ""), str(data.get("message") or "")
-    if not name.isidentifier():
-        return ServerRunError(f"{name}: {message}" if name else message)
-    return _remote_type(name)(message)
-
-
-@lru_cache(maxsize=128)  # names come from the server: keep a bounded set of classes
-def _remote_type(name: str) -> type[ServerRunError]:
-    return type(name, (ServerRunError,), {"remote_type": name, "__module__": "lg_eval.errors"})
-
-
-def _thread_of(config: RunnableConfig) -> str:
-    thread_id = (config.get("configurable") or {}).get("thread_id")
-    if not isinstance(thread_id, str) or not thread_id:
-        raise InvalidOptionError("config: expected configurable.thread_id, a server thread's id.")
-    return thread_id
-
-
 def _is_uuid(text: str) -> bool:
     try:
         uuid.UUID(text)
     except ValueError:
         return False
     return True
-
-
-# SDK calls: the sync and async clients share these signatures. RemoteGraph is given the
-# one client the call needs, so a blocking run never builds an async client (nor the reverse).
-def _run(assistant_id: str, payload: Any, config: RunnableConfig, client: Any) -> Any:
-    return RemoteGraph(assistant_id, sync_client=client).invoke(payload, config)
-
-
-def _arun(assistant_id: str, payload: Any, config: RunnableConfig, client: Any) -> Any:
-    return RemoteGraph(assistant_id, client=client).ainvoke(payload, config)
 
 
 def _get_assistant(assistant_id: str, client: Any) -> Any:
@@ -319,14 +175,6 @@ def _create_thread(kwargs: dict[str, Any], client: Any) -> Any:
 
 def _delete_thread(thread_id: str, client: Any) -> Any:
     return client.threads.delete(thread_id)
-
-
-def _get_state(thread_id: str, subgraphs: bool, client: Any) -> Any:
-    return client.threads.get_state(thread_id, subgraphs=subgraphs)
-
-
-def _update_state(thread_id: str, values: Any, as_node: str | None, client: Any) -> Any:
-    return client.threads.update_state(thread_id, values, as_node=as_node)
 
 
 def server_target(
@@ -355,6 +203,12 @@ def server_target(
             f"assistant_id={assistant_id!r}: expected an assistant id or the graph id the "
             "server registered it under (e.g. 'agent')."
         )
+    reserved = [name for name in headers or {} if name.lower() == "x-api-key"]
+    if reserved:
+        raise InvalidOptionError(
+            f"headers={{{reserved[0]!r}: ...}}: the API key goes in api_key= (--api-key or "
+            f"${API_KEY_ENV} on the command line), not in a header."
+        )
     if isinstance(server, ServerConnection):
         if api_key is not None or headers is not None:
             raise InvalidOptionError(
@@ -364,6 +218,44 @@ def server_target(
     else:
         connection = ServerConnection(server, api_key=api_key, headers=dict(headers or {}))
     return ServerTarget(connection, assistant_id, _definition(graph))
+
+
+_HTTPX_HEADERS = frozenset({"accept", "accept-encoding", "connection", "user-agent"})
+"""Headers every SDK client sends on its own; the rest of a RemoteGraph's are the user's."""
+
+
+def remote_target(remote: RemoteGraph, *, graph: Any = None) -> ServerTarget:
+    """The target that plays on what ``remote`` calls: its server (URL, API key and headers,
+    read from its SDK client), its assistant and its ``config``.
+
+    Raises:
+        InvalidOptionError: ``remote`` was built without a URL or client.
+    """
+    client = remote.sync_client or remote.client
+    if client is None:
+        raise InvalidOptionError(
+            "target=RemoteGraph without a client: build it with url=... (or client=/sync_client=)."
+        )
+    http = client.http.client  # the SDK client's httpx client: base URL and headers
+    sent = {name.lower(): value for name, value in http.headers.items()}
+    connection = ServerConnection(
+        str(http.base_url).rstrip("/"),
+        api_key=sent.pop("x-api-key", None),
+        headers={name: value for name, value in sent.items() if name not in _HTTPX_HEADERS},
+    )
+    return replace(
+        server_target(connection, remote.assistant_id, graph=graph), config=remote.config
+    )
+
+
+def as_server_target(target: Any) -> ServerTarget | None:
+    """``target`` as a :class:`ServerTarget` when it names a deployed assistant (a
+    ``ServerTarget`` or a ``RemoteGraph``), else None."""
+    if isinstance(target, ServerTarget):
+        return target
+    if isinstance(target, RemoteGraph):
+        return remote_target(target)
+    return None
 
 
 def _definition(graph: Any) -> Any:
@@ -377,6 +269,8 @@ def _definition(graph: Any) -> Any:
 __all__ = [
     "ServerGraph",
     "ServerTarget",
+    "as_server_target",
+    "remote_target",
     "run_failure",
     "server_target",
     "server_thread_id",

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langgraph.pregel.remote import RemoteException
+from langgraph.pregel.remote import RemoteException, RemoteGraph
 from langgraph_sdk import get_sync_client
 
 from graphs.scenarios import EVERY_SCENARIO
@@ -33,7 +33,7 @@ from lg_eval._effects import drive
 from lg_eval.datasets import Case, Dataset, load_dataset
 from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ServerRunError
 from lg_eval.experiments import ExperimentRun, arun_experiment, run_experiment
-from lg_eval.server import ServerConnection, server_target
+from lg_eval.server import ServerConnection, remote_target, server_target
 from lg_eval.server.target import run_failure, server_thread_id
 from tests.server.test_server_extraction import UNTOLD
 
@@ -247,3 +247,43 @@ def test_a_resumed_run_replaces_the_thread_a_killed_run_left(server_url: str) ->
     assert graph.get_state(config).next == ("tools",)  # half played: waiting for the human
     assert drive(target.fresh_thread(name, replace_old=True)) == thread_id
     assert graph.get_state(config).created_at is None  # a new thread, nothing played on it
+
+
+def test_a_remote_graph_is_played_as_a_target_on_its_server(
+    server_url: str, runs: dict[str, tuple[ExperimentRun, ExperimentRun]], tmp_path: Path
+) -> None:
+    remote = RemoteGraph("weather", url=server_url, api_key=KEY, headers={"x-auth": HEADER})
+    dataset, _ = GROUPS["weather-weather"]
+    store = tmp_path / "r.sqlite"
+    run = run_experiment(remote, dataset, checkpointer="memory://", store=store, judge_cache=False)
+    assert anonymous(run) == anonymous(runs["weather-weather"][0])
+    assert run.info.target == f"assistant 'weather' at {server_url}"
+    assert KEY.encode() not in store.read_bytes() and HEADER.encode() not in store.read_bytes()
+
+
+def test_a_remote_graph_keeps_its_credentials_and_config() -> None:
+    remote = RemoteGraph(
+        "agent",
+        url="http://127.0.0.1:2024",
+        api_key=KEY,
+        headers={"X-Auth": HEADER},
+        config={"configurable": {"user": "u1"}},
+    )
+    target = remote_target(remote)
+    assert (target.server.url, target.server.api_key, dict(target.server.headers)) == (
+        "http://127.0.0.1:2024",
+        KEY,
+        {"x-auth": HEADER},
+    )
+    assert (target.assistant_id, target.config) == ("agent", {"configurable": {"user": "u1"}})
+
+
+def test_a_remote_graph_without_a_client_is_invalid_option() -> None:
+    with pytest.raises(InvalidOptionError, match="RemoteGraph without a client"):
+        remote_target(RemoteGraph("agent"))
+
+
+@pytest.mark.parametrize("name", ["x-api-key", "X-API-Key"])
+def test_an_api_key_header_is_refused_for_api_key(name: str) -> None:
+    with pytest.raises(InvalidOptionError, match="the API key goes in api_key="):
+        server_target("http://127.0.0.1:2024", "agent", headers={name: "k"})
