@@ -51,10 +51,20 @@ class CaseTargets:
         self._server = None if server is None else server.for_run()
         self._server_graph = None if self._server is None else self._server.player_graph()
         if self._server is not None:
-            self._server.check()  # a server that is down or lacks the assistant fails here
-            return
+            return  # checked by ready(), which the runner drives before any case
         for case in dataset.cases:
             self._object(case)  # a bad or missing reference fails before any case runs
+
+    def ready(self) -> Core[None]:
+        """Check what the run plays on before any case: that the server answers and serves
+        the assistant, for a server target (local references were checked when made).
+
+        Raises:
+            ServerError: the server could not be reached.
+            AssistantNotFoundError: it serves no such assistant.
+        """
+        if self._server is not None:
+            yield from self._server.checking()
 
     def for_case(self, case: Case) -> Graph:
         """The graph ``case`` is played on, bound to the run's checkpointer (or the
