@@ -208,6 +208,7 @@ FLOORS: dict[str, int] = {
     # 7: reports and sweeps
     "reports": 7,
     "sweeps": 7,
+    "replay": 7,  # forks production threads as sweeps list them, scores as experiments do
     # 8: the shell, the viewer, and the package's own face
     "cli": 8,
     "viewer": 8,

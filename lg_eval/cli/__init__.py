@@ -64,6 +64,12 @@ COMMANDS: dict[str, Entry] = {
         "Sweep the threads of CHECKPOINTER: list them by time and metadata, extract, score "
         "and store those that changed since the last sweep, and report like an experiment.",
     ),
+    "replay": Entry(
+        "lg_eval.cli.replay",
+        "replay",
+        "Replay production threads with a new graph: fork each at a point, run the new graph "
+        "from there with the answers its humans gave, and show what changed.",
+    ),
     "view": Entry(
         "lg_eval.cli.view",
         "view",

@@ -149,6 +149,22 @@ JudgeInFlight = Annotated[
     typer.Option("--judge-concurrency", min=1, help="Judge calls in flight at once, in all."),
 ]
 
+# The thread-selection and simulated-reviewer options that sweep, replay and run share.
+Evaluators = Annotated[
+    list[str] | None,
+    typer.Option(help="A registry name or module:attr (repeatable; default redundancy)."),
+]
+Since = Annotated[
+    str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
+]
+Until = Annotated[str | None, typer.Option(help="Newest checkpoint before this time.")]
+Metadata = Annotated[
+    list[str] | None, typer.Option(help="KEY=VALUE a checkpoint's metadata has (repeatable).")
+]
+ReviewerPersona = Annotated[str, typer.Option(help="Who the simulated reviewer is.")]
+ReviewerInstructions = Annotated[str, typer.Option(help="How the simulated reviewer decides.")]
+DEFAULT_PERSONA = "a careful human reviewer"
+
 
 def judge_limits(rpm: int | None, tpm: int | None, in_flight: int | None) -> dict[str, int] | None:
     """The ``--judge-*`` options as ``judge_limits=`` (None when none is given)."""

@@ -15,6 +15,10 @@ from typer.core import TyperArgument, TyperCommand, TyperOption
 
 METAVARS = {
     "graph": "MODULE:ATTR",
+    "baseline": "MODULE:ATTR",
+    "target": "URL",
+    "thread": "THREAD_ID",
+    "fork": "POINT",
     "checkpointer": "URL",
     "store": "URL",
     "threshold": "KEY=MIN",

@@ -55,8 +55,8 @@ class CaseContext:
     thresholds: Mapping[str, float]
     retries: int
     redactor: Redactor | None
-    fresh_threads: bool
-    """Delete a thread before playing on it (a resumed run may have left one half played)."""
+    resume_threads: bool
+    """The run resumes: a case's thread may hold turns a killed run finished."""
     reviewer: Reviewer | None = None
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
     require_verdict: bool = False
@@ -142,9 +142,13 @@ def play_attempt(
     ctx: CaseContext, plan: CasePlan, graph: Graph, thread_id: str, attempt: int
 ) -> Core[PlayedAttempt]:
     """Play the case's turns on ``graph`` (the case's target, bound to the run's
-    checkpointer) on ``thread_id``, deleted first when the run resumes."""
-    thread_id = yield from ctx.targets.fresh_thread(thread_id, replace_old=ctx.fresh_threads)
-    played = yield from playing(graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer)
+    checkpointer) on ``thread_id``; when the run resumes, a thread a killed run left goes on
+    from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``), but on a
+    server, where the case is played again on a new thread (:meth:`CaseTargets.thread_for`)."""
+    thread_id, resume = yield from ctx.targets.thread_for(thread_id, resuming=ctx.resume_threads)
+    played = yield from playing(
+        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=resume
+    )
     turns = turn_records(played)
     return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
 

@@ -532,7 +532,7 @@ class _Scorer:
                 require_verdict=spec.require_verdict,
                 retries=spec.retries,
                 redactor=spec.redactor,
-                fresh_threads=False,
+                resume_threads=False,
             )
             self._ready = context, store
         return self._ready

@@ -9,20 +9,19 @@ a cache) belongs to one case and cannot leak into another.
 
 A :class:`~lg_eval.server.ServerTarget` (a deployed assistant) plays every case on a
 fresh thread of its server, and the thread is read back from there: :meth:`CaseTargets.
-fresh_thread` and :meth:`CaseTargets.extraction` are where a case's thread is made and
+thread_for` and :meth:`CaseTargets.extraction` are where a case's thread is made and
 read, locally or on the server.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
-from lg_eval._effects import Core, Effect
+from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._upstream import (
     Case,
@@ -80,18 +79,16 @@ class CaseTargets:
             return graph
         return resolve_target(target, self._saver)
 
-    def fresh_thread(self, thread_id: str, *, replace_old: bool) -> Core[str]:
-        """Ready a new thread for the run's ``thread_id`` and return the id to play on: the
-        same id locally (its checkpoints deleted first when ``replace_old``: a resumed run
-        may have left it half played), a new server thread's UUID for a server target."""
-        if self._server is not None:
-            return (yield from self._server.fresh_thread(thread_id, replace_old=replace_old))
-        if replace_old:
-            yield Effect(
-                functools.partial(self._saver.delete_thread, thread_id),
-                functools.partial(self._saver.adelete_thread, thread_id),
-            )
-        return thread_id
+    def thread_for(self, thread_id: str, *, resuming: bool) -> Core[tuple[str, bool]]:
+        """The thread to play the run's ``thread_id`` on, and whether the player goes on with
+        what a killed run left there. Locally it is ``thread_id``, gone on with when the run
+        resumes; on a server it is a new thread (a UUID derived from ``thread_id``), the one
+        a killed run left replaced: the server's history does not carry the player's marks
+        of finished turns, so a case in flight is played again from its start."""
+        if self._server is None:
+            return thread_id, resuming
+        server_id = yield from self._server.fresh_thread(thread_id, replace_old=resuming)
+        return server_id, False
 
     def extraction(self, graph: Graph, config: RunnableConfig) -> Core[ThreadTrajectory]:
         """Read back the thread ``config`` names, which ``graph`` played (from the server

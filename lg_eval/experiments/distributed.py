@@ -10,10 +10,10 @@ and returns the partition's results; the driver alone writes them to the results
 store, one transaction per partition, and keeps the run record.
 
 A partition may be played twice (Ray runs it again when its worker dies), so a
-worker deletes every thread before playing on it (``fresh_threads``); only the
-attempt that came back is stored. Workers get names, never live objects: the
-target as ``module:attr`` (or the dataset's ``graph:``), the checkpointer as a URL,
-the judge cache as a path.
+worker takes every thread as one a dead worker may have left (``resume_threads``): a
+case goes on from its last finished turn; only the attempt that came back is stored.
+Workers get names, never live objects: the target as ``module:attr`` (or the dataset's
+``graph:``), the checkpointer as a URL, the judge cache as a path.
 
 ``services``: an object whose ``.active()`` is a context manager entered around a
 partition's cases in the worker (the cluster-wide judge rate limiter and judge
@@ -202,7 +202,7 @@ class PlayCases:
             retries=options.retries,
             redactor=make_redactor(options.redact),
             reviewer=options.reviewer,
-            fresh_threads=True,
+            resume_threads=True,
         )
         plans = [
             plan_for(ready.resolver, ordinal, dataset.cases[ordinal], repetition)

@@ -280,7 +280,7 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             retries=options.retries,
             redactor=redactor,
             reviewer=options.reviewer,
-            fresh_threads=run.resumed,
+            resume_threads=run.resumed,
         )
         threads = CaseThreads(asyncio.get_running_loop()) if blocking else None
         if threads is not None:

@@ -24,7 +24,12 @@ from an arrival at ``C`` in storage, so it reads as the current turn.
 
 With ``durability="async"`` (LangGraph's default) the checkpoint ``C`` is
 written in the background while the superstep runs, so the reader first waits
-until ``C`` is saved. With ``durability="exit"`` nothing of the running
+until ``C`` is saved. LangGraph saves each task's writes (and a resume's) in the
+background too, on their own and not ordered with the checkpoints after them, so
+the reader then waits until every task that ran in this invocation before ``C``
+has its writes saved (a task is finished when it has an output write, the rule of
+``langgraph.pregel._task_status``); a thread where that never happens is read
+as stored once the timeout passes. With ``durability="exit"`` nothing of the running
 invocation is saved and the reader raises
 :class:`~lg_eval.errors.CheckpointNotFoundError`.
 """
@@ -39,6 +44,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval._effects import Core, Effect, sleep
 from lg_eval.errors import CheckpointNotFoundError, MissingCheckpointerError
+from lg_eval.extract.records import CONTROL, INTERRUPT
 from lg_eval.extract.thread import checkpointer_of, extraction, thread_of
 from lg_eval.trajectory import ThreadTrajectory
 
@@ -73,6 +79,7 @@ def read_in_flight(
     address = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
     pinned: RunnableConfig = {"configurable": address}
     yield from _saved(saver, pinned, timeout)
+    yield from _settled(graph, saver, pinned, timeout)
     trajectory = yield from extraction(graph, pinned)
     return in_flight(trajectory, checkpoint_id)
 
@@ -92,6 +99,49 @@ def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: flo
                 "checkpoint_timeout."
             )
         yield sleep(POLL_SECONDS)
+
+
+def _settled(
+    graph: Any, saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float
+) -> Core[None]:
+    """Wait until the writes of the supersteps this invocation ran before the pinned
+    checkpoint are saved (or ``timeout`` passes: then the thread is read as stored)."""
+    deadline = time.monotonic() + timeout
+    while (yield from _writes_missing(graph, saver, pinned)) and time.monotonic() < deadline:
+        yield sleep(POLL_SECONDS)
+
+
+def _writes_missing(
+    graph: Any, saver: BaseCheckpointSaver[Any], pinned: RunnableConfig
+) -> Core[bool]:
+    """Whether a superstep between the start of this invocation and the pinned checkpoint
+    lacks a finished task's writes. Walks back while a checkpoint was made by running its
+    parent's superstep (source ``loop``): there every task planned at the parent finished.
+    It stops at the parent where an earlier invocation paused at an interrupt, and at a
+    checkpoint made by input or an edit (the invocation's start): earlier invocations
+    saved all their writes before they returned."""
+    child = yield _tuple(saver, pinned)
+    while child is not None and child.parent_config and child.metadata.get("source") == "loop":
+        parent = yield _tuple(saver, child.parent_config)
+        if parent is None:
+            return False
+        writes = parent.pending_writes or []
+        finished = {task_id for task_id, channel, _ in writes if channel not in CONTROL}
+        snapshot = yield _snapshot(graph, parent.config)
+        if any(task.id not in finished for task in snapshot.tasks):
+            return True
+        if any(channel == INTERRUPT for _, channel, _ in writes):
+            return False  # where the previous invocation paused: it saved all it wrote
+        child = parent
+    return False
+
+
+def _snapshot(graph: Any, config: RunnableConfig) -> Effect[Any]:
+    return Effect(lambda: graph.get_state(config), lambda: graph.aget_state(config))
+
+
+def _tuple(saver: BaseCheckpointSaver[Any], config: RunnableConfig) -> Effect[Any]:
+    return Effect(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
 
 
 def in_flight(trajectory: ThreadTrajectory, checkpoint_id: str) -> tuple[ThreadTrajectory, int]:

@@ -39,6 +39,7 @@ from lg_eval.datasets import (
 )
 from lg_eval.errors import InvalidOptionError, ScriptMismatchError
 from lg_eval.play._models import PendingInterrupt, PlayedCase, PlayedTurn
+from lg_eval.play._resume import at_checkpoint, clear, progress, turn_config
 from lg_eval.play._targets import import_reference
 from lg_eval.play._turn_end import ENDED, MAY_PAUSE, TurnEnd, ends_observably, watched_turn
 from lg_eval.play._types import Graph
@@ -87,11 +88,14 @@ def playing(
     reviewer: Reviewer | None = None,
     allow_code: bool | None = None,
     config: RunnableConfig | None = None,
+    resume: bool = False,
 ) -> Core[PlayedCase]:
     """The player core: plays ``case`` on ``thread_id`` and returns what happened.
 
     ``allow_code=None`` follows the case (``case.allows_code``); ``True`` lets a
-    ``resume_fn`` from an untrusted dataset be imported anyway.
+    ``resume_fn`` from an untrusted dataset be imported anyway. ``resume=True`` takes a
+    thread that already has checkpoints as one a killed run left: the turns it finished
+    are not played again (:mod:`lg_eval.play._resume`); by default such a thread is refused.
     """
     cfg = thread_config(thread_id, config)
     played = PlayedCase(
@@ -105,22 +109,39 @@ def playing(
             if isinstance(turn, ResumeFnTurn):
                 import_reference(turn.resume_fn, what=f"turns[{index}].resume_fn", allow_code=False)
     snapshot: StateSnapshot = yield _get_state(graph, cfg)
-    if snapshot.created_at is not None:
-        raise InvalidOptionError(
-            f"case {case.id!r}: thread {thread_id!r} already has checkpoints; play every case on "
-            "a fresh thread_id."
-        )
     thread = _Thread()
+    start, fork, fork_sent = 0, None, None
+    if snapshot.created_at is not None:
+        if not resume:
+            raise InvalidOptionError(
+                f"case {case.id!r}: thread {thread_id!r} already has checkpoints; play every "
+                "case on a fresh thread_id."
+            )
+        found = yield from progress(graph, case, snapshot, _ended_turn)
+        if found is None:  # nothing to go on from that is sure: play it again, from the start
+            yield clear(graph, thread_id)
+        else:
+            played.turns.extend(found.done)
+            start, fork, fork_sent = found.next_index, found.fork, found.sent
+            thread = _observe(snapshot, None, started=True)
+            if fork is None and (stop := _stopped(played, case)) is not None:
+                return stop
     watched = ends_observably(graph, cfg)
-    for index, turn in enumerate(case.turns):
-        sent = yield from _payload(index, turn, thread, reviewer, code_ok, played)
+    for index in range(start, len(case.turns)):
+        turn = case.turns[index]
+        if index == start and fork is not None:  # cut by a kill: sent again, where it began
+            sent = fork_sent
+            turn_cfg = at_checkpoint(turn_config(cfg, index, played.turns, case, sent), fork)
+        else:
+            sent = yield from _payload(index, turn, thread, reviewer, code_ok, played)
+            turn_cfg = turn_config(cfg, index, played.turns, case, sent)
         error: str | None = None
         end: TurnEnd = MAY_PAUSE
         try:
             if isinstance(turn, UpdateTurn):
-                yield _update_state(graph, cfg, turn.update.values, turn.update.as_node)
+                yield _update_state(graph, turn_cfg, turn.update.values, turn.update.as_node)
             else:
-                end = yield _invoke(graph, _command(turn, sent), cfg, watched)
+                end = yield _invoke(graph, _command(turn, sent), turn_cfg, watched)
         except Exception as exc:  # recorded on the turn; a `continue` turn may retry
             error = f"{type(exc).__name__}: {exc}"
         started = thread.started or _runs(turn)
@@ -138,10 +159,8 @@ def playing(
                 error=error,
             )
         )
-        following = case.turns[index + 1] if index + 1 < len(case.turns) else None
-        if error is not None and not isinstance(following, ContinueTurn):
-            played.error = error
-            return played
+        if (stop := _stopped(played, case)) is not None:
+            return stop
     if thread.asked or thread.next_nodes:
         last = len(case.turns) - 1
         raise ScriptMismatchError(
@@ -150,6 +169,23 @@ def playing(
             played=played,
         )
     return played
+
+
+def _stopped(played: PlayedCase, case: Case) -> PlayedCase | None:
+    """``played``, ended, when its last turn raised and the script does not continue."""
+    last = played.turns[-1]
+    following = case.turns[last.index + 1] if last.index + 1 < len(case.turns) else None
+    if last.error is not None and not isinstance(following, ContinueTurn):
+        played.error = last.error
+        return played
+    return None
+
+
+def _ended_turn(snapshot: StateSnapshot) -> PlayedTurn:
+    """The record of a turn that ended at ``snapshot`` (index, kind and sent set by the
+    caller)."""
+    state = _observe(snapshot, None, started=True)
+    return PlayedTurn(index=0, kind="input", asked=state.asked, next_nodes=state.next_nodes)
 
 
 def _runs(turn: ScriptTurn) -> bool:
@@ -375,13 +411,15 @@ def play_case(
     reviewer: Reviewer | None = None,
     allow_code: bool | None = None,
     config: RunnableConfig | None = None,
+    resume: bool = False,
 ) -> PlayedCase:
     """Play ``case``'s turns on a fresh ``thread_id`` of ``graph`` (which has a checkpointer).
 
     Returns what was sent and asked per turn; a graph error ends the case (it is
     recorded, not raised) unless the next turn is ``continue``. Raises
     :class:`~lg_eval.errors.ScriptMismatchError` when the graph asks something
-    the script did not expect. ``allow_code=None`` follows ``case.allows_code``.
+    the script did not expect. ``allow_code=None`` follows ``case.allows_code``;
+    ``resume=True`` goes on with a thread a killed run left (see :func:`playing`).
     """
     return drive(
         playing(
@@ -391,6 +429,7 @@ def play_case(
             reviewer=reviewer,
             allow_code=allow_code,
             config=config,
+            resume=resume,
         )
     )
 
@@ -403,6 +442,7 @@ async def aplay_case(
     reviewer: Reviewer | None = None,
     allow_code: bool | None = None,
     config: RunnableConfig | None = None,
+    resume: bool = False,
 ) -> PlayedCase:
     """Async twin of :func:`play_case` (``ainvoke``; async checkpointers; async reviewers)."""
     return await adrive(
@@ -413,6 +453,7 @@ async def aplay_case(
             reviewer=reviewer,
             allow_code=allow_code,
             config=config,
+            resume=resume,
         )
     )
 

@@ -239,7 +239,7 @@ def phases(url: str, folder: Path, data: Dataset, target: Any) -> tuple[float, d
         resolver = EvaluatorResolver(data)
         context = CaseContext(
             run_id="phase", targets=CaseTargets(target, data, saver), saver=saver,
-            thresholds={}, retries=1, redactor=None, fresh_threads=False,
+            thresholds={}, retries=1, redactor=None, resume_threads=False,
         )  # fmt: skip
         for ordinal, case in enumerate(cases):
             plan = plan_for(resolver, ordinal, case, 0)

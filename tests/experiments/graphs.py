@@ -54,6 +54,7 @@ class EchoState(TypedDict, total=False):
     delay: float
     fail: str
     log: str
+    hold: str
 
 
 class Calls:
@@ -75,7 +76,9 @@ def build_echo(calls: Calls | None = None) -> Any:
     ``fail="operational-once"`` raises ``sqlite3.OperationalError`` on the first run for a
     text, ``"value"`` raises ``ValueError`` always; ``text`` ending in ``?`` alternates
     between ``yes`` and ``no`` from one run to the next. With ``log`` (a file path) each run
-    first appends ``text`` to that file durably (see :func:`record_start`).
+    first appends ``text`` to that file durably (see :func:`record_start`). With ``hold`` (a
+    file path) each run then waits, up to a minute, until that file exists: a test keeps a
+    run alive for exactly as long as it needs, whatever the machine's load.
     """
     calls = calls or Calls()
 
@@ -85,6 +88,8 @@ def build_echo(calls: Calls | None = None) -> Any:
                 record_start(Path(state["log"]), state["text"])
             count = calls.hit(state["text"])
             time.sleep(state.get("delay", 0.0))
+            if "hold" in state:
+                wait_for(Path(state["hold"]))
             fail = state.get("fail")
             if fail == "operational-once" and count == 1:
                 raise sqlite3.OperationalError("database is locked")
@@ -102,6 +107,13 @@ def build_echo(calls: Calls | None = None) -> Any:
 
     factory.calls = calls  # type: ignore[attr-defined]
     return factory
+
+
+def wait_for(path: Path, timeout: float = 60.0) -> None:
+    """Return once ``path`` exists, or after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def record_start(log: Path, text: str) -> None:

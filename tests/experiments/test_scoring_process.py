@@ -194,7 +194,7 @@ def test_the_process_commits_the_jobs_waiting_together_in_one_transaction(where,
     with open_checkpointer(where["checkpointer"]) as saver:
         context = CaseContext(
             run_id="batched", targets=CaseTargets(target, data, saver), saver=saver,
-            thresholds={}, retries=1, redactor=None, fresh_threads=False,
+            thresholds={}, retries=1, redactor=None, resume_threads=False,
         )  # fmt: skip
         jobs = []
         for n, case in enumerate(data.cases):

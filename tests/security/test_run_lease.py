@@ -168,7 +168,7 @@ def test_bad_lease_environment_and_a_heartbeat_past_the_expiry_are_refused(
 # --- the attack itself, through the CLI ------------------------------------------------
 
 
-def _dataset(folder: Path, delay: float) -> Path:
+def _dataset(folder: Path, delay: float, hold: Path | None = None) -> Path:
     log = folder / "starts.log"
     data = folder / "slow.yaml"
     data.write_text(
@@ -179,7 +179,7 @@ def _dataset(folder: Path, delay: float) -> Path:
                 "cases": [
                     {
                         "id": f"c{n:02d}",
-                        "turns": [{"input": {"text": f"w{n}", "delay": delay, "log": str(log)}}],
+                        "turns": [{"input": _input(n, delay, log, hold)}],
                         "expected": {"output": f"W{n}" if n % 3 else "nope"},
                     }
                     for n in range(CASES)
@@ -200,6 +200,13 @@ def _command(data: Path, store: str, folder: Path) -> list[str]:
 def _started(folder: Path) -> int:
     log = folder / "starts.log"
     return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _input(n: int, delay: float, log: Path, hold: Path | None) -> dict[str, Any]:
+    given: dict[str, Any] = {"text": f"w{n}", "delay": delay, "log": str(log)}
+    if hold is not None:
+        given["hold"] = str(hold)
+    return given
 
 
 def _wait_started(folder: Path, at_least: int) -> None:
@@ -224,7 +231,8 @@ def _env(**extra: str) -> dict[str, str]:
 def test_a_second_cli_run_on_a_live_run_id_exits_5_and_the_first_is_right(
     store_url: str, tmp_path: Path
 ) -> None:
-    data = _dataset(tmp_path, delay=1.5)  # 9 s: longer than a second CLI starting
+    hold = tmp_path / "release"  # the first run's cases wait for it: alive until released
+    data = _dataset(tmp_path, delay=0.05, hold=hold)
     first = subprocess.Popen(
         _command(data, store_url, tmp_path), cwd=ROOT, env=_env(), stderr=subprocess.PIPE
     )
@@ -236,6 +244,7 @@ def test_a_second_cli_run_on_a_live_run_id_exits_5_and_the_first_is_right(
         )  # fmt: skip
         assert first.poll() is None, "the first run ended before the second was refused"
     finally:
+        hold.touch()
         _, err = first.communicate(timeout=120)
     assert second.returncode == 5, second.stderr.decode()
     message = " ".join(second.stderr.decode().split())

@@ -1,0 +1,142 @@
+"""``lg-eval replay``: rerun production threads with a new graph from a fork point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lg_eval.cli._common import (
+    CASES_ERRORED,
+    DEFAULT_PERSONA,
+    PASSED,
+    Evaluators,
+    Metadata,
+    ReviewerInstructions,
+    ReviewerPersona,
+    Since,
+    Until,
+    input_errors,
+    parse_pairs,
+    say,
+    stdout,
+    write_file,
+)
+from lg_eval.play import SimulatedReviewer
+from lg_eval.replay import DEFAULT_TARGET, replay_threads
+
+
+def replay(
+    graph: Annotated[
+        str, typer.Option(help="The new graph as module:attr (graph, builder, factory).")
+    ],
+    checkpointer: Annotated[
+        str, typer.Option(help="Checkpointer URL holding the production threads (only read).")
+    ],
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="The graph that wrote the threads, to read them (default --graph)."),
+    ] = None,
+    thread: Annotated[
+        list[str] | None, typer.Option(help="Replay this thread (repeatable; default all).")
+    ] = None,
+    fork: Annotated[
+        str,
+        typer.Option(help="Where to fork: last-interrupt, turn:N (input N, from 0), before:NODE."),
+    ] = "last-interrupt",
+    target: Annotated[
+        str,
+        typer.Option(
+            help="Checkpointer URL the replay threads are written to (not the production one)."
+        ),
+    ] = DEFAULT_TARGET,
+    evaluator: Evaluators = None,
+    since: Since = None,
+    until: Until = None,
+    metadata: Metadata = None,
+    limit: Annotated[int | None, typer.Option(min=0, help="Replay at most N threads.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Threads replayed at once.")] = 4,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Name the replay: its forks are replay:<id>:<thread>, and the same id again "
+            "reuses the forks of threads that have not changed since."
+        ),
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Fork every thread again, changed or not.")
+    ] = False,
+    reviewer_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Answer what the original's humans never answered with this chat model "
+            "('provider:model'), playing --reviewer-persona (default: stop there)."
+        ),
+    ] = None,
+    reviewer_persona: ReviewerPersona = DEFAULT_PERSONA,
+    reviewer_instructions: ReviewerInstructions = "",
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Write the result as JSON.")
+    ] = None,
+    only_changed: Annotated[
+        bool, typer.Option("--only-changed", help="Show only the threads whose trajectory changed.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option(help="No table; only the counts.")] = False,
+) -> None:
+    """Replay production threads with a new graph: fork each at a point, run the new graph
+    from there with the answers its humans gave, and show what changed.
+
+    Each thread of CHECKPOINTER is copied up to the fork point onto a fresh thread of
+    --target and continued by --graph, whose interrupts get the answers the original's
+    humans recorded (by node, in order). Old and new are scored with the same evaluators.
+    The production threads are only read. The same --run-id into a kept --target reuses
+    the forks of threads that have not changed since (--full forks them all again).
+
+    Exit code 0 when the replay ran (whatever changed), 2 for bad input (a bad --fork, an
+    unknown evaluator or one that needs a reference, a checkpointer that cannot be opened,
+    a --target that is the production store), 3 when the new graph raised on a thread, 4
+    when --json cannot be written.
+    """
+    pairs = parse_pairs(metadata or [], "--metadata", str)
+    reviewer = (
+        None
+        if reviewer_model is None
+        else SimulatedReviewer(
+            reviewer_model, persona=reviewer_persona, instructions=reviewer_instructions
+        )
+    )
+    with input_errors():
+        result = replay_threads(
+            graph,
+            checkpointer,
+            baseline=baseline,
+            thread_ids=thread or None,
+            fork=fork,
+            target=target,
+            evaluators=evaluator or ["redundancy"],
+            on_new_question="stop" if reviewer is None else "reviewer",
+            reviewer=reviewer,
+            since=since,
+            until=until,
+            metadata=pairs or None,
+            limit=limit,
+            run=run_id,
+            incremental=not full,
+            concurrency=concurrency,
+        )
+    if not quiet:
+        stdout.print(result.table(only_changed=only_changed))
+    counts = result.counts()
+    reused = sum(t.reused for t in result.threads)
+    say(
+        f"replayed {len(result.threads)} threads: {counts['changed']} changed, "
+        f"{counts['stopped']} stopped, {counts['error']} errored, {counts['skipped']} skipped"
+        + (f" ({reused} forks reused)" if reused else "")
+    )
+    if json_file is not None:
+        write_file(json_file, result.to_json())
+    raise typer.Exit(CASES_ERRORED if counts["error"] else PASSED)
+
+
+__all__ = ["replay"]
