@@ -66,13 +66,14 @@ class ServerGraph:
     def _running(self, payload: Any, config: RunnableConfig) -> Core[Any]:
         thread_id = _thread_of(config)
         what = f"a run of assistant {self._assistant_id!r} on thread {thread_id!r}"
+        run = (self._assistant_id, self._config, payload, config)
         try:
             return (
                 yield from request(
                     self._once,
                     what,
-                    partial(_run, self._assistant_id, self._config, payload, config),
-                    partial(_arun, self._assistant_id, self._config, payload, config),
+                    partial(_run, *run, blocking=True),
+                    partial(_run, *run, blocking=False),
                     thread_id=thread_id,
                 )
             )
@@ -164,17 +165,11 @@ def _run(
     payload: Any,
     config: RunnableConfig,
     client: Any,
+    *,
+    blocking: bool,
 ) -> Any:
-    return RemoteGraph(assistant_id, sync_client=client, config=base).invoke(payload, config)
-
-
-def _arun(
-    assistant_id: str,
-    base: RunnableConfig | None,
-    payload: Any,
-    config: RunnableConfig,
-    client: Any,
-) -> Any:
+    if blocking:
+        return RemoteGraph(assistant_id, sync_client=client, config=base).invoke(payload, config)
     return RemoteGraph(assistant_id, client=client, config=base).ainvoke(payload, config)
 
 
