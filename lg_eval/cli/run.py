@@ -176,7 +176,7 @@ def run(
                 cast(str, server),
                 cast(str, assistant),
                 api_key=api_key,
-                headers=parse_pairs(header or [], "--header", str),
+                headers=_headers(header or []),
                 graph=graph,
             )
         checkpointer = "memory://"  # the assistant's threads live on the server
@@ -244,6 +244,18 @@ def _server_options(
         fail("--checkpointer does not go with --server: the assistant's threads are on the server")
     if langsmith:
         fail("--langsmith does not go with --server: run one or the other")
+
+
+def _headers(items: list[str]) -> dict[str, str]:
+    """``--header NAME=VALUE`` items as a dict; a malformed one exits 2 without showing it
+    (its value may be a credential)."""
+    headers: dict[str, str] = {}
+    for number, item in enumerate(items, 1):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--header number {number} takes NAME=VALUE (the value is not shown here)")
+        headers[name.strip()] = value
+    return headers
 
 
 def _reviewer(model: str | None, persona: str, instructions: str) -> SimulatedReviewer | None:

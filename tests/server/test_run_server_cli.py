@@ -131,7 +131,14 @@ def test_a_server_that_drops_every_connection_exits_2_naming_it(dropping: str, h
         ),
         (["--server", "h:1", "--assistant", "w"], "server url='h:1' is not an http(s) URL"),
         (["--server", "http://h:1", "--assistant", " "], "assistant_id=' '"),
-        (["--server", "http://h:1", "--assistant", "w", "--header", "x"], "--header takes"),
+        (
+            ["--server", "http://h:1", "--assistant", "w", "--header", f"Authorization: {KEY}"],
+            "--header number 1 takes NAME=VALUE (the value is not shown here)",
+        ),
+        (
+            ["--server", "http://h:1", "--assistant", "w", "--header", f"X-Api-Key={KEY}"],
+            "headers={'X-Api-Key': ...}: the API key goes in api_key=",
+        ),
     ],
 )
 def test_options_that_do_not_fit_a_server_exit_2(options: list[str], said: str, here: Path) -> None:
