@@ -116,7 +116,7 @@ def main(db_path: Path = DEFAULT_DB) -> list[EvaluationResult]:
         reviewed = next(i for i in items if i.result and i.result.review)
         steps = extract_thread(graph, reviewed.config()).to_graph_trajectory().steps
         print(f"Evaluation thread {reviewed.thread_id}, as lg_eval extracts it:")
-        for turn, names in enumerate(steps):
+        for turn, names in enumerate(steps, start=1):
             print(f"  turn {turn}: {' -> '.join(names) or '(the resumed review only)'}")
         return [item.result for item in items if item.result is not None]
 

@@ -126,7 +126,7 @@ def describe(record: dict[str, Any]) -> str:
     verdict = {True: "passed", False: "FAILED", None: "no verdict"}[record["passed"]]
     comment = f" - {record['comment']}" if record["comment"] else ""
     return (
-        f"  [turn {record['turn']}, step {record['step']}] {record['key']} = "
+        f"  [turn {record['turn'] + 1}, step {record['step']}] {record['key']} = "
         f"{record['score']} ({verdict}){comment}"
     )
 
@@ -140,7 +140,7 @@ def main(db_path: Path = DEFAULT_DB) -> dict[str, Any]:
         agent = build(SqliteSaver(connection))
         question = {"messages": [{"role": "user", "content": weather.QUESTION, "id": "h-1"}]}
         seen = 0
-        for turn, payload in enumerate([question, Command(resume=weather.HUMAN_ANSWER)]):
+        for turn, payload in enumerate([question, Command(resume=weather.HUMAN_ANSWER)], start=1):
             agent.invoke(payload, config)
             state = agent.get_state(config)
             records = state.values["evaluations"]
@@ -152,7 +152,7 @@ def main(db_path: Path = DEFAULT_DB) -> dict[str, Any]:
         steps = extract_thread(agent, config).to_graph_trajectory().steps
         print(f"Answer: {state.values['answer']}")
         print("Trajectory:")
-        for turn, names in enumerate(steps):
+        for turn, names in enumerate(steps, start=1):
             print(f"  turn {turn}: {' -> '.join(names)}")
         return state.values
 

@@ -74,7 +74,7 @@ def trajectory_table(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit"
     table.add_column("result / pause", overflow="fold", max_width=50)
     for turn, steps in zip(trajectory.turns, flat.steps, strict=True):
         table.add_row(
-            str(turn.index),
+            str(turn.index + 1),
             Text(_started_by(turn)),
             Text(" → ".join(visible(step) for step in steps)),
             turn.status,

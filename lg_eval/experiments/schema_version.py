@@ -15,7 +15,10 @@ Opening a store (:class:`~lg_eval.experiments.ResultStore`) reads it first:
 * a version newer than this lg_eval knows: a :class:`~lg_eval.errors.StoreError` naming
   the store and both versions, before anything is written to it.
 
-Version 2 is the first recorded one: version 1 plus the version table.
+Version 2 is the first recorded one: version 1 plus the version table. Version 3 adds the
+viewer's indexes (a run's cases and scores in case order, its failed and its errored
+feedback rows), made by the current DDL, so that a store already at version 3 opens without
+a write (a read-only store opens too).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 from lg_eval.errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the results store this lg_eval writes."""
 
 _VERSION_TABLE = (
@@ -34,6 +37,7 @@ _VERSION_TABLE = (
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (_VERSION_TABLE,),
+    2: (),  # the viewer's indexes: every one in the current DDL, run after these steps
 }
 """Per version ``n``: the statements that make a version-``n`` store a version ``n + 1`` one."""
 

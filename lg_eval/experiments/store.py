@@ -64,7 +64,28 @@ _SCHEMA = (
     " (run_id, latency_s, tokens, cost)",
     "CREATE INDEX IF NOT EXISTS lg_eval_scores_key ON lg_eval_scores"
     " (run_id, key, passed, score, evaluator, idx)",
+    # the viewer's comparison: a run's cases and scores in case order, read from the index
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_case ON lg_eval_cases"
+    " (run_id, case_id, repetition, status)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_scores_case ON lg_eval_scores"
+    " (run_id, case_id, repetition, key, idx, score)",
+    # the viewer's "failing" filter: the cases a key failed, without reading the others
+    "CREATE INDEX IF NOT EXISTS lg_eval_scores_failed ON lg_eval_scores"
+    " (run_id, key, case_id, repetition) WHERE passed = 0",
 )
+
+# the viewer, per engine (their JSON functions differ): the errored feedback rows (a
+# partial index, so counting errors or filtering on them reads no other row's JSON)
+_ENGINE_INDEXES = {
+    False: (
+        "CREATE INDEX IF NOT EXISTS lg_eval_scores_errors ON lg_eval_scores"
+        " (run_id, key, case_id, repetition) WHERE json_extract(row, '$.error') IS NOT NULL",
+    ),
+    True: (
+        "CREATE INDEX IF NOT EXISTS lg_eval_scores_errors ON lg_eval_scores"
+        " (run_id, key, case_id, repetition) WHERE (row::jsonb ->> 'error') IS NOT NULL",
+    ),
+}
 
 _INSERT_CASE = (
     "INSERT INTO lg_eval_cases (run_id, case_id, repetition, ordinal, status, latency_s, tokens,"
@@ -95,7 +116,8 @@ class ResultStore:
         self._errors = errors if errors is not None else _driver_errors(postgres)
         self.url = redact_url(url)
         with self._lock, self._guard():
-            self.opened_version = prepare(connection, _SCHEMA, postgres=postgres, url=self.url)
+            schema = (*_SCHEMA, *_ENGINE_INDEXES[postgres])
+            self.opened_version = prepare(connection, schema, postgres=postgres, url=self.url)
             """The schema version the store had when opened (None: created now); it is
             :data:`~lg_eval.experiments.schema_version.SCHEMA_VERSION` from here on."""
 

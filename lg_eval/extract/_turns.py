@@ -71,8 +71,8 @@ def ambiguous_resumes(turns: list[Turn]) -> list[str]:
         answered = len(turn.resume or {})
         if answered > 1:
             found.append(
-                f"Turn {turn.index} resumes {answered} interrupts at once; the number of resumes "
-                "is ambiguous: checkpoints store answers given one at a time "
+                f"Turn {turn.index + 1} resumes {answered} interrupts at once; the number of "
+                "resumes is ambiguous: checkpoints store answers given one at a time "
                 "(Command(resume={id: value}) per interrupt) exactly like one resume answering "
                 f"all of them, so this may have been up to {answered} invocations. lg_eval "
                 "reports the fewest turns consistent with storage."

@@ -16,7 +16,16 @@ from langchain_core.runnables import RunnableConfig
 
 from lg_eval.errors import ThreadNotFoundError
 from lg_eval.extract.assemble import assemble
-from lg_eval.extract.records import ROOT_NS, CheckpointRecord, TaskRecord, ThreadRecords
+from lg_eval.extract.records import (
+    PUSH,
+    ROOT_NS,
+    CheckpointRecord,
+    TaskRecord,
+    ThreadRecords,
+    plan_source,
+    planned_by_name,
+    planning_order,
+)
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 from lg_eval.extract.thread import Reader, aextract_thread, extract_thread
 from lg_eval.trajectory import ResumedMode, ThreadTrajectory
@@ -82,13 +91,17 @@ def records_from_snapshots(snapshots: Iterable[Any]) -> ThreadRecords:
             "that has run, or use extract_langgraph_trajectory_from_thread(graph, config)."
         )
     thread_id = str(items[0].config["configurable"].get("thread_id", "<snapshots>"))
-    by_ns = group_by_namespace((_snapshot_record(s) for s in items), thread_id)
+    by_name = planned_by_name(plan_source(s) for s in items)
+    records = (
+        _snapshot_record(s, s.config["configurable"]["checkpoint_id"] in by_name) for s in items
+    )
+    by_ns = group_by_namespace(records, thread_id)
     return ThreadRecords(
         thread_id=thread_id, by_ns=by_ns, tip_id=choose_tip(by_ns, thread_id, None)
     )
 
 
-def _snapshot_record(snapshot: Any) -> CheckpointRecord:
+def _snapshot_record(snapshot: Any, by_name: bool) -> CheckpointRecord:
     configurable = snapshot.config["configurable"]
     metadata = snapshot.metadata or {}
     tasks = []
@@ -102,6 +115,10 @@ def _snapshot_record(snapshot: Any) -> CheckpointRecord:
         if task.name == "__start__":
             record.input_value = task.result
         tasks.append(record)
+    # get_state lists the tasks in the graph's order, the order of a run without
+    # updated_channels; a run with them plans by name (planned_by_name).
+    pushed = {t.id for t in snapshot.tasks if t.path[:1] == (PUSH,)}
+    tasks = planning_order(tasks, pushed, None if by_name else {})
     values = snapshot.values
     return CheckpointRecord(
         id=configurable["checkpoint_id"],

@@ -27,6 +27,7 @@ from lg_eval.extract.records import (
     INTERRUPT,
     NULL_TASK_ID,
     PULL,
+    PUSH,
     RESUME,
     RETURN,
     ROOT_NS,
@@ -35,6 +36,9 @@ from lg_eval.extract.records import (
     TaskRecord,
     ThreadRecords,
     is_state_channel,
+    plan_source,
+    planned_by_name,
+    planning_order,
     recast,
     task_namespace,
 )
@@ -70,6 +74,9 @@ def read_generic(
     by_ns = group_by_namespace(tuples, thread_id)
     check_graph(graph, thread_id, tuples)
     tip_id = choose_tip(by_ns, thread_id, checkpoint_id)
+    by_name = planned_by_name(
+        plan_source(t, bool(t.checkpoint.get("updated_channels"))) for t in tuples
+    )
     warnings: list[str] = []
     records: dict[str, list[CheckpointRecord]] = {}
     for ns, ns_tuples in by_ns.items():
@@ -83,7 +90,7 @@ def read_generic(
             continue
         by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snapshots}
         records[ns] = [
-            _record(graph, t, by_id[t.config["configurable"]["checkpoint_id"]], warnings)
+            _record(graph, t, by_id[t.config["configurable"]["checkpoint_id"]], by_name, warnings)
             for t in ns_tuples
             if t.config["configurable"]["checkpoint_id"] in by_id
         ]
@@ -102,7 +109,7 @@ def check_graph(graph: Any, thread_id: str, tuples: Iterable[CheckpointTuple]) -
 
 
 def _record(
-    graph: Any, stored: CheckpointTuple, snapshot: Any, warnings: list[str]
+    graph: Any, stored: CheckpointTuple, snapshot: Any, by_name: set[str], warnings: list[str]
 ) -> CheckpointRecord:
     configurable = stored.config["configurable"]
     values = snapshot.values
@@ -117,6 +124,7 @@ def _record(
             interrupt_seen=stored.checkpoint.get("versions_seen", {}).get(INTERRUPT),
             pending_writes=stored.pending_writes or (),
             channel_values=stored.checkpoint.get("channel_values", {}),
+            by_name=configurable["checkpoint_id"] in by_name,
         ),
         snapshot.tasks,
         lambda: values,
@@ -138,6 +146,9 @@ class StoredFields:
     channel_values: Mapping[str, Any]
     """Only ``__start__`` is read: the raw input of an input checkpoint without a
     ``__start__`` task (functional API)."""
+    by_name: bool = False
+    """LangGraph plans the nodes of this checkpoint's superstep by name
+    (:func:`~lg_eval.extract.records.planned_by_name`), else in the graph's order."""
 
 
 def build_record(
@@ -156,18 +167,23 @@ def build_record(
             writes[task_id].append((channel, value))
         else:
             writes[task_id] = [(channel, value)]
+    planned = list(planned)
+    pushed = {t.id for t in planned if tuple(t.path[:1]) == (PUSH,)}
     tasks = [_task(t.id, t.name, writes.get(t.id, ()), t.result) for t in planned]
     breakpoints = breakpoints_of(graph, stored.ns)
     update_writes: dict[str, Any] = {}
     null = dict(writes[NULL_TASK_ID]) if NULL_TASK_ID in writes else {}
     goto = tuple(ch[len(BRANCH_TO) :] for ch in null if ch.startswith(BRANCH_TO)) if null else ()
     planned_ids = {t.id for t in tasks}
+    order: Mapping[str, int] = {}
     if goto and RESUME in null:  # Command(resume=..., goto=...): its targets are not planned
-        for name, task_id in goto_tasks(graph, stored, goto):
+        targets, order = goto_tasks(graph, stored, goto)
+        for name, task_id in targets:
             if task_id not in planned_ids and task_id in writes:
                 tasks.append(_task(task_id, name, writes[task_id]))
                 tasks[-1].goto = True
                 planned_ids.add(task_id)
+    tasks = planning_order(tasks, pushed, order if not stored.by_name else None)
     if not planned_ids.issuperset(writes):  # writers that were not planned tasks
         unknown = {
             tid: ws for tid, ws in writes.items() if tid not in planned_ids and tid != NULL_TASK_ID
@@ -220,10 +236,13 @@ def build_record(
     )
 
 
-def goto_tasks(graph: Any, stored: StoredFields, goto: tuple[str, ...]) -> list[tuple[str, str]]:
+def goto_tasks(
+    graph: Any, stored: StoredFields, goto: tuple[str, ...]
+) -> tuple[list[tuple[str, str]], dict[str, int]]:
     """``(node, task id)`` of the tasks a ``Command(goto=...)`` given with a resume at this
     checkpoint starts: LangGraph plans them after applying the Command's writes, so
-    ``get_state`` does not list them, but their ids are the PULL ids of those nodes here."""
+    ``get_state`` does not list them, but their ids are the PULL ids of those nodes here.
+    Also the position of each node in the graph that owns the namespace."""
     from lg_eval.extract.fast.naming import id_bytes, task_hash  # imports this module
 
     owner = graph
@@ -232,7 +251,7 @@ def goto_tasks(graph: Any, stored: StoredFields, goto: tuple[str, ...]) -> list[
         owner = next((g for _, g in graph.get_subgraphs(namespace=key, recurse=True)), None)
     nodes = getattr(owner, "nodes", None)
     if not isinstance(nodes, Mapping):
-        return []
+        return [], {}
     step = str(stored.metadata.get("step", -1) + 1)
     checkpoint = id_bytes(stored.id)
     found = []
@@ -242,7 +261,7 @@ def goto_tasks(graph: Any, stored: StoredFields, goto: tuple[str, ...]) -> list[
             continue
         ns = f"{stored.ns}|{name}" if stored.ns else name
         found.append((name, task_hash(checkpoint, ns, step, name, PULL, *sorted(node.triggers))))
-    return found
+    return found, {name: position for position, name in enumerate(nodes)}
 
 
 _NO_BREAKPOINTS = Breakpoints()

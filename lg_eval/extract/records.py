@@ -16,8 +16,9 @@ checkpoints where a turn ends.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 ROOT_NS = ""
@@ -183,3 +184,80 @@ def task_namespace(parent_ns: str, name: str, task_id: str) -> str:
 def is_state_channel(channel: str) -> bool:
     """Whether a write targets user state (not LangGraph's routing or control channels)."""
     return not channel.startswith(("__", "branch:", "join:", "start:"))
+
+
+def planning_order(
+    tasks: list[TaskRecord], pushed: set[str], graph_order: Mapping[str, int] | None
+) -> list[TaskRecord]:
+    """A superstep's tasks in the order LangGraph plans them when it runs them, which is
+    the order ``stream(..., subgraphs=True)`` reports them in (``prepare_next_tasks``):
+    ``Send`` tasks first, as sent, then the triggered nodes by name, or in the graph's
+    order (``graph_order``) where the checkpoint records no ``updated_channels`` (LangGraph
+    then scans every node). ``get_state`` always lists them in the graph's order, so every
+    reader sorts here. ``pushed`` holds the ids of the ``Send`` tasks."""
+    if len(tasks) < 2:
+        return tasks
+    sends = [t for t in tasks if t.id in pushed]
+    nodes = [t for t in tasks if t.id not in pushed]
+    if graph_order is None:
+        nodes.sort(key=attrgetter("name"))
+    elif graph_order:
+        nodes.sort(key=lambda t: graph_order.get(t.name, len(graph_order)))
+    return sends + nodes
+
+
+RUN_SOURCES = frozenset({"input", "loop"})
+"""Metadata sources of the checkpoints a run writes with their ``updated_channels``: what
+a reader that cannot see that field (snapshots, the server API) goes by."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSource:
+    """What decides how LangGraph orders the nodes it plans from one checkpoint."""
+
+    id: str
+    parent_id: str | None
+    source: str | None
+    """Metadata ``source``: ``"input"``, ``"loop"``, ``"update"``, ``"fork"``."""
+    step: int | None
+    records_updates: bool
+    """The checkpoint stores a non-empty ``updated_channels``."""
+
+
+def plan_source(stored: Any, records_updates: bool | None = None) -> PlanSource:
+    """The :class:`PlanSource` of a ``CheckpointTuple`` or ``StateSnapshot`` (both have
+    ``config``, ``parent_config`` and ``metadata``). ``records_updates=None``: the object
+    does not show ``updated_channels``, so the metadata's source stands in for it."""
+    metadata = stored.metadata or {}
+    source = metadata.get("source")
+    return PlanSource(
+        stored.config["configurable"]["checkpoint_id"],
+        (stored.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        source,
+        metadata.get("step"),
+        source in RUN_SOURCES if records_updates is None else records_updates,
+    )
+
+
+def planned_by_name(checkpoints: Iterable[PlanSource]) -> set[str]:
+    """Ids of the checkpoints whose next superstep LangGraph plans by node name.
+
+    A run plans by name from the ``updated_channels`` of the checkpoint it loads (every
+    ``"input"`` and ``"loop"`` checkpoint stores them); ``update_state`` and ``__copy__``
+    checkpoints store none, and LangGraph then plans in the graph's order. A time-travel
+    run first saves a ``"fork"`` checkpoint one step after the one it was given, without
+    ``updated_channels``, but plans that fork's tasks from the given checkpoint's (a
+    ``__copy__`` fork sits two steps after its parent)."""
+    found = {c.id: c for c in checkpoints}
+    by_name = set()
+    for checkpoint in found.values():
+        parent = found.get(checkpoint.parent_id) if checkpoint.parent_id else None
+        if checkpoint.records_updates or (
+            checkpoint.source == "fork"
+            and parent is not None
+            and parent.records_updates
+            and checkpoint.step is not None
+            and parent.step == checkpoint.step - 1
+        ):
+            by_name.add(checkpoint.id)
+    return by_name

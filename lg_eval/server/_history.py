@@ -29,17 +29,21 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.types import Interrupt
 
 from lg_eval._effects import Core
-from lg_eval.extract.generic import StoredFields, build_record
+from lg_eval.extract.generic import StoredFields, build_record, goto_tasks
 from lg_eval.extract.records import (
     ERROR,
     INTERRUPT,
     NULL_TASK_ID,
+    PULL,
     RESUME,
     RETURN,
     ROOT_NS,
+    RUN_SOURCES,
     Breakpoints,
     CheckpointRecord,
+    PlanSource,
     ThreadRecords,
+    planned_by_name,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 from lg_eval.server._connection import ServerConnection, request
@@ -54,6 +58,7 @@ class _Planned:
     id: str
     name: str
     result: Any
+    path: tuple[Any, ...]
 
 
 def _get_history(thread_id: str, kwargs: dict[str, Any], client: Any) -> Any:
@@ -133,15 +138,28 @@ def restate(
 ) -> ThreadRecords:
     """The records of a thread, from its server states per namespace and its runs."""
     flat = [s for ns_states in states.values() for s in ns_states]
+    _restate_joins(graph, states.get(ROOT_NS, []))
     by_id = {_id(s): s for s in flat}
     writes: dict[str, list[tuple[str, str, Any]]] = {_id(s): _task_writes(s) for s in flat}
     _restate_resumes(states.get(ROOT_NS, []), flat, thread_runs, writes)
+    _restate_gotos(graph, states.get(ROOT_NS, []), thread_runs, writes)
     _restate_updates(states, by_id, writes)
     resumed = _resumed_at(flat, thread_runs)
+    by_name = planned_by_name(
+        PlanSource(
+            _id(s),
+            (s.get("parent_checkpoint") or {}).get("checkpoint_id"),
+            (s.get("metadata") or {}).get("source"),
+            (s.get("metadata") or {}).get("step"),
+            (s.get("metadata") or {}).get("source") in RUN_SOURCES,
+        )
+        for s in flat
+    )
     warnings: list[str] = []
     records: list[CheckpointRecord] = []
     for state in flat:
-        records.append(_record(graph, state, writes[_id(state)], resumed, by_id, warnings))
+        record = _record(graph, state, writes[_id(state)], resumed, by_name, warnings)
+        records.append(record)
     by_ns = group_by_namespace(records, thread_id)
     for ns_records in by_ns.values():
         ns_records.sort(key=lambda r: r.id, reverse=True)
@@ -248,17 +266,161 @@ def _restate_resumes(
             null.append((NULL_TASK_ID, key, value))
         if resume is None:
             continue
-        under = [(s, t) for s, t in leaves if _root_anchor(s) == start]
+        under = [(s, t) for s, t in leaves if _root_anchor(s) == start] or _edited_pause(
+            start, root, leaves
+        )
         if _is_map(resume, under):
             for s, t in under:
                 iid = t["interrupts"][-1].get("id")
                 if iid in resume:
                     answers.setdefault((_id(s), t["id"]), []).append(resume[iid])
-        elif under:
-            s, t = max(under, key=lambda st: _id(st[0]))
+        elif under:  # the newest pause made before the run: runs on a thread take turns
+            created = str(run.get("created_at"))
+            asked = [st for st in under if str(st[0].get("created_at")) < created] or under
+            s, t = max(asked, key=lambda st: _id(st[0]))
             answers.setdefault((_id(s), t["id"]), []).append(resume)
     for (checkpoint, task_id), values in answers.items():
         writes[checkpoint].append((task_id, RESUME, values))
+
+
+def _restate_joins(graph: Any, root: list[dict[str, Any]]) -> None:
+    """The root tasks of join nodes (``add_edge([a, b], c)``), which the history omits.
+
+    The server reads checkpoints back through a JSON hook that turns the join barrier's
+    set of finished sources into a list, which LangGraph no longer sees as complete, so
+    ``get_history`` lists no task for a join node at the checkpoint it runs from. The
+    barrier is restated from the tasks each checkpoint's lineage finished: the join
+    node is planned where all its sources finished since it last ran, and finished
+    there when a later checkpoint shows the superstep done."""
+    channels = getattr(graph, "channels", None)
+    nodes = getattr(graph, "nodes", None)
+    if not isinstance(channels, Mapping) or not isinstance(nodes, Mapping):
+        return
+    joins = {
+        target: frozenset(getattr(channel, "names", ()))
+        for name, channel in channels.items()
+        if name.startswith("join:") and (target := name.rsplit(":", 1)[-1]) in nodes
+    }
+    if not joins:
+        return
+    by_id = {_id(s): s for s in root}
+    children = {
+        (s.get("parent_checkpoint") or {}).get("checkpoint_id")
+        for s in root
+        if (s.get("metadata") or {}).get("source") == "loop"
+    }
+    seen: dict[str, dict[str, frozenset[str]]] = {}
+
+    def barrier(state: dict[str, Any]) -> dict[str, frozenset[str]]:
+        """Each join's finished sources when ``state`` was written."""
+        chain = [state]
+        while (parent := _parent(chain[-1], by_id)) is not None and _id(parent) not in seen:
+            chain.append(parent)
+        for current in reversed(chain):
+            parent = _parent(current, by_id)
+            found = dict(seen[_id(parent)]) if parent is not None else {}
+            for task in (parent or {}).get("tasks") or ():
+                if task.get("result") is None:
+                    continue
+                for target, sources in joins.items():
+                    if task["name"] == target:
+                        found[target] = frozenset()
+                    elif task["name"] in sources:
+                        found[target] = found.get(target, frozenset()) | {task["name"]}
+            seen[_id(current)] = found
+        return seen[_id(state)]
+
+    for state in sorted(root, key=_id):
+        listed = {t["name"] for t in state.get("tasks") or ()}
+        ready = [
+            target
+            for target, sources in barrier(state).items()
+            if sources == joins[target] and target not in listed
+        ]
+        if not ready:
+            continue
+        done = _id(state) in children
+        for target, task_id in goto_tasks(graph, _planning(state), tuple(ready))[0]:
+            state.setdefault("tasks", []).append(
+                {"id": task_id, "name": target, "path": [PULL, target], "interrupts": []}
+                | {"error": None, "checkpoint": None, "result": {} if done else None}
+            )
+
+
+def _planning(state: Mapping[str, Any]) -> StoredFields:
+    """What :func:`goto_tasks` reads of a root checkpoint (its id and step)."""
+    return StoredFields(
+        id=_id(state),
+        ns=ROOT_NS,
+        parent_id=None,
+        metadata=dict(state.get("metadata") or {}),
+        created_at=None,
+        interrupt_seen=None,
+        pending_writes=(),
+        channel_values={},
+    )
+
+
+def _parent(state: Mapping[str, Any], by_id: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    parent_id = (state.get("parent_checkpoint") or {}).get("checkpoint_id")
+    return by_id.get(parent_id) if parent_id else None
+
+
+def _restate_gotos(
+    graph: Any,
+    root: list[dict[str, Any]],
+    thread_runs: list[dict[str, Any]],
+    writes: dict[str, list[tuple[str, str, Any]]],
+) -> None:
+    """The tasks a resume's ``Command(goto=...)`` started beside the resumed node.
+
+    LangGraph plans them after applying the Command, so no history entry lists them, but
+    their ids follow from the checkpoint (:func:`goto_tasks`). A task whose superstep the
+    run got past (a later checkpoint of the run) finished: its writes are in that
+    checkpoint's values, so it is restated as finished without them."""
+    by_id = {_id(s): s for s in root}
+    for run in thread_runs:
+        command = (run.get("kwargs") or {}).get("command") or {}
+        names = tuple(g for g in _as_list(command.get("goto")) if isinstance(g, str))
+        start = _started_at(run, root) if names and command.get("resume") is not None else None
+        state = by_id.get(start) if start else None
+        if state is None or not any(
+            (s.get("parent_checkpoint") or {}).get("checkpoint_id") == start
+            and (s.get("metadata") or {}).get("run_id") == run["run_id"]
+            for s in root
+        ):
+            continue
+        planned = {t["id"] for t in state.get("tasks") or ()}
+        targets, _ = goto_tasks(graph, _planning(state), names)
+        found = writes.setdefault(_id(state), [])
+        for _, task_id in targets:
+            if task_id not in planned and all(w[0] != task_id for w in found):
+                found.append((task_id, RETURN, None))
+
+
+def _edited_pause(
+    start: str, root: list[dict[str, Any]], leaves: list[tuple[Mapping[str, Any], Any]]
+) -> list[tuple[Mapping[str, Any], Any]]:
+    """The paused root tasks a resume from an ``update_state`` checkpoint answers.
+
+    ``update_state`` while a node waits at ``interrupt()`` writes a checkpoint whose tasks
+    list no interrupts; LangGraph re-plans the paused node there, under a new task id, and
+    the resume answers the interrupt it raised at the checkpoint before the edits. So each
+    root task that paused there stands for the task of the same name at ``start``."""
+    states = {_id(s): s for s in root}
+    state = states.get(start)
+    edited = state
+    while edited is not None and (edited.get("metadata") or {}).get("source") == "update":
+        parent_id = (edited.get("parent_checkpoint") or {}).get("checkpoint_id")
+        edited = states.get(parent_id) if parent_id else None
+    if state is None or edited is None or edited is state:
+        return []
+    replanned = {t["name"]: t for t in state.get("tasks") or ()}
+    return [
+        (state, {**replanned[t["name"]], "interrupts": t["interrupts"]})
+        for s, t in leaves
+        if _id(s) == _id(edited) and t["name"] in replanned
+    ]
 
 
 def _is_map(resume: Any, under: list[tuple[Mapping[str, Any], Any]]) -> bool:
@@ -364,7 +526,7 @@ def _record(
     state: Mapping[str, Any],
     task_writes: list[tuple[str, str, Any]],
     resumed: Mapping[str, str],
-    by_id: Mapping[str, Mapping[str, Any]],
+    by_name: set[str],
     warnings: list[str],
 ) -> CheckpointRecord:
     metadata = dict(state.get("metadata") or {})
@@ -382,8 +544,12 @@ def _record(
         interrupt_seen={"resumed_at": mark} if mark else None,
         pending_writes=task_writes,
         channel_values={} if start is None else {"__start__": start.get("result")},
+        by_name=checkpoint_id in by_name,
     )
-    planned = [_Planned(t["id"], t["name"], revive(t.get("result"))) for t in tasks]
+    planned = [
+        _Planned(t["id"], t["name"], revive(t.get("result")), tuple(t.get("path") or ()))
+        for t in tasks
+    ]
     record = build_record(graph, stored, planned, lambda: revive(values), warnings)
     if graph is None:  # without the graph, any stop may have been a static breakpoint
         record.breakpoints = Breakpoints(known=False)

@@ -148,6 +148,35 @@ class MeanSample:
         self.lo = math.inf
         self.hi = -math.inf
 
+    @classmethod
+    def from_moments(cls, n: int, mean: float, m2: float, lo: float, hi: float) -> MeanSample:
+        """A sample known only by its moments (count, mean, sum of squared deviations from
+        the mean, range), as a database computes them, for more than
+        :data:`BOOTSTRAP_LIMIT` values: its :meth:`interval` is the normal interval that
+        :func:`mean_interval` gives those values.
+
+        Raises:
+            InvalidOptionError: ``n`` is not above :data:`BOOTSTRAP_LIMIT` (a bootstrap
+                needs the values), or a moment is not a finite number.
+        """
+        if _count(n, "n") <= BOOTSTRAP_LIMIT:
+            raise InvalidOptionError(
+                f"n={n}: from_moments needs more than {BOOTSTRAP_LIMIT} values; add them instead."
+            )
+        moments = {"mean": mean, "m2": m2, "lo": lo, "hi": hi}
+        for name, value in moments.items():
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value))
+            ):
+                raise InvalidOptionError(f"{name}={value!r}: expected a finite number.")
+        mean, m2, lo, hi = (float(value) for value in moments.values())
+        sample = cls()
+        sample.values = None
+        sample.n, sample.mean, sample.m2, sample.lo, sample.hi = n, mean, max(m2, 0.0), lo, hi
+        return sample
+
     def add(self, value: float) -> None:
         """Count one finite value."""
         self.n += 1

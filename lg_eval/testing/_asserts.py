@@ -65,15 +65,15 @@ def assert_trajectory(actual: Any, expected: Any, *, mode: TrajectoryMode = "str
         a = got[index] if index < len(got) else None
         e = want[index] if index < len(want) else None
         if a is not None and e is not None and _turn_matches(a, e, mode):
-            rows.append(f"  turn {index}: ok        {_show(a)}")
+            rows.append(f"  turn {index + 1}: ok        {_show(a)}")
             continue
         bad.append(index)
-        rows.append(f"  turn {index}: expected  {_show(e)}")
+        rows.append(f"  turn {index + 1}: expected  {_show(e)}")
         rows.append(f"          actual    {_show(a)}")
     if not bad:
         return
     count = "" if len(got) == len(want) else f" ({len(got)} turns, expected {len(want)})"
-    which = ", ".join(str(i) for i in bad)
+    which = ", ".join(str(i + 1) for i in bad)
     header = f"trajectory does not match (mode={mode}){count}; turns differing: {which}"
     raise AssertionError("\n".join([header, *rows]))
 
@@ -137,7 +137,7 @@ def assert_tool_calls(
         made = _call_text(got[index]) if index < len(got) else "(none)"
         fits = index in paired and (order == "any" or paired[index] == index)
         mark = "ok" if fits else "!!"
-        rows.append(f"  {mark} call {index}: expected {wanted}")
+        rows.append(f"  {mark} call {index + 1}: expected {wanted}")
         rows.append(f"             actual   {made}")
     rows += [f"  not executed: {_call_text(call)}" for _, call in left_out or []]
     raise AssertionError("\n".join(rows))
@@ -191,13 +191,13 @@ def assert_hitl(actual: Any, expected: Sequence[Sequence[Any]]) -> None:
         shown_have = "(no turn)" if have is None else _pauses([(p, v, True) for p, v in have])
         shown_want = "(no turn)" if want is None else _pauses(want)
         if ok:
-            rows.append(f"  turn {index}: ok        {shown_have}")
+            rows.append(f"  turn {index + 1}: ok        {shown_have}")
             continue
         bad.append(index)
-        rows.append(f"  turn {index}: expected  {shown_want}")
+        rows.append(f"  turn {index + 1}: expected  {shown_want}")
         rows.append(f"          actual    {shown_have}")
     if bad:
-        which = ", ".join(str(i) for i in bad)
+        which = ", ".join(str(i + 1) for i in bad)
         raise AssertionError(
             "\n".join([f"interrupts do not match; turns differing: {which}", *rows])
         )

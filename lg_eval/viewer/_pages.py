@@ -27,6 +27,7 @@ from lg_eval.reports.diff import diff_turns
 from lg_eval.reports.html_report import environment as report_environment
 from lg_eval.reports.model import STATUSES
 from lg_eval.viewer import _queries as q
+from lg_eval.viewer._summary import AggregateCache
 
 CHANGES = ("regressed", "improved", "added", "removed", "unchanged")
 
@@ -82,6 +83,8 @@ class Pages:
 
     def __init__(self, store: ResultStore) -> None:
         self.store = store
+        self.aggregates = AggregateCache(store)
+        """The finished runs' aggregates, counted once (see :mod:`lg_eval.viewer._summary`)."""
         self._routes: dict[str, Callable[[Mapping[str, str]], Page]] = {
             "/": self.runs,
             "/run": self.run,
@@ -117,18 +120,14 @@ class Pages:
             failing=query.get("failing") or None,
             search=query.get("q") or None,
         )
-        counts = q.status_counts(self.store, run_id)
-        evaluators = q.evaluator_table(self.store, run_id)
+        summary = self.aggregates.summary(info)
         cases = q.case_page(self.store, run_id, where, _page(query))
+        bins = summary.histograms
         chart_list = [
-            charts.pass_rate_bars(evaluators),
-            charts.histogram_chart(
-                "Latency", q.column_histogram(self.store, run_id, "latency_s", "latency (s)"), "s"
-            ),
-            charts.histogram_chart(
-                "Tokens", q.column_histogram(self.store, run_id, "tokens", "tokens")
-            ),
-            charts.histogram_chart("Cost", q.column_histogram(self.store, run_id, "cost", "$")),
+            charts.pass_rate_bars(summary.evaluators),
+            charts.histogram_chart("Latency", bins["latency_s"], "s"),
+            charts.histogram_chart("Tokens", bins["tokens"]),
+            charts.histogram_chart("Cost", bins["cost"]),
         ]
         previous = self.store.query(
             "SELECT run_id FROM lg_eval_runs WHERE dataset = ? AND started_at < ?"
@@ -139,9 +138,9 @@ class Pages:
             "run.html.j2",
             title=f"Run {info.run_id}",
             info=info,
-            counts=counts,
-            pass_rate=q.pass_rate(counts),
-            evaluators=evaluators,
+            counts=summary.counts,
+            pass_rate=q.pass_rate(summary.counts),
+            evaluators=summary.evaluators,
             charts=chart_list,
             cases=cases,
             where=where,
@@ -161,12 +160,13 @@ class Pages:
 
     def compare(self, query: Mapping[str, str]) -> Page:
         run_a, run_b = query.get("a", ""), query.get("b", "")
-        for run_id in (run_a, run_b):
-            if self.store.run_info(run_id) is None:
-                return self._missing(f"No run {run_id!r} in the store.")
+        info_a, info_b = self.store.run_info(run_a), self.store.run_info(run_b)
+        if info_a is None or info_b is None:
+            return self._missing(f"No run {run_a if info_a is None else run_b!r} in the store.")
         asked = query.get("change", "")
         change = asked if asked in CHANGES else "regressed"
-        found = q.compare_page(self.store, run_a, run_b, change, _page(query))
+        counts = self.aggregates.changes(info_a, info_b)
+        found = q.compare_page(self.store, run_a, run_b, change, _page(query), counts=counts)
         return self._render(
             "compare.html.j2",
             title=f"{run_b} against {run_a}",

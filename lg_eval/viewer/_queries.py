@@ -11,17 +11,17 @@ error) is read with the engine's own JSON functions (SQLite's ``json_each`` /
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
-from lg_eval.experiments.compare import case_change
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
 from lg_eval.reports.tally import Binner, histogram_bounds, rate
-from lg_eval.stats import MeanSample, wilson_interval
+from lg_eval.stats import BOOTSTRAP_LIMIT, MeanSample, wilson_interval
+from lg_eval.viewer._compare import change_counts, changes_page
 
 PAGE = 50
 """Rows per page of cases, runs and changes."""
@@ -128,118 +128,152 @@ def pass_rate(counts: StatusCounts) -> float | None:
 
 def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
     """One row per feedback key of the run, counted in SQL (as the report's table), in
-    the order the run first gives each key."""
-    error = _json_text(store, "s.row", "error")
-    # an errored row has no score: the JSON is read only for rows without one
-    failed_row = f"s.score IS NULL AND {error} IS NOT NULL"
+    the order the run first gives each key.
+
+    Only the errored rows' JSON is read (from their partial index); the rest is counted
+    from the key index. A key's mean interval is the report's: the bootstrap of its
+    scores when it has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them (read
+    whole), else the normal interval from the mean and the sum of squared deviations
+    SQL computes, so memory never holds more than that many scores.
+    """
     rows = store.query(
         "SELECT s.key, MIN(s.evaluator), COUNT(*),"
         " SUM(CASE WHEN s.passed = 1 THEN 1 ELSE 0 END),"
         " SUM(CASE WHEN s.passed = 0 THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN {failed_row} THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN s.passed IS NULL AND NOT ({failed_row}) THEN 1 ELSE 0 END),"
-        " AVG(s.score), MIN(s.score), MAX(s.score), MIN(s.idx)"
+        " SUM(CASE WHEN s.passed IS NULL THEN 1 ELSE 0 END),"
+        " COUNT(s.score), AVG(s.score), MIN(s.score), MAX(s.score), MIN(s.idx)"
         " FROM lg_eval_scores s WHERE s.run_id = ? GROUP BY s.key",
         (run_id,),
     )
+    # an errored row has no score: "errors" counts those, "no verdict" the other unjudged
+    errored = {
+        str(key): (int(n), int(unjudged or 0))
+        for key, n, unjudged in store.query(
+            "SELECT s.key, COUNT(*), SUM(CASE WHEN s.passed IS NULL THEN 1 ELSE 0 END)"
+            f" FROM lg_eval_scores s WHERE s.run_id = ? AND {errored_row(store)}"
+            " AND s.score IS NULL GROUP BY s.key",
+            (run_id,),
+        )
+    }
     seen = _first_keys(store, run_id)
     rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
-    samples = _score_samples(store, run_id)
-    return [
-        EvaluatorSummary(
-            key=str(key),
-            evaluator=str(evaluator),
-            rows=int(n),
-            passed=int(passed or 0),
-            failed=int(failed or 0),
-            errors=int(errors or 0),
-            no_verdict=int(none or 0),
-            pass_rate=rate(int(passed or 0), int(passed or 0) + int(failed or 0)),
-            mean=None if mean is None else float(mean),
-            min=None if low is None else float(low),
-            max=None if high is None else float(high),
-            pass_rate_interval=wilson_interval(
-                int(passed or 0), int(passed or 0) + int(failed or 0)
-            ),
-            mean_interval=samples[str(key)].interval() if str(key) in samples else None,
+    out = []
+    for key, evaluator, n, passed, failed, unjudged, scored, mean, low, high, _ in rows:
+        passed, failed = int(passed or 0), int(failed or 0)
+        errors, unjudged_errors = errored.get(str(key), (0, 0))
+        sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
+        out.append(
+            EvaluatorSummary(
+                key=str(key),
+                evaluator=str(evaluator),
+                rows=int(n),
+                passed=passed,
+                failed=failed,
+                errors=errors,
+                no_verdict=int(unjudged or 0) - unjudged_errors,
+                pass_rate=rate(passed, passed + failed),
+                mean=None if mean is None else float(mean),
+                min=None if low is None else float(low),
+                max=None if high is None else float(high),
+                pass_rate_interval=wilson_interval(passed, passed + failed),
+                mean_interval=None if sample is None else sample.interval(),
+            )
         )
-        for key, evaluator, n, passed, failed, errors, none, mean, low, high, _ in rows
-    ]
+    return out
 
 
-def _score_samples(store: ResultStore, run_id: str) -> dict[str, MeanSample]:
-    """Each key's scores, streamed into the sample the report's mean interval is made of
-    (bounded memory: :class:`~lg_eval.stats.MeanSample`)."""
-    samples: dict[str, MeanSample] = {}
-    for key, score in store.query(
-        "SELECT key, score FROM lg_eval_scores WHERE run_id = ? AND score IS NOT NULL",
-        (run_id,),
-    ):
-        sample = samples.get(str(key))
-        if sample is None:
-            sample = samples[str(key)] = MeanSample()
-        sample.add(float(score))
-    return samples
+def _mean_sample(
+    store: ResultStore, run_id: str, key: str, n: int, mean: Any, low: Any, high: Any
+) -> MeanSample | None:
+    """The sample behind ``key``'s mean interval: its scores when there are few enough to
+    bootstrap, else its moments (a second aggregate for the squared deviations)."""
+    if n < 2 or mean is None:
+        return None
+    where = "run_id = ? AND key = ? AND score IS NOT NULL"
+    if n <= BOOTSTRAP_LIMIT:
+        sample = MeanSample()
+        for (score,) in store.query(
+            f"SELECT score FROM lg_eval_scores WHERE {where}", (run_id, key)
+        ):
+            sample.add(float(score))
+        return sample
+    ((m2,),) = store.query(
+        f"SELECT SUM((score - ?) * (score - ?)) FROM lg_eval_scores WHERE {where}",
+        (float(mean), float(mean), run_id, key),
+    )
+    return MeanSample.from_moments(n, float(mean), float(m2 or 0.0), float(low), float(high))
 
 
 def _first_keys(store: ResultStore, run_id: str, rows: int = 1000) -> dict[str, int]:
     """The feedback keys of the run's first ``rows`` cases in run order, numbered in
     the order they first appear (the report's order; keys first given later in a run
-    follow, by feedback index)."""
-    seen: dict[str, int] = {}
-    for (key,) in store.query(
-        "SELECT s.key FROM (SELECT case_id, repetition, ordinal FROM lg_eval_cases"
-        " WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN lg_eval_scores s"
-        " ON s.run_id = ? AND s.case_id = c.case_id AND s.repetition = c.repetition"
-        " ORDER BY c.ordinal, c.repetition, s.idx",
+    follow, by feedback index): one row per key, ranked in SQL."""
+    found = store.query(
+        "SELECT key, MIN(n) FROM (SELECT s.key, ROW_NUMBER() OVER (ORDER BY c.ordinal,"
+        " c.repetition, s.idx) AS n FROM (SELECT case_id, repetition, ordinal FROM"
+        " lg_eval_cases WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN"
+        " lg_eval_scores s ON s.run_id = ? AND s.case_id = c.case_id AND"
+        " s.repetition = c.repetition) AS k GROUP BY key",
         (run_id, rows, run_id),
-    ):
-        seen.setdefault(str(key), len(seen))
-    return seen
+    )
+    ranked = sorted(found, key=lambda row: int(row[1]))
+    return {str(key): place for place, (key, _) in enumerate(ranked)}
 
 
-def column_histogram(store: ResultStore, run_id: str, column: str, label: str) -> Histogram:
-    """Equal-width bins of one numeric column of the run's cases (latency, tokens, cost),
-    counted in SQL: one query for the range, one for the bins."""
-    if column not in ("latency_s", "tokens", "cost"):
-        raise InvalidOptionError(f"column={column!r}: latency_s, tokens or cost.")
-    ((low, high),) = store.query(
-        f"SELECT MIN({column}), MAX({column}) FROM lg_eval_cases WHERE run_id = ?", (run_id,)
+HISTOGRAMS = {"latency_s": "latency (s)", "tokens": "tokens", "cost": "$"}
+"""The columns of a run's cases the run page charts, with their axis labels."""
+
+
+def column_histograms(store: ResultStore, run_id: str) -> dict[str, Histogram]:
+    """Equal-width bins (from 0) of each numeric column of the run's cases in
+    :data:`HISTOGRAMS`, counted in SQL: one query for the columns' maxima, one that
+    groups the cases by their three bins at once (at most ``BINS ** 3`` groups)."""
+    columns = list(HISTOGRAMS)
+    (highs,) = store.query(
+        f"SELECT {', '.join(f'MAX({c})' for c in columns)} FROM lg_eval_cases WHERE run_id = ?",
+        (run_id,),
     )
-    lo, hi = histogram_bounds(
-        None if low is None else 0.0,
-        None if high is None else float(high),
-        in_unit=False,
-        from_zero=True,
-    )
-    bins = Binner(lo, hi)
+    binners = [Binner(*_bounds(None if high is None else float(high))) for high in highs]
     # the bin of each value: truncated (SQLite's CAST) or floored (Postgres' CAST rounds)
     index = "FLOOR(({0} - ?) / ?)" if store.postgres else "CAST(({0} - ?) / ? AS INTEGER)"
+    params = [x for bins in binners for x in (bins.lo, bins.width)]
     rows = store.query(
-        f"SELECT {index.format(column)} AS b, COUNT(*) FROM lg_eval_cases"
-        f" WHERE run_id = ? AND {column} IS NOT NULL GROUP BY b",
-        (lo, bins.width, run_id),
+        f"SELECT {', '.join(index.format(c) for c in columns)}, COUNT(*) FROM lg_eval_cases"
+        " WHERE run_id = ? GROUP BY 1, 2, 3",
+        (*params, run_id),
     )
-    for index, count in rows:
-        bins.counts[min(max(int(index), 0), len(bins.counts) - 1)] += int(count)
-    return bins.histogram(label)
+    for *found, count in rows:
+        for bins, at in zip(binners, found, strict=True):
+            if at is not None:  # the column is NULL (no such number for this case)
+                bins.counts[min(max(int(at), 0), len(bins.counts) - 1)] += int(count)
+    return {c: bins.histogram(HISTOGRAMS[c]) for c, bins in zip(columns, binners, strict=True)}
+
+
+def _bounds(highest: float | None) -> tuple[float, float]:
+    """The bins' range of a column whose largest value is ``highest``: from 0."""
+    return histogram_bounds(
+        None if highest is None else 0.0, highest, in_unit=False, from_zero=True
+    )
 
 
 def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> CasePage:
     """One page of ``run_id``'s cases matching ``where``: errors, then timeouts, then
     failures, then passed, each in dataset order."""
-    clauses, params = _filter_sql(store, where)
+    clauses, params = _filter_sql(store, run_id, where)
     condition = " AND ".join(["c.run_id = ?", "c.status = ?", *clauses])
     statuses = [s for s in SEVERITY if where.status in (None, s)]
+    matching = {
+        str(status): int(n)
+        for status, n in store.query(
+            "SELECT c.status, COUNT(*) FROM lg_eval_cases c WHERE"
+            f" {' AND '.join(['c.run_id = ?', *clauses])} GROUP BY c.status",
+            (run_id, *params),
+        )
+    }  # one count for every status: a filter reading each case's JSON reads it once
     skip, need, total = page * PAGE, PAGE, 0
     rows: list[tuple[Any, ...]] = []
     for status in statuses:  # worst first, each status read from its index in run order
-        n = int(
-            store.query(
-                f"SELECT COUNT(*) FROM lg_eval_cases c WHERE {condition}",
-                (run_id, status, *params),
-            )[0][0]
-        )
+        n = matching.get(status, 0)
         total += n
         if need > 0 and skip < n:
             found = store.query(
@@ -267,72 +301,25 @@ def one_case(store: ResultStore, run_id: str, case_id: str, repetition: int) -> 
 
 
 def compare_page(
-    store: ResultStore, run_a: str, run_b: str, change: str, page: int, *, tolerance: float = 0.0
+    store: ResultStore,
+    run_a: str,
+    run_b: str,
+    change: str,
+    page: int,
+    *,
+    tolerance: float = 0.0,
+    counts: dict[str, int] | None = None,
 ) -> ComparePage:
-    """Run B against run A, case by case in case-id order (a merge of two ordered scans
-    read a page at a time, so memory is a page whatever the runs' size): every change
-    counted, the ``page``-th page of ``change`` kept."""
-    counts = dict.fromkeys(("regressed", "improved", "added", "removed", "unchanged"), 0)
-    kept: list[Any] = []
-    start, stop = page * PAGE, (page + 1) * PAGE
-    a, b = _ordered(store, run_a), _ordered(store, run_b)
-    left, right = next(a, None), next(b, None)
-    while left is not None or right is not None:
-        key_a = None if left is None else (left.case_id, left.repetition)
-        key_b = None if right is None else (right.case_id, right.repetition)
-        pair: tuple[CaseResult | None, CaseResult | None]
-        if key_b is None or (key_a is not None and key_a < key_b):
-            pair = (left, None)
-            left = next(a, None)
-        elif key_a is None or key_b < key_a:
-            pair = (None, right)
-            right = next(b, None)
-        else:
-            pair = (left, right)
-            left, right = next(a, None), next(b, None)
-        found = case_change(*pair, tolerance=tolerance)
-        if found.change == change and start <= counts[change] < stop:
-            kept.append(found)
-        counts[found.change] += 1
+    """Run B against run A, case by case in case-id order: every change counted in one
+    SQL pass over the two runs (or ``counts``, if already known), and the ``page``-th page
+    of ``change`` read (see :mod:`lg_eval.viewer._compare`), so memory is a page whatever
+    the runs' size."""
+    if counts is None:
+        counts = change_counts(store, run_a, run_b, tolerance=tolerance)
+    kept = changes_page(
+        store, run_a, run_b, change, offset=page * PAGE, limit=PAGE, tolerance=tolerance
+    )
     return ComparePage(counts, kept, page, max(1, -(-counts.get(change, 0) // PAGE)))
-
-
-def _ordered(store: ResultStore, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
-    """The run's results in (case id, repetition) order, with status, latency and the
-    numeric score of each feedback (all a comparison reads), a page at a time."""
-    after: tuple[str, int] = ("", -1)
-    while True:
-        rows = store.query(
-            "SELECT case_id, repetition, status, latency_s FROM lg_eval_cases WHERE run_id = ?"
-            " AND (case_id > ? OR (case_id = ? AND repetition > ?))"
-            " ORDER BY case_id, repetition LIMIT ?",
-            (run_id, after[0], after[0], after[1], batch),
-        )
-        if not rows:
-            return
-        ids = sorted({str(row[0]) for row in rows})
-        marks = ", ".join("?" for _ in ids)
-        scores: dict[tuple[str, int], list[ScoreRow]] = {}
-        for case_id, repetition, key, evaluator, score in store.query(
-            "SELECT case_id, repetition, key, evaluator, score FROM lg_eval_scores"
-            f" WHERE run_id = ? AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
-            (run_id, *ids),
-        ):
-            scores.setdefault((str(case_id), int(repetition)), []).append(
-                ScoreRow(key=str(key), evaluator=str(evaluator), score=score)
-            )
-        for case_id, repetition, status, latency in rows:
-            yield CaseResult(
-                run_id=run_id,
-                case_id=str(case_id),
-                repetition=int(repetition),
-                status=status,
-                latency_s=float(latency or 0.0),
-                scores=scores.get((str(case_id), int(repetition)), []),
-            )
-        if len(rows) < batch:
-            return
-        after = (str(rows[-1][0]), int(rows[-1][1]))
 
 
 def _results(
@@ -358,10 +345,13 @@ def _results(
         yield result
 
 
-def _filter_sql(store: ResultStore, where: CaseFilter) -> tuple[list[str], list[Any]]:
+def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[list[str], list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if where.tag:
+        if _PLAIN.fullmatch(where.tag):  # stored verbatim in quotes: skip the JSON of the rest
+            clauses.append(f"{'strpos' if store.postgres else 'instr'}(c.result, ?) > 0")
+            params.append(f'"{where.tag}"')
         if store.postgres:
             clauses.append("(c.result::jsonb -> 'tags') @> to_jsonb(?::text)")
         else:
@@ -369,13 +359,14 @@ def _filter_sql(store: ResultStore, where: CaseFilter) -> tuple[list[str], list[
                 "EXISTS (SELECT 1 FROM json_each(c.result, '$.tags') t WHERE t.value = ?)"
             )
         params.append(where.tag)
-    if where.failing:
+    if where.failing:  # the key failed or raised: both read from their partial indexes
         clauses.append(
-            "EXISTS (SELECT 1 FROM lg_eval_scores s WHERE s.run_id = c.run_id AND"
-            " s.case_id = c.case_id AND s.repetition = c.repetition AND s.key = ? AND"
-            f" (s.passed = 0 OR {_json_text(store, 's.row', 'error')} IS NOT NULL))"
+            "(c.case_id, c.repetition) IN (SELECT s.case_id, s.repetition FROM lg_eval_scores s"
+            " WHERE s.run_id = ? AND s.key = ? AND s.passed = 0 UNION SELECT s.case_id,"
+            " s.repetition FROM lg_eval_scores s WHERE s.run_id = ? AND s.key = ? AND"
+            f" {errored_row(store)})"
         )
-        params.append(where.failing)
+        params += [run_id, where.failing, run_id, where.failing]
     if where.search:
         clauses.append("(c.case_id LIKE ? ESCAPE '!' OR c.result LIKE ? ESCAPE '!')")
         pattern = "%" + _like(where.search) + "%"
@@ -383,9 +374,20 @@ def _filter_sql(store: ResultStore, where: CaseFilter) -> tuple[list[str], list[
     return clauses, params
 
 
+_PLAIN = re.compile(r"[ !#-\[\]-~]+")
+"""Text JSON writes as it is (printable ASCII but ``"`` and ``\\``): a tag of it appears
+in a case's stored JSON as ``"tag"``, which a substring search finds without parsing."""
+
+
 def _like(text: str) -> str:
     """``text`` with LIKE's wildcards taken literally (``!`` is the escape character)."""
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+def errored_row(store: ResultStore) -> str:
+    """SQL true for a feedback row ``s`` whose evaluator raised: the very predicate of the
+    store's partial index on errored rows, so the planner reads that index."""
+    return f"{_json_text(store, 's.row', 'error')} IS NOT NULL"
 
 
 def _json_text(store: ResultStore, column: str, key: str) -> str:
@@ -396,13 +398,14 @@ def _json_text(store: ResultStore, column: str, key: str) -> str:
 
 
 __all__ = [
+    "HISTOGRAMS",
     "PAGE",
     "CaseFilter",
     "CasePage",
     "ComparePage",
     "RunRow",
     "case_page",
-    "column_histogram",
+    "column_histograms",
     "compare_page",
     "evaluator_table",
     "one_case",

@@ -34,7 +34,7 @@ def test_exact_arguments_are_an_option_in_both() -> None:
         assert_tool_calls(messages, [REFUND], args="exact")
     assert str(failure.value) == (
         "tool calls do not match (order=exact, args=exact, calls=executed)\n"
-        "  !! call 0: expected refund(order_id='42')\n"
+        "  !! call 1: expected refund(order_id='42')\n"
         "             actual   refund(order_id='42', amount=30.0)"
     )
     exact = create_tool_sequence_evaluator([REFUND], tool_args_match_mode="exact")

@@ -146,7 +146,7 @@ ONE_BY_ONE = [
 ]
 """Parallel interrupts answered one at a time: the extractor warns that storage cannot tell
 how many resumes there were (``ExtractionWarning``)."""
-AMBIGUOUS = "Turn 1 resumes 2 interrupts at once; the number of resumes is ambiguous"
+AMBIGUOUS = "Turn 2 resumes 2 interrupts at once; the number of resumes is ambiguous"
 
 
 def one_by_one(where: dict[str, Any], scoring: str) -> Any:

@@ -11,8 +11,8 @@ compares an extracted :class:`~lg_eval.ThreadTrajectory` with that record, turn 
   with ``resumed="omit"``, the same minus the tasks that paused in an earlier turn and did
   not pause again;
 * within each parent (the root, or one subgraph path), the supersteps come in the order
-  they started, each with the same nodes (as a set: LangGraph starts parallel siblings in
-  name order within a run, in graph order right after a resume);
+  they started, each with the same nodes in the same order: the order LangGraph planned
+  and streamed them (``Send`` tasks first, then the triggered nodes by name);
 * ``__interrupt__`` appears once per interrupt the root reported when the turn paused (once
   for a static breakpoint, which reports none), and never otherwise;
 * the turn starts with ``__start__`` exactly when its input was fresh (not ``None``, not a
@@ -177,13 +177,12 @@ def _nodes(steps: Sequence[str]) -> list[str]:
 
 
 def _order(batches: Sequence[tuple[str, list[str]]]) -> dict[str, list[list[str]]]:
-    """Per parent path, its supersteps in order, each as a sorted list (siblings of one
-    superstep run in parallel: LangGraph plans them in one order and may start them in
-    another)."""
+    """Per parent path, its supersteps in order, each listing its tasks in order (the
+    stream reports a superstep's task starts in the order LangGraph planned them)."""
     grouped: dict[str, list[list[str]]] = {}
     for parent, paths in batches:
         if paths:
-            grouped.setdefault(parent, []).append(sorted(paths))
+            grouped.setdefault(parent, []).append(list(paths))
     return grouped
 
 

@@ -75,11 +75,11 @@ EXPECTED: dict[str, tuple[list[list[str]], list[list[str]]]] = {
     ),
     "parallel_subgraph_breakpoint": (
         [
-            ["__start__", "mailer", "mailer:__start__", "mailer:draft", "audit", "__interrupt__"],
+            ["__start__", "audit", "mailer", "mailer:__start__", "mailer:draft", "__interrupt__"],
             ["mailer:send", "done"],
         ],
         [
-            ["__start__", "mailer", "mailer:__start__", "mailer:draft", "audit", "__interrupt__"],
+            ["__start__", "audit", "mailer", "mailer:__start__", "mailer:draft", "__interrupt__"],
             ["mailer", "mailer:send", "done"],
         ],
     ),
@@ -106,10 +106,10 @@ EXPECTED: dict[str, tuple[list[list[str]], list[list[str]]]] = {
         [["__start__", "plan", "__interrupt__"], ["execute"]],
     ),
     "parallel_one_at_a_time": (
-        [["__start__", "legal", "__interrupt__", "finance", "__interrupt__"], ["decide"]],
+        [["__start__", "finance", "__interrupt__", "legal", "__interrupt__"], ["decide"]],
         [
-            ["__start__", "legal", "__interrupt__", "finance", "__interrupt__"],
-            ["legal", "finance", "decide"],
+            ["__start__", "finance", "__interrupt__", "legal", "__interrupt__"],
+            ["finance", "legal", "decide"],
         ],
     ),
     "send_answers": (

@@ -33,17 +33,17 @@ def test_assert_trajectory_passes_and_fails_with_a_turn_by_turn_diff(weather: An
             weather, [["__start__", "agent", "tools", "__interrupt__"], ["agent", "tools"]]
         )
     assert str(failure.value) == (
-        "trajectory does not match (mode=strict); turns differing: 1\n"
-        "  turn 0: ok        __start__ -> agent -> tools -> __interrupt__\n"
-        "  turn 1: expected  agent -> tools\n"
+        "trajectory does not match (mode=strict); turns differing: 2\n"
+        "  turn 1: ok        __start__ -> agent -> tools -> __interrupt__\n"
+        "  turn 2: expected  agent -> tools\n"
         "          actual    agent"
     )
     with pytest.raises(AssertionError) as short:
         assert_trajectory(weather, {"steps": [["__start__", "agent"]]}, mode="superset")
     assert str(short.value) == (
-        "trajectory does not match (mode=superset) (2 turns, expected 1); turns differing: 1\n"
-        "  turn 0: ok        __start__ -> agent -> tools -> __interrupt__\n"
-        "  turn 1: expected  (no turn)\n"
+        "trajectory does not match (mode=superset) (2 turns, expected 1); turns differing: 2\n"
+        "  turn 1: ok        __start__ -> agent -> tools -> __interrupt__\n"
+        "  turn 2: expected  (no turn)\n"
         "          actual    agent"
     )
 
@@ -55,11 +55,11 @@ def test_assert_tool_calls_message(weather: Any) -> None:
         assert_tool_calls(weather, [{"name": "get_weather", "args": {"city": "nyc"}}, "get_time"])
     assert str(failure.value) == (
         "tool calls do not match (order=exact, args=subset, calls=executed)\n"
-        "  ok call 0: expected get_weather(city='nyc')\n"
+        "  !! call 1: expected get_weather(city='nyc')\n"
         "             actual   get_weather(city='sf')\n"
-        "  !! call 1: expected get_time(...)\n"
+        "  !! call 2: expected get_time(...)\n"
         "             actual   (none)"
-    ).replace("  ok call 0", "  !! call 0")
+    )
 
 
 def test_assert_hitl_message(weather: Any) -> None:
@@ -68,10 +68,10 @@ def test_assert_hitl_message(weather: Any) -> None:
     with pytest.raises(AssertionError) as failure:
         assert_hitl(weather, [[{"path": "tools", "value": "nyc?"}], ["agent"]])
     assert str(failure.value) == (
-        "interrupts do not match; turns differing: 0, 1\n"
-        "  turn 0: expected  tools asked 'nyc?'\n"
+        "interrupts do not match; turns differing: 1, 2\n"
+        "  turn 1: expected  tools asked 'nyc?'\n"
         "          actual    tools asked 'Tell me the weather for sf'\n"
-        "  turn 1: expected  agent\n"
+        "  turn 2: expected  agent\n"
         "          actual    (no interrupt)"
     )
 
@@ -148,9 +148,9 @@ def test_plugin_fixture_and_langsmith_marker_with_tracking_disabled(
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E *AssertionError: trajectory does not match (mode=strict); turns differing: 1",
-            "E *  turn 0: ok        __start__ -> agent -> tools -> __interrupt__",
-            "E *  turn 1: expected  agent -> tools",
+            "E *AssertionError: trajectory does not match (mode=strict); turns differing: 2",
+            "E *  turn 1: ok        __start__ -> agent -> tools -> __interrupt__",
+            "E *  turn 2: expected  agent -> tools",
             "E *          actual    agent",
         ]
     )

@@ -5,17 +5,17 @@ from __future__ import annotations
 from examples import review_queue, self_checking_agent
 
 SELF_CHECK_OUTPUT = """\
-Turn 0: 2 evaluation result(s)
-  [turn 0, step 2] tool_selection_accuracy = 0.0 (FAILED) - Expected tools not used: get_weather.
-  [turn 0, step 2] argument_precision = 0.0 (FAILED) - Arguments below 1.0: get_weather not called.
-  paused for a human: 'Tell me the weather for sf'
 Turn 1: 2 evaluation result(s)
-  [turn 1, step 7] tool_selection_accuracy = 1.0 (passed)
-  [turn 1, step 7] argument_precision = 1.0 (passed)
+  [turn 1, step 2] tool_selection_accuracy = 0.0 (FAILED) - Expected tools not used: get_weather.
+  [turn 1, step 2] argument_precision = 0.0 (FAILED) - Arguments below 1.0: get_weather not called.
+  paused for a human: 'Tell me the weather for sf'
+Turn 2: 2 evaluation result(s)
+  [turn 2, step 7] tool_selection_accuracy = 1.0 (passed)
+  [turn 2, step 7] argument_precision = 1.0 (passed)
 Answer: The weather in sf is sunny and 75 degrees.
 Trajectory:
-  turn 0: __start__ -> agent -> check -> revise -> agent -> tools -> __interrupt__
-  turn 1: agent -> check -> respond
+  turn 1: __start__ -> agent -> check -> revise -> agent -> tools -> __interrupt__
+  turn 2: agent -> check -> respond
 """
 
 REVIEW_QUEUE_OUTPUT = """\
@@ -32,8 +32,8 @@ Batch again (finished evaluations are not run twice):
     reviewed: fail (Replied to Bob without reading the inbox first.)
   review:email_agent:inbox-two-requests  done    score=1.00  passed=True
 Evaluation thread review:email_agent:inbox-careless, as lg_eval extracts it:
-  turn 0: __start__ -> extract -> evaluate -> evaluate -> aggregate -> review -> __interrupt__
-  turn 1: (the resumed review only)
+  turn 1: __start__ -> extract -> evaluate -> evaluate -> aggregate -> review -> __interrupt__
+  turn 2: (the resumed review only)
 """
 
 

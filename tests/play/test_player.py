@@ -109,7 +109,7 @@ def test_resume_by_node_answers_parallel_interrupts_by_node(saver: Saver) -> Non
     values = graph.get_state({"configurable": {"thread_id": "t"}}).values
     assert values["decision"] == "rejected"
     assert steps(graph) == [
-        ["__start__", "draft", "legal_review", "__interrupt__", "finance_review", "__interrupt__"],
+        ["__start__", "draft", "finance_review", "__interrupt__", "legal_review", "__interrupt__"],
         ["finalize"],
     ]
 

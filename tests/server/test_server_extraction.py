@@ -30,15 +30,9 @@ _GENERATED = re.compile(
 )
 
 UNTOLD = {
-    "research": "a resume answering an interrupt two subgraph levels down",
-    "approval": "parallel interrupts answered by one id-keyed resume",
     "functional": "functional-API @task calls (their writes are not in the history)",
-    "parallel_subgraph_breakpoint": "a subgraph breakpoint beside a parallel root node",
-    "resume_goto": "Command(resume=..., goto=...) tasks the history does not list",
     "time_travel": "time travel (a run from an earlier checkpoint)",
     "subgraph_calls": "a node calling one subgraph twice (call counters)",
-    "parallel_one_at_a_time": "parallel interrupts answered one per run",
-    "edit_while_paused": "update_state while a node waits at interrupt()",
 }
 """Scenarios whose server history does not (yet) restate to the local records."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -156,3 +157,30 @@ def test_a_sample_past_the_limit_keeps_no_values_and_gives_the_normal_interval()
     assert streamed is not None and whole is not None and streamed.method == "normal"
     assert streamed.low == pytest.approx(whole.low, abs=1e-12)
     assert streamed.high == pytest.approx(whole.high, abs=1e-12)
+
+
+def test_a_sample_of_moments_gives_the_normal_interval_of_its_values() -> None:
+    values = [(i * 7919 % 1000) / 1000 for i in range(BOOTSTRAP_LIMIT + 1)]
+    mean = sum(values) / len(values)
+    m2 = sum((v - mean) ** 2 for v in values)
+    sample = MeanSample.from_moments(len(values), mean, m2, min(values), max(values))
+    interval, expected = sample.interval(), mean_interval(values)
+    assert interval is not None and expected is not None and interval.method == "normal"
+    assert interval.low == pytest.approx(expected.low, rel=1e-12)
+    assert interval.high == pytest.approx(expected.high, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ((BOOTSTRAP_LIMIT, 0.5, 1.0, 0.0, 1.0), "n=1000"),
+        ((BOOTSTRAP_LIMIT + 1, float("nan"), 1.0, 0.0, 1.0), "mean=nan"),
+        ((BOOTSTRAP_LIMIT + 1, 0.5, float("inf"), 0.0, 1.0), "m2=inf"),
+        ((BOOTSTRAP_LIMIT + 1, 0.5, 1.0, "0", 1.0), "lo='0'"),
+    ],
+)
+def test_moments_that_cannot_make_an_interval_are_refused_by_name(
+    args: tuple[Any, ...], named: str
+) -> None:
+    with pytest.raises(InvalidOptionError, match=named):
+        MeanSample.from_moments(*args)

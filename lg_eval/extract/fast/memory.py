@@ -54,6 +54,7 @@ def read(saver: Any, thread_id: str) -> ThreadRows:
                     ts=checkpoint.get("ts"),
                     interrupt_seen=checkpoint.get("versions_seen", {}).get(INTERRUPT),
                     metadata=_small(saver, metadata_b),
+                    records_updates=bool(checkpoint.get("updated_channels")),
                 )
             )
             for (task_id, idx), entry_w in saver.writes.get(

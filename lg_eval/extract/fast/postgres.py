@@ -38,15 +38,16 @@ SELECT thread_id, 0 AS kind, checkpoint_ns, checkpoint_id,
        (checkpoint->'versions_seen'->'__interrupt__')::text AS seen,
        (metadata->'parents')::text AS metadata,
        (metadata->>'step')::integer AS idx, metadata->>'source' AS type, NULL::bytea AS blob,
-       NULL::bytea[] AS blobs
+       NULL::bytea[] AS blobs,
+       checkpoint->'updated_channels' NOT IN ('null'::jsonb, '[]'::jsonb) AS named
 FROM checkpoints WHERE {{where}}
 UNION ALL
 SELECT thread_id, 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL,
-       idx, type, CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL
+       idx, type, CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL, NULL
 FROM checkpoint_writes WHERE {{where}}
 UNION ALL
 SELECT checkpoints.thread_id, 2, checkpoints.checkpoint_ns, checkpoint_id, NULL, NULL, NULL,
-       NULL, checkpoint::text, NULL, NULL, NULL, {{blobs}}
+       NULL, checkpoint::text, NULL, NULL, NULL, {{blobs}}, NULL
 FROM (
     SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {{where}}
 ) AS namespaces CROSS JOIN LATERAL (
@@ -56,7 +57,8 @@ FROM (
 ) AS checkpoints
 """
 """Checkpoint rows (kind 0; their metadata's ``step``, ``source`` and ``parents`` in the
-``idx``, ``type`` and ``metadata`` columns), write rows (kind 1) and each namespace's newest
+``idx``, ``type`` and ``metadata`` columns, ``named`` when the checkpoint records its
+``updated_channels``), write rows (kind 1) and each namespace's newest
 checkpoint whole (kind 2, always one where a run stopped), each row led by its thread id, in
 one round trip, unordered (sorting thousands of rows cost the server more than Python's sort of
 the checkpoints). ``{where}`` picks the threads: one (:data:`THREAD_SQL`) or a batch
@@ -122,7 +124,7 @@ def _thread_rows(found: Iterable[Row]) -> ThreadRows:
     checkpoints = []
     writes = []
     newest = {}
-    for _thread, kind, ns, cid, a, b, c, seen, metadata, idx, type_, blob, blobs in found:
+    for _thread, kind, ns, cid, a, b, c, seen, metadata, idx, type_, blob, blobs, named in found:
         if kind == 0:  # idx holds metadata's step, type its source, metadata its parents
             found_metadata = {"source": type_, "step": idx, "parents": json_fields(metadata)}
             if None in found_metadata.values():
@@ -136,6 +138,7 @@ def _thread_rows(found: Iterable[Row]) -> ThreadRows:
                     ts=c,
                     interrupt_seen=json_fields(seen),
                     metadata=found_metadata,
+                    records_updates=bool(named),
                 )
             )
         elif kind == 1:

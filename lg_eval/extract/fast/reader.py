@@ -62,7 +62,9 @@ from lg_eval.extract.records import (
     RESUME,
     ROOT_NS,
     CheckpointRecord,
+    PlanSource,
     ThreadRecords,
+    planned_by_name,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 
@@ -249,6 +251,16 @@ class _Thread:
         for group in self.writes.values():
             if len(group) > 1:
                 group.sort(key=attrgetter("sort_key"))
+        self.by_name = planned_by_name(
+            PlanSource(
+                row.id,
+                row.parent_id,
+                row.metadata.get("source"),
+                row.metadata.get("step"),
+                row.records_updates,
+            )
+            for row in checkpoints
+        )
         self.children: dict[tuple[str, str], list[CheckpointRow]] = defaultdict(list)
         for row in checkpoints:
             if row.parent_id is not None:
@@ -351,6 +363,7 @@ class _Thread:
             interrupt_seen=row.interrupt_seen,
             pending_writes=pending,
             channel_values=plan.channel_values,
+            by_name=row.id in self.by_name,
         )
         unnamed: list[str] = []
         record = build_record(self.graph, stored, tasks, values, unnamed)

@@ -56,6 +56,9 @@ class CheckpointRow:
     interrupt_seen: dict[str, Any] | None
     metadata: dict[str, Any]
     """Only ``source``, ``step`` and ``parents`` are needed."""
+    records_updates: bool = False
+    """The checkpoint stores the channels its superstep updated (``updated_channels``; see
+    :func:`lg_eval.extract.records.planned_by_name`)."""
 
 
 @dataclass(slots=True)

@@ -165,8 +165,8 @@ def _checkpoint(
 ) -> CheckpointRow:
     if kind != "msgpack":  # (conditions, not require(): its message would be built per row)
         raise FastPathUnavailable(f"checkpoint serialized as {kind!r}, not plain msgpack")
-    seen = _tail(tail)
-    if seen is None:
+    found = _tail(tail)
+    if found is None:
         raise FastPathUnavailable(f"checkpoint {cid} has no readable versions_seen")
     try:
         fields = msgpack_lite.checkpoint_head(bytes(head))
@@ -180,17 +180,18 @@ def _checkpoint(
         parent_id=parent_id,
         version=fields["v"],
         ts=fields["ts"],
-        interrupt_seen=seen.get(INTERRUPT),
+        interrupt_seen=found["versions_seen"].get(INTERRUPT),
         metadata=json_fields(metadata) if metadata is not None else {},
+        records_updates=bool(found.get("updated_channels")),
     )
 
 
 def _tail(tail: bytes) -> dict[str, Any] | None:
+    """``versions_seen`` and, when stored, ``updated_channels`` from a checkpoint's end."""
     try:
-        seen: dict[str, Any] = msgpack_lite.checkpoint_tail(bytes(tail))["versions_seen"]
+        return msgpack_lite.checkpoint_tail(bytes(tail))
     except msgpack_lite.Unsupported:
         return None
-    return seen
 
 
 def _query(saver: Any, sql: str, params: Sequence[Any]) -> Effect[list[Any]]:
