@@ -41,7 +41,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "examples" / "golden"
 _GENERATED = re.compile(r"\b[0-9a-f]{32}\b")
 _VOLATILE = {"run_id", "thread_id", "latency_s", "finished_at"}
 
-DIFFERING = {"approval", "functional"}
+DIFFERING = {"functional"}
 """Served scenarios whose golden cases score differently on the server, because its history
 does not restate their threads (``UNTOLD`` of the extraction test says why); a scenario
 leaves this set when its extraction is equal to local, and its cases must then score equal."""
