@@ -147,7 +147,24 @@ class ServerAuthError(ServerError, PermissionError):
     """A LangGraph Server refused the credentials (HTTP 401 or 403)."""
 
 
+class AssistantNotFoundError(ServerError, LookupError):
+    """A LangGraph Server has no assistant (nor graph) of the name a run targets."""
+
+
+class ServerRunError(LgEvalError):
+    """A run on a LangGraph Server failed there: the graph raised.
+
+    What is raised is a subclass named after the type the server reports (a graph's
+    ``ValueError("boom")`` arrives as a ``ServerRunError`` subclass named ``ValueError``
+    whose message is ``boom``), so a played turn records the error as the same run does
+    locally; ``remote_type`` holds that name.
+    """
+
+    remote_type: str = "ServerRunError"
+
+
 __all__ = [
+    "AssistantNotFoundError",
     "CheckpointNotFoundError",
     "CheckpointerError",
     "CheckpointerURLError",
@@ -175,6 +192,7 @@ __all__ = [
     "ScriptMismatchError",
     "ServerAuthError",
     "ServerError",
+    "ServerRunError",
     "StoreError",
     "SweepError",
     "ThreadNotFoundError",

@@ -29,6 +29,7 @@ from lg_eval.experiments import ExperimentRun, Scoring, open_store, run_experime
 from lg_eval.langsmith import run_langsmith_experiment
 from lg_eval.play import SimulatedReviewer
 from lg_eval.reports import build_report, render_terminal
+from lg_eval.server import server_target
 
 
 def run(
@@ -40,6 +41,32 @@ def run(
     checkpointer: Annotated[
         str | None,
         typer.Option(help="Checkpointer URL (sqlite:///file, postgresql://...)."),
+    ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            help="Play every case on an assistant of this LangGraph Server (its URL) instead "
+            "of a local graph, each on a new server thread; needs --assistant. --graph then "
+            "names the local definition of the served graph (read, never run)."
+        ),
+    ] = None,
+    assistant: Annotated[
+        str | None,
+        typer.Option(help="With --server: the assistant id, or the graph id it serves."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            help="With --server: its API key (default $LANGGRAPH_API_KEY, which keeps it out "
+            "of the shell history). Never printed or stored."
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="With --server: NAME=VALUE, a header sent with every request, e.g. for a "
+            "custom auth handler (repeatable). Never printed or stored."
+        ),
     ] = None,
     store: Annotated[
         str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
@@ -131,13 +158,30 @@ def run(
 ) -> None:
     """Run DATASET: every case on a fresh thread, scored, stored as it finishes.
 
-    Offline unless --langsmith is given: nothing is sent anywhere, whatever the
-    environment's LangSmith settings say. Exit code 0 when the run passes, 1 when
+    With --server URL --assistant NAME, the cases are played on a deployed assistant, each
+    on a new thread of that LangGraph Server, and read back from there.
+
+    Offline unless --langsmith is given: nothing is sent anywhere (but to the --server),
+    whatever the environment's LangSmith settings say. Exit code 0 when the run passes, 1 when
     --fail-under is not met, 2 for bad input (or a store that cannot be opened), 3 when a
     case errored or timed out (failing scores alone exit 0 unless a gate is given), 4 when
     a report file cannot be written, 5 when another live run holds the run id.
     """
     thresholds = parse_pairs(threshold or [], "--threshold", float)
+    target: object = graph
+    if server is not None or assistant is not None:
+        _server_options(server, assistant, checkpointer, langsmith)
+        with input_errors():
+            target = server_target(
+                cast(str, server),
+                cast(str, assistant),
+                api_key=api_key,
+                headers=_headers(header or []),
+                graph=graph,
+            )
+        checkpointer = "memory://"  # the assistant's threads live on the server
+    elif api_key is not None or header:
+        fail("--api-key and --header go with --server URL --assistant NAME")
     if langsmith:
         with input_errors():
             _through_langsmith(load_dataset(dataset), graph, langsmith_name, checkpointer)
@@ -147,7 +191,7 @@ def run(
         chosen = build_executor(executor, ray_address)
         with progress_display(quiet, "cases", throughput_of(chosen)) as progress:
             result = run_experiment(
-                graph,
+                target,
                 loaded,
                 checkpointer=checkpointer,
                 store=store,
@@ -186,6 +230,32 @@ def _through_langsmith(
         dataset, graph, name=name, evaluators=evaluators, checkpointer=checkpointer
     )
     say(f"LangSmith experiment: {getattr(results, 'experiment_name', results)}")
+
+
+def _server_options(
+    server: str | None, assistant: str | None, checkpointer: str | None, langsmith: bool
+) -> None:
+    """Refuse the options that do not go with a deployed assistant (exit code 2)."""
+    if server is None:
+        fail("--assistant goes with --server URL (the LangGraph Server that serves it)")
+    if assistant is None:
+        fail("--server needs --assistant NAME: the assistant id, or the graph id it serves")
+    if checkpointer is not None:
+        fail("--checkpointer does not go with --server: the assistant's threads are on the server")
+    if langsmith:
+        fail("--langsmith does not go with --server: run one or the other")
+
+
+def _headers(items: list[str]) -> dict[str, str]:
+    """``--header NAME=VALUE`` items as a dict; a malformed one exits 2 without showing it
+    (its value may be a credential)."""
+    headers: dict[str, str] = {}
+    for number, item in enumerate(items, 1):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            fail(f"--header number {number} takes NAME=VALUE (the value is not shown here)")
+        headers[name.strip()] = value
+    return headers
 
 
 def _reviewer(model: str | None, persona: str, instructions: str) -> SimulatedReviewer | None:

@@ -32,7 +32,6 @@ from lg_eval.experiments.scoring import (
     reference_of,
     score_thread,
 )
-from lg_eval.extract.thread import extraction
 from lg_eval.feedback import describe_error
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
@@ -144,9 +143,11 @@ def play_attempt(
 ) -> Core[PlayedAttempt]:
     """Play the case's turns on ``graph`` (the case's target, bound to the run's
     checkpointer) on ``thread_id``; when the run resumes, a thread a killed run left goes on
-    from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``)."""
+    from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``), but on a
+    server, where the case is played again on a new thread (:meth:`CaseTargets.thread_for`)."""
+    thread_id, resume = yield from ctx.targets.thread_for(thread_id, resuming=ctx.resume_threads)
     played = yield from playing(
-        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=ctx.resume_threads
+        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=resume
     )
     turns = turn_records(played)
     return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
@@ -162,7 +163,7 @@ def score_attempt(
         InfrastructureError: the play failed for an infrastructure reason (worth retrying).
     """
     config = cast(RunnableConfig, played.config)
-    thread = yield from extraction(graph, config)
+    thread = yield from ctx.targets.extraction(graph, config)
     base = _base(ctx, plan, played.thread_id, played.turns)
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:

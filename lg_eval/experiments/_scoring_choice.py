@@ -13,6 +13,8 @@ and runs the evaluators there, so it is used only when that changes nothing but 
 * the run has no per-case ``timeout`` (a case cancelled here could still be stored there);
 * the process can fork (Linux; with ``scoring="auto"``, also only from the process's
   single Python thread, see :func:`._scoring_process.fork_is_safe`);
+* the target is not a deployed assistant (a :class:`~lg_eval.server.ServerTarget` or a
+  ``RemoteGraph``: its threads are on the server, read through this process's connection);
 * with ``scoring="auto"``, the run has at least :data:`AUTO_MIN_CASES` cases × repetitions:
   starting and stopping the process costs about 40 ms, more than it saves on a few cases.
 
@@ -33,6 +35,7 @@ from lg_eval.evaluators.registry import is_builtin
 from lg_eval.experiments._scoring_process import ScoringSpec, can_fork, fork_is_safe
 from lg_eval.experiments._upstream import Dataset, parse_checkpointer_url
 from lg_eval.experiments.redaction import Redactor
+from lg_eval.server import as_server_target
 
 Scoring = Literal["auto", "process", "inline"]
 SCORINGS: tuple[Scoring, ...] = ("auto", "process", "inline")
@@ -65,7 +68,11 @@ def scoring_spec(
         raise InvalidOptionError(f"scoring={scoring!r}: use one of {', '.join(SCORINGS)}.")
     if scoring == "inline":
         return None
-    problem = _problem(dataset, checkpointer, store, timeout)
+    problem = (
+        "a deployed assistant's threads are read back from its server, inline"
+        if as_server_target(target) is not None
+        else _problem(dataset, checkpointer, store, timeout)
+    )
     if problem is None and not can_fork():
         problem = "this platform cannot fork a process"
     if scoring == "process":

@@ -6,15 +6,22 @@ run's checkpointer once and shared by its cases (a graph is reentrant across
 threads); a ``StateGraph`` builder or a factory is built anew for every case, so
 whatever the factory creates per graph (a model client, a scripted test double,
 a cache) belongs to one case and cannot leak into another.
+
+A :class:`~lg_eval.server.ServerTarget` (a deployed assistant) plays every case on a
+fresh thread of its server, and the thread is read back from there: :meth:`CaseTargets.
+thread_for` and :meth:`CaseTargets.extraction` are where a case's thread is made and
+read, locally or on the server.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
+from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._upstream import (
     Case,
@@ -24,6 +31,9 @@ from lg_eval.experiments._upstream import (
     import_reference,
     resolve_target,
 )
+from lg_eval.extract.thread import extraction
+from lg_eval.server import as_server_target
+from lg_eval.trajectory import ThreadTrajectory
 
 
 class CaseTargets:
@@ -36,11 +46,30 @@ class CaseTargets:
         self._objects: dict[str, Any] = {}
         self._bound: dict[int, Graph] = {}
         self._lock = threading.Lock()
+        server = as_server_target(explicit)  # a ServerTarget, or a RemoteGraph made one
+        self._server = None if server is None else server.for_run()
+        self._server_graph = None if self._server is None else self._server.player_graph()
+        if self._server is not None:
+            return  # checked by ready(), which the runner drives before any case
         for case in dataset.cases:
             self._object(case)  # a bad or missing reference fails before any case runs
 
+    def ready(self) -> Core[None]:
+        """Check what the run plays on before any case: that the server answers and serves
+        the assistant, for a server target (local references were checked when made).
+
+        Raises:
+            ServerError: the server could not be reached.
+            AssistantNotFoundError: it serves no such assistant.
+        """
+        if self._server is not None:
+            yield from self._server.checking()
+
     def for_case(self, case: Case) -> Graph:
-        """The graph ``case`` is played on, bound to the run's checkpointer."""
+        """The graph ``case`` is played on, bound to the run's checkpointer (or the
+        server's assistant)."""
+        if self._server_graph is not None:
+            return cast(Graph, self._server_graph)
         target = self._object(case)
         if isinstance(target, Pregel):
             with self._lock:
@@ -50,8 +79,28 @@ class CaseTargets:
             return graph
         return resolve_target(target, self._saver)
 
+    def thread_for(self, thread_id: str, *, resuming: bool) -> Core[tuple[str, bool]]:
+        """The thread to play the run's ``thread_id`` on, and whether the player goes on with
+        what a killed run left there. Locally it is ``thread_id``, gone on with when the run
+        resumes; on a server it is a new thread (a UUID derived from ``thread_id``), the one
+        a killed run left replaced: the server's history does not carry the player's marks
+        of finished turns, so a case in flight is played again from its start."""
+        if self._server is None:
+            return thread_id, resuming
+        server_id = yield from self._server.fresh_thread(thread_id, replace_old=resuming)
+        return server_id, False
+
+    def extraction(self, graph: Graph, config: RunnableConfig) -> Core[ThreadTrajectory]:
+        """Read back the thread ``config`` names, which ``graph`` played (from the server
+        for a server target)."""
+        if self._server is not None:
+            return self._server.extraction(str(config["configurable"]["thread_id"]))
+        return extraction(graph, config)
+
     def describe(self) -> str:
         """How the run names its target (for the run record)."""
+        if self._server is not None:
+            return self._server.describe()
         if self._explicit is not None:
             return _describe(self._explicit)
         names = sorted({self._dataset.target_for(case) or "" for case in self._dataset.cases})

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lg_eval._effects import adrive, drive
 from lg_eval._heap import frozen_heap
 from lg_eval.experiments._case import CaseContext, plan_for
 from lg_eval.experiments._scoring_choice import Scoring, scoring_spec
@@ -249,6 +250,10 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             else:
                 saver = await stack.enter_async_context(aopen_checkpointer(saver))
         targets = CaseTargets(options.target, dataset, saver)
+        if blocking:  # this loop is the run's own: nothing else waits on it yet
+            drive(targets.ready())
+        else:
+            await adrive(targets.ready())
         cache = _judge_cache(options.judge_cache)
         if cache is not None and not isinstance(options.judge_cache, JudgeCache):
             stack.callback(cache.close)

@@ -11,36 +11,18 @@ sweep scores (paged search, each with its newest checkpoint).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
-from lg_eval._effects import Core, adrive, drive
-from lg_eval.errors import InvalidConfigError
-from lg_eval.extract.assemble import assemble
-from lg_eval.extract.thread import ExtractionWarning
+from lg_eval._effects import adrive, drive
 from lg_eval.server._connection import API_KEY_ENV, ServerConnection
-from lg_eval.server._history import read_server
+from lg_eval.server._extraction import server_extraction
 from lg_eval.server._search import STATUSES, ServerThread, list_server_threads, thread_filter
+from lg_eval.server.target import ServerTarget, as_server_target, remote_target, server_target
 from lg_eval.trajectory import ThreadTrajectory
 
 
 def _connection(server: ServerConnection | str) -> ServerConnection:
     return server if isinstance(server, ServerConnection) else ServerConnection(server)
-
-
-def _extraction(
-    server: ServerConnection, thread_id: str, checkpoint_id: str | None, graph: Any
-) -> Core[ThreadTrajectory]:
-    if not isinstance(thread_id, str) or not thread_id:
-        raise InvalidConfigError(
-            f"thread_id={thread_id!r}: expected the id of a thread on the server (a UUID "
-            "string, as client.threads.search() lists them)."
-        )
-    records = yield from read_server(server, thread_id, checkpoint_id, graph)
-    trajectory = assemble(records)
-    for message in trajectory.warnings:
-        warnings.warn(message, ExtractionWarning, stacklevel=4)
-    return trajectory
 
 
 def extract_server_thread(
@@ -57,7 +39,7 @@ def extract_server_thread(
     checkpointer) to tell static breakpoints from other stops and to name the functional
     API's ``@task`` calls; without it every stop with planned tasks reads as a breakpoint.
     """
-    return drive(_extraction(_connection(server), thread_id, checkpoint_id, graph))
+    return drive(server_extraction(_connection(server), thread_id, checkpoint_id, graph))
 
 
 async def aextract_server_thread(
@@ -68,16 +50,20 @@ async def aextract_server_thread(
     graph: Any = None,
 ) -> ThreadTrajectory:
     """Async twin of :func:`extract_server_thread` (the same core, awaited)."""
-    return await adrive(_extraction(_connection(server), thread_id, checkpoint_id, graph))
+    return await adrive(server_extraction(_connection(server), thread_id, checkpoint_id, graph))
 
 
 __all__ = [
     "API_KEY_ENV",
     "STATUSES",
     "ServerConnection",
+    "ServerTarget",
     "ServerThread",
     "aextract_server_thread",
+    "as_server_target",
     "extract_server_thread",
     "list_server_threads",
+    "remote_target",
+    "server_target",
     "thread_filter",
 ]
