@@ -10,6 +10,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# One pytest-xdist worker per core (at most 4); tests sharing a server, Ray or the clock run
+# on one worker (their groups: tests/conftest.py). XDIST_ARGS= runs the suite in one process.
+XDIST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup
 
 .PHONY: .venv venv demo test bench lint latest-langgraph pg-start pg-stop
 
@@ -31,7 +34,7 @@ demo: $(STAMP)
 
 # pytest exits 5 when it collected nothing; say so explicitly instead of a bare "Error 5".
 test: $(STAMP)
-	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@$(PY) -m pytest $(XDIST_ARGS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "ERROR: pytest collected no tests (exit code 5)" >&2; fi; \
 	exit $$rc
 

@@ -17,7 +17,8 @@ Parametrized:
 
 Postgres fixtures skip when LG_EVAL_PG_DSN is unset or the server is unreachable, and FAIL
 instead when CI=true (CI always provides a server, see .ci/run).  Tests on one database must
-not run concurrently (no pytest-xdist): every Postgres fixture truncates the shared tables.
+not run concurrently: every Postgres fixture truncates the shared tables, so each
+pytest-xdist worker gets a database of its own (``<name>_gw0``, ...).
 
 Tests that need the fast reader get the `fast_reader` marker; LG_EVAL_UNTESTED_LANGGRAPH
 (skip | widen) says what they do on a LangGraph outside its tested versions (see below).
@@ -210,6 +211,55 @@ def _untested_fast_reader() -> str:
 def pytest_configure(config: pytest.Config) -> None:
     if _untested_mode() == "widen":
         _widen_tested_ranges()
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and os.environ.get(PG_DSN_ENV, "").strip():
+        os.environ[PG_DSN_ENV] = _worker_database(os.environ[PG_DSN_ENV].strip(), worker)
+
+
+def _worker_database(dsn: str, worker: str) -> str:
+    """The DSN of a database of this pytest-xdist worker's own (created if missing), so
+    the Postgres fixtures' truncations never meet another worker's tests; the subprocesses
+    a test starts inherit it through the environment."""
+    try:
+        import psycopg
+    except ImportError:
+        return dsn
+    base, _, query = dsn.partition("?")
+    name = f"{base.rsplit('/', 1)[1] or 'postgres'}_{worker}"
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if found.fetchone() is None:
+                conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error:
+        return dsn  # unreachable: the fixtures skip (or fail under CI) with the reason
+    return base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+
+
+# Tests that share a costly or machine-wide resource run on one pytest-xdist worker, one
+# after another: a session's `langgraph dev` server, local Ray clusters, and the timing
+# tests of leases and heap peaks, which want the machine to themselves as far as they can.
+_SERIAL_GROUPS = {
+    "server": ("tests/server/",),
+    "ray": (
+        "tests/cli/test_cli_ray.py",
+        "tests/executors/test_ray.py",
+        "tests/experiments/test_judge_services.py",
+        "tests/experiments/test_ray_distributed.py",
+        "tests/sweeps/test_sweep_postgres_ray.py",
+        "tests/sweeps/test_sweep_ray_retry.py",
+    ),
+    "timing": ("tests/security/test_run_lease.py", "tests/sweeps/test_sweep_stream.py"),
+}
+
+
+def _group(nodeid: str) -> str:
+    """The pytest-xdist group of a test (``--dist loadgroup``): a serial group, else its file,
+    so each module's fixtures start once."""
+    for group, prefixes in _SERIAL_GROUPS.items():
+        if nodeid.startswith(prefixes):
+            return group
+    return nodeid.split("::", 1)[0]
 
 
 _FAST_READER_MODULES = ("test_extract_readers.py", "test_extract_planning.py")
@@ -235,6 +285,7 @@ _ci_without_pg: list[bool] = []  # set when sessionfinish fails a CI run that ne
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     untested = _untested_fast_reader()
     for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))
         # Tests requesting a Postgres fixture directly get the marker too (-m "not postgres").
         if _PG_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
@@ -247,7 +298,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.nodeid not in _pg_nodeids:
+    # Under pytest-xdist the controller collects nothing: the marker comes with the report.
+    if report.nodeid not in _pg_nodeids and "postgres" not in report.keywords:
         return
     if hasattr(report, "wasxfail"):
         _pg_outcomes["xpassed" if report.passed else "xfailed"] += 1
@@ -260,7 +312,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    # Under CI a green run must have exercised Postgres for real.
+    # Under CI a green run must have exercised Postgres for real (judged where every
+    # report arrives: the controller of a pytest-xdist run, not each worker).
+    if hasattr(session.config, "workerinput"):
+        return
     if _in_ci() and exitstatus == 0 and not _pg_outcomes["passed"]:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         _ci_without_pg.append(True)

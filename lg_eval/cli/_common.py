@@ -53,16 +53,18 @@ stderr = Console(stderr=True, highlight=False)
 
 def fail(message: str, code: int = INPUT_ERROR) -> NoReturn:
     """Print ``message`` (as plain text, anything that could act on a terminal made
-    visible) to stderr and exit with ``code``."""
-    stderr.print(Text(visible(f"lg-eval: {message}"), style="bold red"))
+    visible) to stderr and exit with ``code``. One line, never wrapped by lg_eval, so a
+    path or URL in it can be copied whole (the terminal folds it for the eye)."""
+    stderr.print(Text(visible(f"lg-eval: {message}"), style="bold red"), soft_wrap=True)
     raise typer.Exit(code)
 
 
 def say(message: str) -> None:
     """A plain status line on stderr (kept out of stdout, which may be piped); thread ids
     and other text from strangers in it are made visible (:func:`lg_eval._visible.visible`),
-    so no escape sequence, bidi override or control character reaches the terminal."""
-    stderr.print(Text(visible(message)))
+    so no escape sequence, bidi override or control character reaches the terminal. Not
+    wrapped by lg_eval, as :func:`fail`."""
+    stderr.print(Text(visible(message)), soft_wrap=True)
 
 
 @contextmanager

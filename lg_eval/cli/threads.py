@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from lg_eval._visible import data_escaped
+from lg_eval._visible import data_escaped, visible
 from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say, stderr, stdout
 from lg_eval.cli._conventions import Command
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
@@ -73,7 +73,8 @@ def validate(
             dataset = load_dataset(path)
         checked = check_dataset(dataset)
         for problem in checked.problems:
-            stderr.print(Text(f"lg-eval: {path}: {problem}", style="bold red"))
+            line = Text(visible(f"lg-eval: {path}: {problem}"), style="bold red")
+            stderr.print(line, soft_wrap=True)
         if checked.problems:
             raise typer.Exit(INPUT_ERROR)
         say(f"{path}: {len(dataset.cases)} cases, valid")
