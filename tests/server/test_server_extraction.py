@@ -32,7 +32,6 @@ _GENERATED = re.compile(
 UNTOLD = {
     "functional": "functional-API @task calls (their writes are not in the history)",
     "time_travel": "time travel (a run from an earlier checkpoint)",
-    "subgraph_calls": "a node calling one subgraph twice (call counters)",
 }
 """Scenarios whose server history does not (yet) restate to the local records."""
 
@@ -96,8 +95,9 @@ def test_server_thread_extracts_equal_to_local(server_url: str, name: str) -> No
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-async def test_async_extraction_equals_sync(server_url: str) -> None:
-    scenario = EVERY_SCENARIO["hitl_agent"]
+@pytest.mark.parametrize("name", ["hitl_agent", "subgraph_calls"])
+async def test_async_extraction_equals_sync(server_url: str, name: str) -> None:
+    scenario = EVERY_SCENARIO[name]
     thread_id = _on_server(server_url, scenario)
     graph = scenario.build()
     awaited = await aextract_server_thread(server_url, thread_id, graph=graph)
