@@ -12,6 +12,7 @@ what ran. `graphs.scenarios.SHAPES` scripts one thread per graph.
 * `resume_goto` - an interrupt answered with ``Command(resume=..., update=..., goto=...)``.
 * `two_questions` - two nodes that each ask the human a question, for time travel.
 * `subgraph_calls` - one node invoking the same compiled subgraph several times in a loop.
+* `nested_subgraph_calls` - the same, one level down, inside a subgraph invoked twice.
 * `breakpoint_chain` - ``plan -> review -> execute`` with a breakpoint before ``review``.
 * `parallel_reviews` - two parallel nodes that each call ``interrupt()``.
 * `send_checks` - a ``Send`` fan-out whose tasks of one node each call ``interrupt()``.
@@ -218,6 +219,49 @@ def build_subgraph_calls(checkpointer: BaseCheckpointSaver | None = None) -> Com
     builder.add_node("summary", note("summary"))
     builder.add_edge(START, "batch")
     builder.add_edge("batch", "summary")
+    return builder.compile(checkpointer=checkpointer)
+
+
+ROUNDS = ("morning", "evening")
+RECHECKED = ("evening", "bread")
+
+
+def build_nested_subgraph_calls(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph:
+    """``rounds`` invokes the ``stage`` subgraph once per round of :data:`ROUNDS`; the
+    ``batch`` node of ``stage`` invokes the ``check`` subgraph once per item of
+    :data:`ITEMS`: call counters at two levels (``rounds:<id>|1|batch:<id>|1``). The call
+    for :data:`RECHECKED` (round, item) asks the human."""
+
+    def inspect(state: Log) -> dict[str, Any]:
+        item = state["item"]
+        verdict = interrupt(f"Is {item} fine?") if tuple(item.split("/")) == RECHECKED else "ok"
+        return {"log": [f"{item}:{verdict}"]}
+
+    sub = StateGraph(Log)
+    sub.add_node("inspect", inspect)
+    sub.add_edge(START, "inspect")
+    check = sub.compile()
+
+    def batch(state: Log) -> dict[str, Any]:
+        found = [check.invoke({"item": f"{state['item']}/{i}", "log": []}) for i in ITEMS[:2]]
+        return {"log": [entry for out in found for entry in out["log"]]}
+
+    middle = StateGraph(Log)
+    middle.add_node("batch", batch)
+    middle.add_edge(START, "batch")
+    stage = middle.compile()
+
+    def rounds(state: Log) -> dict[str, Any]:
+        found = [stage.invoke({"item": name, "log": []})["log"] for name in ROUNDS]
+        return {"log": [entry for log in found for entry in log]}
+
+    builder = StateGraph(Log)
+    builder.add_node("rounds", rounds)
+    builder.add_node("summary", note("summary"))
+    builder.add_edge(START, "rounds")
+    builder.add_edge("rounds", "summary")
     return builder.compile(checkpointer=checkpointer)
 
 

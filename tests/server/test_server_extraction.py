@@ -95,7 +95,7 @@ def test_server_thread_extracts_equal_to_local(server_url: str, name: str) -> No
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("name", ["hitl_agent", "subgraph_calls"])
+@pytest.mark.parametrize("name", ["hitl_agent", "subgraph_calls", "nested_subgraph_calls"])
 async def test_async_extraction_equals_sync(server_url: str, name: str) -> None:
     scenario = EVERY_SCENARIO[name]
     thread_id = _on_server(server_url, scenario)
