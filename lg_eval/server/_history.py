@@ -115,11 +115,13 @@ def read_server(
     """Read a server thread into :class:`ThreadRecords` (``graph``, when given, names the
     static breakpoints and the functional API's calls, as for a local thread)."""
     states: dict[str, list[dict[str, Any]]] = {}
+    asked: set[str] = set()
     pending = [ROOT_NS]
     while pending:
         ns = pending.pop()
-        if ns in states:
+        if ns in asked:
             continue
+        asked.add(ns)
         found = yield from history(server, thread_id, ns)
         if not found and ns != ROOT_NS:
             continue
@@ -129,7 +131,7 @@ def read_server(
         for state in found:
             for task in state.get("tasks") or ():
                 sub = (task.get("checkpoint") or {}).get("checkpoint_ns")
-                if sub and sub not in states:
+                if sub and sub not in asked:
                     pending.append(sub)
     thread_runs = yield from runs(server, thread_id)
     return restate(graph, thread_id, checkpoint_id, states, thread_runs)
@@ -142,7 +144,8 @@ def _next_call(ns: str) -> str:
     task names (``node:<task id>``) and each later one that namespace with the call's
     number appended (``node:<task id>|1``, ``|2``, ...: LangGraph's ``subgraph_counter``),
     and the history lists only the first. The calls are numbered in order, so the next
-    one exists only if every earlier one does: reading stops at the first empty one."""
+    is read only after the one before it held checkpoints: a chain ends at its first
+    empty read (a call whose subgraph keeps no checkpoints ends it too)."""
     base, sep, number = ns.rpartition(NS_SEP)
     if sep and number.isdigit():
         return f"{base}{NS_SEP}{int(number) + 1}"
