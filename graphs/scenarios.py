@@ -453,6 +453,12 @@ SHAPES: dict[str, Scenario] = {
             [Turn({"log": []}), Turn(Command(resume="stale"))],
         ),
         Scenario(
+            "nested_subgraph_calls",
+            "A node invokes a subgraph twice, whose node invokes another twice; one call asks.",
+            shapes.build_nested_subgraph_calls,
+            [Turn({"log": []}), Turn(Command(resume="fresh"))],
+        ),
+        Scenario(
             "breakpoint_as_node",
             "A breakpoint before review, answered by update_state(..., as_node='review').",
             shapes.build_breakpoint_chain,

@@ -12,6 +12,7 @@ what ran. `graphs.scenarios.SHAPES` scripts one thread per graph.
 * `resume_goto` - an interrupt answered with ``Command(resume=..., update=..., goto=...)``.
 * `two_questions` - two nodes that each ask the human a question, for time travel.
 * `subgraph_calls` - one node invoking the same compiled subgraph several times in a loop.
+* `nested_subgraph_calls` - the same, one level down, inside a subgraph invoked twice.
 * `breakpoint_chain` - ``plan -> review -> execute`` with a breakpoint before ``review``.
 * `parallel_reviews` - two parallel nodes that each call ``interrupt()``.
 * `send_checks` - a ``Send`` fan-out whose tasks of one node each call ``interrupt()``.
@@ -21,6 +22,7 @@ what ran. `graphs.scenarios.SHAPES` scripts one thread per graph.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -193,32 +195,73 @@ ITEMS = ("apples", "bread", "cheese")
 ASKED = "bread"
 
 
-def build_subgraph_calls(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    """``batch`` invokes the ``check`` subgraph once per item of :data:`ITEMS`; the call
-    for :data:`ASKED` asks the human."""
+def _calling(sub: CompiledStateGraph, items: Callable[[Log], Iterable[str]]) -> Any:
+    """A node that invokes ``sub`` once per item, in order, and logs what each call logged."""
+
+    def node(state: Log) -> dict[str, Any]:
+        found = [sub.invoke({"item": item, "log": []})["log"] for item in items(state)]
+        return {"log": [entry for log in found for entry in log]}
+
+    return node
+
+
+def _check(asked: str, *then: str) -> CompiledStateGraph:
+    """A subgraph whose ``inspect`` asks the human about ``asked`` only, then logging nodes."""
 
     def inspect(state: Log) -> dict[str, Any]:
         item = state["item"]
-        verdict = interrupt(f"Is {item} fine?") if item == ASKED else "ok"
+        verdict = interrupt(f"Is {item} fine?") if item == asked else "ok"
         return {"log": [f"{item}:{verdict}"]}
 
     sub = StateGraph(Log)
     sub.add_node("inspect", inspect)
-    sub.add_node("record", note("record"))
-    sub.add_edge(START, "inspect")
-    sub.add_edge("inspect", "record")
-    check = sub.compile()
+    previous = "inspect"
+    sub.add_edge(START, previous)
+    for name in then:
+        sub.add_node(name, note(name))
+        sub.add_edge(previous, name)
+        previous = name
+    return sub.compile()
 
-    def batch(state: Log) -> dict[str, Any]:
-        found = [check.invoke({"item": item, "log": []})["log"] for item in ITEMS]
-        return {"log": [entry for log in found for entry in log]}
 
+def _then_summary(
+    name: str, node: Any, checkpointer: BaseCheckpointSaver | None
+) -> CompiledStateGraph:
+    """``START -> name -> summary``."""
     builder = StateGraph(Log)
-    builder.add_node("batch", batch)
+    builder.add_node(name, node)
     builder.add_node("summary", note("summary"))
-    builder.add_edge(START, "batch")
-    builder.add_edge("batch", "summary")
+    builder.add_edge(START, name)
+    builder.add_edge(name, "summary")
     return builder.compile(checkpointer=checkpointer)
+
+
+def build_subgraph_calls(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """``batch`` invokes the ``check`` subgraph once per item of :data:`ITEMS`; the call
+    for :data:`ASKED` asks the human."""
+    check = _check(ASKED, "record")
+    return _then_summary("batch", _calling(check, lambda state: ITEMS), checkpointer)
+
+
+ROUNDS = ("morning", "evening")
+RECHECKED = "evening/bread"
+
+
+def build_nested_subgraph_calls(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph:
+    """``rounds`` invokes the ``stage`` subgraph once per round of :data:`ROUNDS`; the
+    ``batch`` node of ``stage`` invokes the ``check`` subgraph for the first two items of
+    :data:`ITEMS`: call counters at two levels (``rounds:<id>|1|batch:<id>|1``). The call
+    for :data:`RECHECKED` (``round/item``) asks the human."""
+    check = _check(RECHECKED)
+    middle = StateGraph(Log)
+    middle.add_node(
+        "batch", _calling(check, lambda state: [f"{state['item']}/{i}" for i in ITEMS[:2]])
+    )
+    middle.add_edge(START, "batch")
+    stage = middle.compile()
+    return _then_summary("rounds", _calling(stage, lambda state: ROUNDS), checkpointer)
 
 
 # --- a breakpoint answered by an update_state(as_node=...) -----------------------------------

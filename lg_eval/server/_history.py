@@ -33,6 +33,7 @@ from lg_eval.extract.generic import StoredFields, build_record, goto_tasks
 from lg_eval.extract.records import (
     ERROR,
     INTERRUPT,
+    NS_SEP,
     NULL_TASK_ID,
     PULL,
     RESUME,
@@ -114,19 +115,41 @@ def read_server(
     """Read a server thread into :class:`ThreadRecords` (``graph``, when given, names the
     static breakpoints and the functional API's calls, as for a local thread)."""
     states: dict[str, list[dict[str, Any]]] = {}
+    asked: set[str] = set()
     pending = [ROOT_NS]
     while pending:
         ns = pending.pop()
-        if ns in states:
+        if ns in asked:
             continue
-        states[ns] = yield from history(server, thread_id, ns)
-        for state in states[ns]:
+        asked.add(ns)
+        found = yield from history(server, thread_id, ns)
+        if not found and ns != ROOT_NS:
+            continue
+        states[ns] = found
+        if ns != ROOT_NS:
+            pending.append(_next_call(ns))
+        for state in found:
             for task in state.get("tasks") or ():
                 sub = (task.get("checkpoint") or {}).get("checkpoint_ns")
-                if sub and sub not in states:
+                if sub and sub not in asked:
                     pending.append(sub)
     thread_runs = yield from runs(server, thread_id)
     return restate(graph, thread_id, checkpoint_id, states, thread_runs)
+
+
+def _next_call(ns: str) -> str:
+    """The namespace of the next call of the subgraph that wrote ``ns``.
+
+    A node that invokes subgraphs more than once gives its first call the namespace its
+    task names (``node:<task id>``) and each later one that namespace with the call's
+    number appended (``node:<task id>|1``, ``|2``, ...: LangGraph's ``subgraph_counter``),
+    and the history lists only the first. The calls are numbered in order, so the next
+    is read only after the one before it held checkpoints: a chain ends at its first
+    empty read (a call whose subgraph keeps no checkpoints ends it too)."""
+    base, sep, number = ns.rpartition(NS_SEP)
+    if sep and number.isdigit():
+        return f"{base}{NS_SEP}{int(number) + 1}"
+    return f"{ns}{NS_SEP}1"
 
 
 def restate(

@@ -362,3 +362,28 @@ def test_every_call_of_a_subgraph_is_listed_in_order(saver: Any) -> None:
         ("batch:inspect", False),
         ("batch:record", False),
     ]
+
+
+def test_a_resume_answers_the_call_that_asked_two_call_counters_down(saver: Any) -> None:
+    trajectory = both(SHAPES["nested_subgraph_calls"].played(saver))
+    paused, resumed = trajectory.turns
+    assert not trajectory.warnings
+    [interrupt] = paused.interrupts
+    assert (interrupt.path, interrupt.value) == ("rounds:batch:inspect", "Is evening/bread fine?")
+    assert resumed.resume_by_node == {"rounds:batch:inspect": "fresh"}
+    rounds, summary = (t for s in resumed.supersteps for t in s.tasks)
+    [[batch]] = [s.tasks for s in rounds.subgraph]
+    [[inspect]] = [s.tasks for s in batch.subgraph]
+    assert [(t.path, t.resumed) for t in (rounds, batch, inspect, summary)] == [
+        ("rounds", True),
+        ("rounds:batch", True),
+        ("rounds:batch:inspect", True),
+        ("summary", False),
+    ]
+    assert resumed.state["log"] == [
+        "morning/apples:ok",
+        "morning/bread:ok",
+        "evening/apples:ok",
+        "evening/bread:fresh",
+        "summary",
+    ]

@@ -22,6 +22,7 @@ from graphs.scenarios import EVERY_SCENARIO, Scenario, drive
 from lg_eval import extract_thread
 from lg_eval.server import aextract_server_thread, extract_server_thread
 from lg_eval.trajectory import ThreadTrajectory
+from tests.server.proxy import proxying
 
 _GENERATED = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -32,7 +33,6 @@ _GENERATED = re.compile(
 UNTOLD = {
     "functional": "functional-API @task calls (their writes are not in the history)",
     "time_travel": "time travel (a run from an earlier checkpoint)",
-    "subgraph_calls": "a node calling one subgraph twice (call counters)",
 }
 """Scenarios whose server history does not (yet) restate to the local records."""
 
@@ -96,10 +96,30 @@ def test_server_thread_extracts_equal_to_local(server_url: str, name: str) -> No
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-async def test_async_extraction_equals_sync(server_url: str) -> None:
-    scenario = EVERY_SCENARIO["hitl_agent"]
+@pytest.mark.parametrize("name", ["hitl_agent", "subgraph_calls", "nested_subgraph_calls"])
+async def test_async_extraction_equals_sync(server_url: str, name: str) -> None:
+    scenario = EVERY_SCENARIO[name]
     thread_id = _on_server(server_url, scenario)
     graph = scenario.build()
     awaited = await aextract_server_thread(server_url, thread_id, graph=graph)
     assert awaited == extract_server_thread(server_url, thread_id, graph=graph)
     assert anonymous(awaited) == anonymous(_local(scenario))
+
+
+# Namespaces LangGraph writes (see an InMemorySaver's list) and the chains of numbered calls
+# read until one is empty: subgraph_calls writes batch:<id>, |1, |2 (one chain);
+# nested_subgraph_calls writes rounds:<id>, |1, and two batch calls under each (three chains).
+HISTORY_REQUESTS = {"hitl_agent": 1, "subgraph_calls": 1 + 3 + 1, "nested_subgraph_calls": 7 + 3}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(HISTORY_REQUESTS))
+def test_each_call_namespace_is_read_once_and_each_chain_ends_at_one_empty_read(
+    server_url: str, name: str
+) -> None:
+    scenario = EVERY_SCENARIO[name]
+    thread_id = _on_server(server_url, scenario)
+    with proxying(server_url) as proxy:
+        extract_server_thread(proxy.url, thread_id, graph=scenario.build())
+    paths = [path for _, path, _ in proxy.seen]
+    assert paths.count(f"/threads/{thread_id}/history") == HISTORY_REQUESTS[name]
