@@ -15,10 +15,13 @@ from lg_eval.play._models import PendingInterrupt, PlayedCase, PlayedTurn
 from lg_eval.play._player import (
     Reviewer,
     aplay_case,
+    call_user,
     describe_asks,
     pending_interrupts,
     play_case,
     playing,
+    read_state,
+    run_turn,
     thread_config,
 )
 from lg_eval.play._targets import import_reference, resolve_target
@@ -36,12 +39,15 @@ __all__ = [
     "SimulatedReviewer",
     "aopen_checkpointer",
     "aplay_case",
+    "call_user",
     "describe_asks",
     "import_reference",
     "open_checkpointer",
     "pending_interrupts",
     "play_case",
     "playing",
+    "read_state",
     "resolve_target",
+    "run_turn",
     "thread_config",
 ]

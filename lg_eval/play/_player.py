@@ -108,7 +108,7 @@ def playing(
         for index, turn in enumerate(case.turns):
             if isinstance(turn, ResumeFnTurn):
                 import_reference(turn.resume_fn, what=f"turns[{index}].resume_fn", allow_code=False)
-    snapshot: StateSnapshot = yield _get_state(graph, cfg)
+    snapshot: StateSnapshot = yield read_state(graph, cfg)
     thread = _Thread()
     start, fork, fork_sent = 0, None, None
     if snapshot.created_at is not None:
@@ -141,14 +141,14 @@ def playing(
             if isinstance(turn, UpdateTurn):
                 yield _update_state(graph, turn_cfg, turn.update.values, turn.update.as_node)
             else:
-                end = yield _invoke(graph, _command(turn, sent), turn_cfg, watched)
+                end = yield run_turn(graph, _command(turn, sent), turn_cfg, watched)
         except Exception as exc:  # recorded on the turn; a `continue` turn may retry
             error = f"{type(exc).__name__}: {exc}"
         started = thread.started or _runs(turn)
         if end is ENDED:  # nothing pending: a snapshot would say so, at a get_state's cost
             thread = _Thread(started=started)
         else:
-            thread = _observe((yield _get_state(graph, cfg)), error, started)
+            thread = _observe((yield read_state(graph, cfg)), error, started)
         played.turns.append(
             PlayedTurn(
                 index=index,
@@ -256,7 +256,7 @@ def _payload(
                 f"turns[{index}].resume_fn {turn.resume_fn!r} is a {type(fn).__name__}, not a "
                 "callable."
             )
-        answer = yield _call(fn, pending, f"turns[{index}].resume_fn {turn.resume_fn!r}")
+        answer = yield call_user(fn, pending, f"turns[{index}].resume_fn {turn.resume_fn!r}")
         return _resume_value(answer, pending)
     assert isinstance(turn, ResumeTurn)
     if turn.asks_reviewer:
@@ -265,7 +265,7 @@ def _payload(
                 f"turns[{index}] asks the simulated reviewer (resume: {{reviewer: true}}) but no "
                 "reviewer= was given to the player."
             )
-        answer = yield _call(reviewer, pending, "the reviewer")
+        answer = yield call_user(reviewer, pending, "the reviewer")
         return _resume_value(answer, pending)
     return _resume_value(turn.resume, pending, as_map=False)
 
@@ -347,7 +347,9 @@ def _names(names: Sequence[str]) -> str:
 # --- effects ---------------------------------------------------------------------------
 
 
-def _invoke(graph: Graph, payload: Any, config: RunnableConfig, watched: bool) -> Effect[TurnEnd]:
+def run_turn(
+    graph: Graph, payload: Any, config: RunnableConfig, watched: bool = False
+) -> Effect[TurnEnd]:
     """One turn's run: watched (how it ended is known) or a plain ``invoke``."""
     if watched:
         return watched_turn(graph, payload, config)
@@ -363,7 +365,8 @@ def _invoke(graph: Graph, payload: Any, config: RunnableConfig, watched: bool) -
     return Effect(run, arun)
 
 
-def _get_state(graph: Graph, config: RunnableConfig) -> Effect[StateSnapshot]:
+def read_state(graph: Graph, config: RunnableConfig) -> Effect[StateSnapshot]:
+    """The thread's state with its subgraphs (where pending interrupts are read)."""
     return Effect(
         lambda: graph.get_state(config, subgraphs=True),
         lambda: graph.aget_state(config, subgraphs=True),
@@ -379,8 +382,9 @@ def _update_state(
     )
 
 
-def _call(fn: Callable[[Any], Any], arg: Any, what: str) -> Effect[Any]:
-    """Call a user callable; an async one is awaited by :func:`aplay_case` only."""
+def call_user(fn: Callable[[Any], Any], arg: Any, what: str) -> Effect[Any]:
+    """Call a user callable (a ``resume_fn``, a reviewer); an async one is awaited only
+    when the core is driven async, and refused with a typed error when driven sync."""
 
     def run() -> Any:
         result = fn(arg)

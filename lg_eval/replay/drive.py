@@ -22,19 +22,25 @@ The core is an effects generator (:mod:`lg_eval._effects`), driven blocking by
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
-from lg_eval._effects import Core, Effect
-from lg_eval.play import PendingInterrupt, describe_asks, pending_interrupts
+from lg_eval._effects import Core
+from lg_eval.play import (
+    PendingInterrupt,
+    Reviewer,
+    call_user,
+    describe_asks,
+    pending_interrupts,
+    read_state,
+    run_turn,
+)
 from lg_eval.replay.fork import Humans
 
 OnNewQuestion = Literal["stop", "reviewer"]
-Reviewer = Callable[[list[PendingInterrupt]], Any]
 
 MAX_CALLS = 200
 """At most this many graph calls per replayed thread (a graph that asks forever)."""
@@ -68,11 +74,11 @@ def replaying(
     while outcome.calls < MAX_CALLS:
         outcome.calls += 1
         try:
-            yield _invoke(graph, payload, config)
+            yield run_turn(graph, payload, config)
         except Exception as exc:  # the new graph's own failure is a result
             outcome.status, outcome.reason = "error", f"{type(exc).__name__}: {exc}"
             return outcome
-        snapshot: StateSnapshot = yield _state(graph, config)
+        snapshot: StateSnapshot = yield read_state(graph, config)
         asked = pending_interrupts(snapshot)
         if asked:
             answers, missing = _recorded(asked, humans)
@@ -85,7 +91,7 @@ def replaying(
                 return outcome
             if missing:
                 assert reviewer is not None
-                given = yield _review(reviewer, missing)
+                given = yield call_user(reviewer, missing, "the reviewer")
                 answers.update(_by_id(given, missing))
                 outcome.reviewer_answers += len(missing)
             only = answers[asked[0].id] if len(asked) == 1 else None
@@ -121,25 +127,6 @@ def _by_id(given: Any, missing: list[PendingInterrupt]) -> dict[str, Any]:
     if isinstance(given, dict) and set(given) == {m.id for m in missing}:
         return dict(given)
     return {m.id: given for m in missing}
-
-
-def _invoke(graph: Any, payload: Any, config: RunnableConfig) -> Effect[Any]:
-    return Effect(lambda: graph.invoke(payload, config), lambda: graph.ainvoke(payload, config))
-
-
-def _state(graph: Any, config: RunnableConfig) -> Effect[StateSnapshot]:
-    return Effect(
-        lambda: graph.get_state(config, subgraphs=True),
-        lambda: graph.aget_state(config, subgraphs=True),
-    )
-
-
-def _review(reviewer: Reviewer, missing: list[PendingInterrupt]) -> Effect[Any]:
-    async def areview() -> Any:
-        awaited = getattr(reviewer, "acall", None)
-        return await awaited(missing) if callable(awaited) else reviewer(missing)
-
-    return Effect(lambda: reviewer(missing), areview)
 
 
 __all__ = ["MAX_CALLS", "OnNewQuestion", "Outcome", "Reviewer", "replaying"]
