@@ -23,6 +23,7 @@ from lg_eval.cli._common import (
 )
 from lg_eval.cli._progress import build_executor, progress_display, throughput_of
 from lg_eval.cli._reports import write_reports
+from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import ExperimentRun, Scoring, open_store, run_experiment
@@ -54,20 +55,8 @@ def run(
         str | None,
         typer.Option(help="With --server: the assistant id, or the graph id it serves."),
     ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            help="With --server: its API key (default $LANGGRAPH_API_KEY, which keeps it out "
-            "of the shell history). Never printed or stored."
-        ),
-    ] = None,
-    header: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="With --server: NAME=VALUE, a header sent with every request, e.g. for a "
-            "custom auth handler (repeatable). Never printed or stored."
-        ),
-    ] = None,
+    api_key: ApiKey = None,
+    header: Header = None,
     store: Annotated[
         str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
     ] = None,
@@ -172,13 +161,8 @@ def run(
     if server is not None or assistant is not None:
         _server_options(server, assistant, checkpointer, langsmith)
         with input_errors():
-            target = server_target(
-                cast(str, server),
-                cast(str, assistant),
-                api_key=api_key,
-                headers=_headers(header or []),
-                graph=graph,
-            )
+            connection = server_connection(cast(str, server), api_key, header)
+            target = server_target(connection, cast(str, assistant), graph=graph)
         checkpointer = "memory://"  # the assistant's threads live on the server
     elif api_key is not None or header:
         fail("--api-key and --header go with --server URL --assistant NAME")
@@ -244,18 +228,6 @@ def _server_options(
         fail("--checkpointer does not go with --server: the assistant's threads are on the server")
     if langsmith:
         fail("--langsmith does not go with --server: run one or the other")
-
-
-def _headers(items: list[str]) -> dict[str, str]:
-    """``--header NAME=VALUE`` items as a dict; a malformed one exits 2 without showing it
-    (its value may be a credential)."""
-    headers: dict[str, str] = {}
-    for number, item in enumerate(items, 1):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            fail(f"--header number {number} takes NAME=VALUE (the value is not shown here)")
-        headers[name.strip()] = value
-    return headers
 
 
 def _reviewer(model: str | None, persona: str, instructions: str) -> SimulatedReviewer | None:

@@ -53,10 +53,11 @@ class ServerConnection:
                 f"server url={self.url!r} is not an http(s) URL; pass the address the "
                 "LangGraph Server listens on, e.g. 'http://127.0.0.1:2024'."
             )
-        if any(name.strip().lower() == "x-api-key" for name in self.headers):
+        reserved = [name for name in self.headers if name.strip().lower() == "x-api-key"]
+        if reserved:  # the header langgraph-sdk sends the key in: the key has one way in
             raise InvalidOptionError(
-                "headers: x-api-key is the header langgraph-sdk sends the API key in; pass "
-                "the key as api_key=... (or $LANGGRAPH_API_KEY) instead of as a header."
+                f"headers={{{reserved[0]!r}: ...}}: the API key goes in api_key= (--api-key "
+                f"or ${API_KEY_ENV} on the command line), not in a header."
             )
         if not isinstance(self.retries, int) or self.retries < 1:
             raise InvalidOptionError(f"retries={self.retries!r}: expected an int >= 1.")

@@ -28,7 +28,7 @@ from langgraph.pregel.remote import RemoteGraph
 from lg_eval._effects import Core, adrive, drive
 from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ThreadNotFoundError
 from lg_eval.play import resolve_target
-from lg_eval.server._connection import API_KEY_ENV, ServerConnection, request
+from lg_eval.server._connection import ServerConnection, request
 from lg_eval.server._extraction import server_extraction
 from lg_eval.server._remote import ServerGraph, run_failure, snapshot_of
 from lg_eval.trajectory import ThreadTrajectory
@@ -202,12 +202,6 @@ def server_target(
         raise InvalidOptionError(
             f"assistant_id={assistant_id!r}: expected an assistant id or the graph id the "
             "server registered it under (e.g. 'agent')."
-        )
-    reserved = [name for name in headers or {} if name.lower() == "x-api-key"]
-    if reserved:
-        raise InvalidOptionError(
-            f"headers={{{reserved[0]!r}: ...}}: the API key goes in api_key= (--api-key or "
-            f"${API_KEY_ENV} on the command line), not in a header."
         )
     if isinstance(server, ServerConnection):
         if api_key is not None or headers is not None:

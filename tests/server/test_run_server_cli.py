@@ -133,7 +133,7 @@ def test_a_server_that_drops_every_connection_exits_2_naming_it(dropping: str, h
         (["--server", "http://h:1", "--assistant", " "], "assistant_id=' '"),
         (
             ["--server", "http://h:1", "--assistant", "w", "--header", f"Authorization: {KEY}"],
-            "--header number 1 takes NAME=VALUE (the value is not shown here)",
+            "--header #1 is not NAME=VALUE (its text is not shown)",
         ),
         (
             ["--server", "http://h:1", "--assistant", "w", "--header", f"X-Api-Key={KEY}"],
