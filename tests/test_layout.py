@@ -195,6 +195,7 @@ FLOORS: dict[str, int] = {
     "extract": 3,
     # 4: datasets
     "datasets": 4,
+    "scoring": 4,
     # 5: scoring, and playing cases
     "evaluators": 5,
     "judges": 5,

@@ -1,9 +1,9 @@
 """A weighted composite of other evaluators: one score, with every part kept in the metadata.
 
-Built on the effect machinery (:mod:`lg_eval._effects`), so one scoring core
-serves both entry points: the sync composite calls each part's sync evaluator,
-the async one awaits each part's async twin (LLM judges then run without
-blocking).
+Its parts are called through the one scoring step (:mod:`lg_eval.scoring`), so one
+core serves both entry points: the sync composite calls each part's sync evaluator
+in turn, the async one awaits the parts' async twins together (LLM judges then run
+without blocking).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from lg_eval._effects import Core, Effect
+from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator
 from lg_eval.evaluators.registry import get_evaluator as get
 from lg_eval.feedback import UNIT, Feedback, ScoreRange
+from lg_eval.scoring import EvaluatorCall, call_evaluators, raise_first
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,10 @@ def create_composite_evaluator(
     parts = [_part(name, weight_of[name], evaluator) for name, evaluator in named.items()]
 
     def scorer(**call: Any) -> Core[Feedback]:
-        results = {}
-        for part in parts:
-            results[part.name] = yield Effect(partial(part.run, **call), partial(part.arun, **call))
+        calls = [EvaluatorCall(part.name, part.run, part.arun, call) for part in parts]
+        outcomes = yield call_evaluators(calls)
+        raise_first(outcomes)  # a part that raises fails the composite
+        results = {part.name: result for part, (result, _) in zip(parts, outcomes, strict=True)}
         return _combine(parts, results)
 
     scorer.__doc__ = create_composite_evaluator.__doc__

@@ -9,17 +9,17 @@
 * :func:`reference_of`: the case's expectations as the ``reference_outputs`` dict.
 * :func:`case_outputs`: the thread as ``{"trajectory", "thread", "messages", "output"}``,
   so graph, tool-call and text evaluators each find their field.
-* :func:`score_rows`: feedback to :class:`ScoreRow` with its pass/fail verdict (a score
-  the evaluator core refused, :func:`lg_eval.feedback.check_score`, is the row's error).
-* :func:`score_thread`: **the** scoring step, an effect core: one extracted thread, its
-  evaluators and reference in; its rows, tool calls, usage and status written into the
-  :class:`CaseResult`. The runner (inline and in the scoring process) and sweeps all
-  score through it.
+* :func:`score_rows`: read feedback to :class:`ScoreRow` with its pass/fail verdict (a
+  score outside its range, :func:`lg_eval.feedback.check_score`, is the row's error).
+* :func:`score_thread`: a thread scored into a :class:`CaseResult`, an effect core: one
+  extracted thread, its evaluators and reference in; its rows, tool calls, usage and
+  status written into the result. The runner (inline and in the scoring process), sweeps
+  and replay score through it, and it calls and reads evaluators through the one scoring
+  step that eval nodes use too (:mod:`lg_eval.scoring`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +28,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from pydantic_core import to_jsonable_python
 
-from lg_eval._effects import Core, Effect
+from lg_eval._effects import Core
 from lg_eval.errors import LgEvalError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators import (
@@ -40,10 +40,11 @@ from lg_eval.evaluators import (
 )
 from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected
 from lg_eval.experiments.results import CaseResult, CaseStatus, ScoreRow
-from lg_eval.feedback import Feedback, describe_error, refusal
+from lg_eval.feedback import Feedback
 from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
 from lg_eval.messages import tool_calls_from_messages
+from lg_eval.scoring import EvaluatorCall, Scored, call_evaluators, read_outcome
 from lg_eval.trajectory import ThreadTrajectory
 from lg_eval.verdicts import case_verdict, verdict
 
@@ -59,6 +60,13 @@ class CaseEvaluator:
     evaluator: Evaluator[Any]
     reference: Any = None
     own_reference: bool = False
+
+    def calling(self, outputs: Any, reference: Any, inputs: Any) -> EvaluatorCall:
+        """The scoring step's call of this evaluator on one thread: ``reference`` (the
+        case's) unless it is a built-in check with its own; awaited when driven async."""
+        given = self.reference if self.own_reference else reference
+        kwargs = {"outputs": outputs, "reference_outputs": given, "inputs": inputs}
+        return EvaluatorCall.of(self.evaluator, kwargs, self.name)
 
 
 # --------------------------------------------------------------------------- resolving
@@ -194,27 +202,21 @@ def score_thread(
     :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and status.
 
     Each evaluator is handed ``outputs`` (:func:`case_outputs`), ``reference`` (or its
-    built-in check's own) and ``inputs``; it is called when driven sync and awaited when
-    driven async (:func:`lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`).
+    built-in check's own) and ``inputs``, through the one scoring step
+    (:func:`lg_eval.scoring.call_evaluators`, :func:`~lg_eval.scoring.read_outcome`): one
+    after another when driven sync, together when awaited
+    (:func:`lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`); rows keep the
+    evaluators' order.
     """
     result.trajectory = thread.to_graph_trajectory().steps
     messages = final_messages(thread)
     result.tool_calls = recorded_tool_calls(messages)
     outputs = case_outputs(thread, messages)
     usage = thread_usage(messages)
-    for item in evaluators:
-        given = item.reference if item.own_reference else reference
-        call = {"outputs": outputs, "reference_outputs": given, "inputs": inputs}
-        try:
-            outcome = yield Effect(
-                functools.partial(item.evaluator, **call),
-                functools.partial(item.evaluator.aevaluate, **call),
-            )
-        except Exception as exc:
-            key = item.evaluator.key
-            result.scores.append(ScoreRow(evaluator=item.name, key=key, error=describe_error(exc)))
-            continue
-        rows, judged = score_rows(item.name, outcome, thresholds)
+    calls = [item.calling(outputs, reference, inputs) for item in evaluators]
+    outcomes = yield call_evaluators(calls)
+    for item, call, outcome in zip(evaluators, calls, outcomes, strict=True):
+        rows, judged = score_rows(item.name, read_outcome(call, outcome), thresholds)
         result.scores.extend(rows)
         usage.add(judged)
     result.tokens, result.cost, result.model_calls = usage.total_tokens, usage.cost, usage.calls
@@ -238,42 +240,33 @@ def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | No
 
 
 def score_rows(
-    name: str, outcome: Any, thresholds: Mapping[str, float]
+    name: str, feedback: Sequence[Scored], thresholds: Mapping[str, float]
 ) -> tuple[list[ScoreRow], Usage]:
-    """The rows of one evaluator's outcome (a feedback dict or a list of them), and the judge
-    usage it reports (``metadata["usage"]``, counted once per evaluator)."""
-    items = outcome if isinstance(outcome, list) else [outcome]
+    """The rows of one evaluator's feedback (:func:`lg_eval.scoring.read_outcome`) with
+    their verdicts, and the judge usage it reports (``metadata["usage"]``, counted once per
+    evaluator). A threshold is looked up by feedback key, then by evaluator name."""
     rows, usage = [], Usage()
-    for item in items:
-        metadata = item.get("metadata")
+    for item in feedback:
+        metadata = item.metadata
         reported = metadata.get("usage") if isinstance(metadata, Mapping) else None
         if isinstance(reported, Mapping) and not usage.calls:
             usage.calls = int(reported.get("calls") or 0)
             usage.total_tokens = int(reported.get("total_tokens") or 0)
             cost = reported.get("cost")
             usage.cost = float(cost) if isinstance(cost, int | float) else None
-        key = str(item.get("key") or name)
-        threshold = thresholds.get(key, thresholds.get(name, DEFAULT_THRESHOLD))
-        score = item.get("score")
+        threshold = thresholds.get(item.key, thresholds.get(name, DEFAULT_THRESHOLD))
         rows.append(
             ScoreRow(
                 evaluator=name,
-                key=key,
-                score=score,
-                comment=item.get("comment"),
+                key=item.key,
+                score=item.score,
+                comment=item.comment,
                 metadata=to_jsonable_python(metadata, fallback=repr) if metadata else None,
-                passed=verdict(score, threshold),
-                error=refused_score(metadata),
+                passed=verdict(item.score, threshold),
+                error=item.error,
             )
         )
     return rows, usage
-
-
-def refused_score(metadata: Any) -> str | None:
-    """``'InvalidScoreError: why'`` when the evaluator core refused the score (out of its
-    range or not finite: :func:`lg_eval.feedback.check_score`), so the row is an error."""
-    refused = refusal(metadata)
-    return None if refused is None else f"InvalidScoreError: {refused[0]}"
 
 
 def status_of(rows: list[ScoreRow], *, require_verdict: bool = False) -> CaseStatus:
@@ -300,7 +293,6 @@ __all__ = [
     "final_messages",
     "recorded_tool_calls",
     "reference_of",
-    "refused_score",
     "score_rows",
     "score_thread",
     "status_of",

@@ -18,6 +18,7 @@ from typing import Any
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
+from lg_eval.scoring import EvaluatorCall, call_evaluators, raise_first, read_outcome
 from lg_eval.verdicts import case_verdict, verdict
 
 SummaryEvaluator = Callable[..., dict[str, Any]]
@@ -34,11 +35,13 @@ def _rows(
     ready = [_evaluator(item) for item in evaluators]
     rows: list[Row] = []
     for output, reference, given in zip(outputs, reference_outputs, inputs, strict=True):
+        kwargs = {"outputs": output, "reference_outputs": reference, "inputs": given}
+        calls = [EvaluatorCall.of(evaluator, kwargs) for evaluator in ready]
+        outcomes = call_evaluators(calls).run()
+        raise_first(outcomes)  # a row an evaluator cannot score is no summary
         row: Row = []
-        for evaluator in ready:
-            result = evaluator(outputs=output, reference_outputs=reference, inputs=given)
-            for feedback in result if isinstance(result, list) else [result]:
-                row.append((feedback["key"], feedback["score"]))
+        for call, outcome in zip(calls, outcomes, strict=True):
+            row.extend((feedback.key, feedback.score) for feedback in read_outcome(call, outcome))
         rows.append(row)
     return rows
 

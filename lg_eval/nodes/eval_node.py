@@ -26,12 +26,12 @@ from langgraph.pregel import Pregel
 
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError, LgEvalError, MissingCheckpointerError
-from lg_eval.nodes._calls import Call, Outcome, raise_first, run_calls
 from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes._thread import current_checkpoint, read_in_flight
 from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, check_timeout, resolve
 from lg_eval.nodes.state import DEFAULT_KEY
+from lg_eval.scoring import Outcome, call_evaluators, raise_first
 
 THREAD = "thread"
 """``source=THREAD``: evaluate the thread's own trajectory, read from the checkpointer."""
@@ -178,10 +178,11 @@ class EvalNode(CoreNode):
         except Exception as exc:  # nothing to evaluate: every evaluator reports why
             if self.fail_fast:
                 raise
-            outcomes: list[Outcome] = [(None, exc)] * len(self.bound)
+            calls = [b.calling({}) for b in self.bound]
+            outcomes: list[Outcome] = [(None, exc)] * len(calls)
         else:
-            calls = [Call(b, kwargs, b.timeout(self.evaluator_timeout)) for b in self.bound]
-            outcomes = yield run_calls(calls, self.timeout)
+            calls = [b.calling(kwargs, self.evaluator_timeout) for b in self.bound]
+            outcomes = yield call_evaluators(calls, self.timeout)
         if self.fail_fast:
             raise_first(outcomes)
         metadata = config.get("metadata") or {}
@@ -193,8 +194,8 @@ class EvalNode(CoreNode):
         }
         records = [
             feedback.model_copy(update=tags).model_dump()
-            for bound, outcome in zip(self.bound, outcomes, strict=True)
-            for feedback in to_feedback(bound, outcome)
+            for bound, call, outcome in zip(self.bound, calls, outcomes, strict=True)
+            for feedback in to_feedback(bound, call, outcome)
         ]
         return {self.key: records}
 

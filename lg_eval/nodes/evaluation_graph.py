@@ -37,7 +37,6 @@ from pydantic import ValidationError
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
-from lg_eval.nodes._calls import Call, raise_first, run_calls
 from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes.evaluation_state import (
@@ -53,6 +52,7 @@ from lg_eval.nodes.evaluation_state import (
 from lg_eval.nodes.routing import weighted_score
 from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, check_timeout, resolve
 from lg_eval.offline import offline
+from lg_eval.scoring import call_evaluators, raise_first
 from lg_eval.trajectory import ThreadTrajectory
 
 AnyPregel = Pregel[Any, Any, Any, Any]
@@ -162,19 +162,18 @@ def create_evaluation_graph(
 
     def evaluate(task: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         item = bound[task["index"]]
-        call = Call(
-            item,
+        call = item.calling(
             {
                 "outputs": from_plain(task["trajectory"]),
                 "reference_outputs": from_plain(task["reference"]),
                 "inputs": task["inputs"],
             },
-            item.timeout(evaluator_timeout),
+            evaluator_timeout,
         )
-        outcomes = yield run_calls([call])
+        outcomes = yield call_evaluators([call])
         if fail_fast:
             raise_first(outcomes)
-        return {"results": [f.model_dump() for f in to_feedback(item, outcomes[0])]}
+        return {"results": [f.model_dump() for f in to_feedback(item, call, outcomes[0])]}
 
     def aggregate(state: EvaluationState) -> dict[str, Any]:
         result = summarize(state, threshold, review_threshold, review_on_disagreement)

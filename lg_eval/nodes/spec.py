@@ -10,8 +10,9 @@ the one to await from async code (the async twin when lg_eval can derive it,
 so LLM judges do not block an event loop). Other sync functions are called
 as they are, from async graphs too: keep them fast, or pass an async function.
 
-How they are called is :mod:`lg_eval.nodes._calls`; how what they return is
-made safe for graph state, :mod:`lg_eval.nodes._feedback`.
+They are called and their results read by the one scoring step
+(:mod:`lg_eval.scoring`, through :meth:`Bound.calling`); what they return is
+made safe for graph state by :mod:`lg_eval.nodes._feedback`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, as_evaluator
+from lg_eval.evaluator import as_evaluator
 from lg_eval.evaluators import resolve_evaluator
-from lg_eval.feedback import ScoreRange, ScoreRangeLike, is_finite_number
+from lg_eval.feedback import ScoreRangeLike, is_finite_number
 from lg_eval.feedback import score_range as as_score_range
+from lg_eval.scoring import DeclaredRanges, EvaluatorCall
 
 DEFAULT_TIMEOUT = 600.0
 """Seconds an eval node's evaluators (or one evaluation-graph evaluator) may take by default."""
@@ -107,30 +109,36 @@ EvaluatorLike = Callable[..., Any] | str | EvalSpec
 
 @dataclass(frozen=True)
 class Bound:
-    """An :class:`EvalSpec` resolved to what to call from sync and from async code.
-
-    ``ranges`` are the score ranges the evaluator declares per feedback key,
-    and ``default_range`` the range of any other key (None: any finite number).
-    """
+    """An :class:`EvalSpec` resolved to what to call from sync and from async code, and
+    the score ranges it is held to (the spec's ``score_range``, else what the evaluator
+    declares per feedback key)."""
 
     spec: EvalSpec
     call: Callable[..., Any]
     acall: Callable[..., Any]
     name: str
-    ranges: Mapping[str, ScoreRange | None] = field(default_factory=dict)
-    default_range: ScoreRange | None = None
+    declared: DeclaredRanges = field(default_factory=DeclaredRanges)
 
     def timeout(self, default: float | None) -> float | None:
         """This evaluator's timeout: its spec's own, else ``default``."""
         return self.spec.timeout if self.spec.timeout is not None else default
 
-    def score_range(self, key: str | None) -> ScoreRange | None:
-        """The range declared for feedback ``key`` (None: none declared, so 0..1 or a bool)."""
-        if self.spec.score_range is not None:
-            return as_score_range(self.spec.score_range)
-        if key is not None and key in self.ranges:
-            return self.ranges[key]
-        return self.default_range
+    def calling(
+        self, kwargs: Mapping[str, Any], default_timeout: float | None = None
+    ) -> EvaluatorCall:
+        """The scoring step's call of this evaluator with ``kwargs`` (the whole reference:
+        the spec's ``reference_key`` narrows it), keyed and ranged as the spec says."""
+        return EvaluatorCall(
+            self.name,
+            self.call,
+            self.acall,
+            kwargs,
+            timeout=self.timeout(default_timeout),
+            reference_key=self.spec.reference_key,
+            key=self.spec.key or self.name,
+            rename=self.spec.key is not None,
+            declared=self.declared,
+        )
 
 
 def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
@@ -150,24 +158,15 @@ def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
 
 def _bind(spec: EvalSpec) -> Bound:
     target = spec.evaluator
+    forced = as_score_range(spec.score_range)
     if isinstance(target, str) or as_evaluator(target) is not None:
         # one scorer: called from sync code, awaited from async code
         name, built = resolve_evaluator(target)
-        return Bound(spec, built, built.aevaluate, name, *_declared(built))
+        return Bound(spec, built, built.aevaluate, name, DeclaredRanges.of(built, forced))
     # a plain function (sync or async) is called as it is: its scores are checked by the node
     label = getattr(target, "__name__", None)
-    return Bound(spec, target, target, str(label or type(target).__name__))
-
-
-def _declared(
-    evaluator: Evaluator[Any],
-) -> tuple[Mapping[str, ScoreRange | None], ScoreRange | None]:
-    """The ranges an evaluator declares: its own key's, and its other keys' (a rubric's).
-
-    Every lg_eval evaluator declares one; one built by ``make_evaluator`` without
-    ``score_range`` (or a function registered with ``register_evaluator``) declares none.
-    """
-    return {evaluator.key: evaluator.score_range, **evaluator.key_ranges}, evaluator.score_range
+    name = str(label or type(target).__name__)
+    return Bound(spec, target, target, name, DeclaredRanges(forced=forced))
 
 
 __all__ = [

@@ -10,7 +10,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lg_eval.evaluator import evaluator_of
-from lg_eval.experiments.scoring import score_rows
+from lg_eval.experiments.scoring import CaseEvaluator, score_rows
 from lg_eval.langsmith import mean_score
 from lg_eval.nodes import (
     EvalFeedback,
@@ -19,6 +19,7 @@ from lg_eval.nodes import (
     EvaluationResult,
     create_evaluation_graph,
 )
+from lg_eval.scoring import call_evaluators, read_outcome
 from lg_eval.sweeps.worker import resolve_evaluators
 from tests.nodes.hosts_contract import run
 
@@ -41,6 +42,13 @@ def plain_returning(value: Any, name: str = "plain") -> Any:
 
     plain.__name__ = name
     return plain
+
+
+def rows_of(name: str, evaluator: Any, thresholds: dict[str, float]) -> Any:
+    """The rows the runner's scoring step writes for ``evaluator`` on one run."""
+    call = CaseEvaluator(name, evaluator).calling("run", None, None)
+    (outcome,) = call_evaluators([call]).run()
+    return score_rows(name, read_outcome(call, outcome), thresholds)
 
 
 @pytest.mark.parametrize(("score", "why"), REFUSED)
@@ -72,7 +80,7 @@ def test_the_evaluation_graph_fails_a_case_on_a_refused_score(score, why):
 def test_the_runner_records_a_refused_score_as_an_error_row(score, why):
     evaluator = evaluator_of(plain_returning(score))
     assert evaluator is not None
-    (row,), _ = score_rows("plain", evaluator(outputs="run"), {})
+    (row,), _ = rows_of("plain", evaluator, {})
     assert (row.score, row.passed, row.error) == (None, None, f"InvalidScoreError: {why}")
 
 
@@ -80,14 +88,14 @@ def test_the_runner_records_a_refused_score_as_an_error_row(score, why):
 def test_the_runner_keeps_a_bool_or_unit_score(score):
     evaluator = evaluator_of(plain_returning(score))
     assert evaluator is not None
-    (row,), _ = score_rows("plain", evaluator(outputs="run"), {"plain": 0.5})
+    (row,), _ = rows_of("plain", evaluator, {"plain": 0.5})
     assert (row.score, row.passed, row.error) == (score, True, None)
 
 
 @pytest.mark.parametrize(("score", "why"), REFUSED)
 def test_a_sweep_wraps_a_plain_function_under_the_same_rule(score, why):
     ((name, evaluator),) = resolve_evaluators([plain_returning(score)])
-    (row,), _ = score_rows(name, evaluator(outputs="run"), {})
+    (row,), _ = rows_of(name, evaluator, {})
     assert (name, row.score, row.error) == ("plain", None, f"InvalidScoreError: {why}")
 
 

@@ -1,6 +1,6 @@
-"""Calling evaluators: the one place they are called, with references and timeouts.
+"""Calling evaluators: each with its own arguments, within its timeout and the budget.
 
-:func:`run_calls` is an :class:`~lg_eval._effects.Effect`: sequential when driven
+:func:`call_evaluators` is an :class:`~lg_eval._effects.Effect`: sequential when driven
 sync and concurrent when awaited, both through one per-call core
 (:func:`~lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`). An
 evaluator that raises yields an error outcome instead of an exception;
@@ -9,14 +9,13 @@ LangGraph's own control flow (``interrupt()`` and friends,
 evaluator runs in a daemon thread (sync) or under ``asyncio.timeout`` (async)
 and one that does not finish in time becomes an :class:`EvaluatorTimeoutError`.
 
-References: one case (or one eval node) has one reference, and every
-evaluator is handed all of it. LangSmith-style references holding several
-expectations (``{"trajectory": ..., "tool_calls": ..., "output": ...}``) need
-no unwrapping for lg_eval's evaluators, which each take their own field from a
-dict (:func:`lg_eval.inputs.select_field`). An evaluator that reads the whole
-reference (a custom function) is given one part of it with
-``EvalSpec(fn, reference_key="output")``; a reference without that key is
-that evaluator's error feedback (:class:`ReferenceKeyError`), not a crash.
+References: a host gives every evaluator its whole reference. LangSmith-style
+references holding several expectations (``{"trajectory": ..., "tool_calls": ...,
+"output": ...}``) need no unwrapping for lg_eval's evaluators, which each take
+their own field from a dict (:func:`lg_eval.inputs.select_field`). An evaluator
+that reads the whole reference (a custom function) is given one part of it with
+``reference_key``; a reference without that key is that evaluator's error
+outcome (:class:`ReferenceKeyError`), not a crash.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,33 +32,66 @@ from langgraph.errors import GraphBubbleUp
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval._threads import athread, run_in_daemon
 from lg_eval.errors import EvaluatorTimeoutError, ReferenceKeyError
-from lg_eval.nodes.spec import Bound
+from lg_eval.evaluator import Evaluator
+from lg_eval.scoring._reading import DeclaredRanges
 
 
 @dataclass(frozen=True)
-class Call:
-    """One evaluator call: which evaluator and its keyword arguments.
+class EvaluatorCall:
+    """One evaluator call: what to call, with which arguments, and how its feedback is read.
 
-    ``kwargs`` hold the case's whole reference; :meth:`arguments` narrows it to
-    the evaluator's ``reference_key`` when its spec has one.
+    Args:
+        name: the evaluator's name in errors and records.
+        call: what sync code calls; ``acall``: what async code awaits (the evaluator's
+            async twin when it has one, else ``call`` again).
+        kwargs: ``outputs``, ``reference_outputs`` and ``inputs``, the reference whole.
+        timeout: seconds this call may take (None: only the budget bounds it).
+        reference_key: give the evaluator ``reference_outputs[reference_key]`` instead.
+        key: the key of feedback that names none, and of the evaluator's errors.
+        rename: ``key`` replaces the key of a single feedback the evaluator returns.
+        declared: the score ranges the evaluator declares (None: it declares none).
     """
 
-    bound: Bound
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    name: str
+    call: Callable[..., Any]
+    acall: Callable[..., Any]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
     timeout: float | None = None
+    reference_key: str | None = None
+    key: str = ""
+    rename: bool = False
+    declared: DeclaredRanges = field(default_factory=DeclaredRanges)
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.name)
+
+    @classmethod
+    def of(
+        cls, evaluator: Evaluator[Any], kwargs: Mapping[str, Any], name: str | None = None
+    ) -> EvaluatorCall:
+        """A call of an :class:`~lg_eval.evaluator.Evaluator`: called from sync code,
+        awaited (``aevaluate``) from async code, held to the ranges it declares."""
+        return cls(
+            name or evaluator.key,
+            evaluator,
+            evaluator.aevaluate,
+            kwargs,
+            key=evaluator.key,
+            declared=DeclaredRanges.of(evaluator),
+        )
 
     def arguments(self) -> dict[str, Any]:
         """The keyword arguments this evaluator is called with.
 
         Raises:
-            ReferenceKeyError: the spec has a ``reference_key`` the reference
-                lacks (or the reference is not a dict).
+            ReferenceKeyError: there is a ``reference_key`` the reference lacks (or the
+                reference is not a dict).
         """
-        key = self.bound.spec.reference_key
-        if key is None:
-            return self.kwargs
+        if self.reference_key is None:
+            return dict(self.kwargs)
         reference = self.kwargs.get("reference_outputs")
-        return {**self.kwargs, "reference_outputs": reference_part(reference, key)}
+        return {**self.kwargs, "reference_outputs": reference_part(reference, self.reference_key)}
 
 
 def reference_part(reference: Any, key: str) -> Any:
@@ -82,10 +114,12 @@ def reference_part(reference: Any, key: str) -> Any:
 Outcome = tuple[Any, Exception | None]
 
 
-def run_calls(calls: Sequence[Call], timeout: float | None = None) -> Effect[list[Outcome]]:
+def call_evaluators(
+    calls: Sequence[EvaluatorCall], timeout: float | None = None
+) -> Effect[list[Outcome]]:
     """Call every evaluator; each outcome is ``(result, None)`` or ``(None, error)``.
 
-    Each call is bounded by its own ``Call.timeout`` and all of them together by
+    Each call is bounded by its own ``EvaluatorCall.timeout`` and all of them together by
     ``timeout`` seconds (sync: one after another, so a slow evaluator leaves
     less time to the next; async: concurrently, each bounded by the smaller).
     Both ways run the one per-call core, :func:`_outcome`.
@@ -98,7 +132,7 @@ def run_calls(calls: Sequence[Call], timeout: float | None = None) -> Effect[lis
     return Effect(lambda: drive(_in_turn(calls, timeout)), together)
 
 
-def _in_turn(calls: Sequence[Call], budget: float | None) -> Core[list[Outcome]]:
+def _in_turn(calls: Sequence[EvaluatorCall], budget: float | None) -> Core[list[Outcome]]:
     """The calls one after another, each given what is left of ``budget``."""
     deadline = None if budget is None else time.monotonic() + budget
     outcomes: list[Outcome] = []
@@ -106,7 +140,7 @@ def _in_turn(calls: Sequence[Call], budget: float | None) -> Core[list[Outcome]]
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             error = EvaluatorTimeoutError(
-                f"evaluator {call.bound.name!r} was not run: the node's timeout of "
+                f"evaluator {call.name!r} was not run: the node's timeout of "
                 f"{budget:g}s was used up by the evaluators before it"
             )
             outcomes.append((None, error))
@@ -115,7 +149,9 @@ def _in_turn(calls: Sequence[Call], budget: float | None) -> Core[list[Outcome]]
     return outcomes
 
 
-def _limit(call: Call, budget: float | None, left: float | None) -> tuple[float | None, str]:
+def _limit(
+    call: EvaluatorCall, budget: float | None, left: float | None
+) -> tuple[float | None, str]:
     """The seconds this call may take, and whose limit that is (for the error)."""
     own = call.timeout
     if own is None and left is None:
@@ -125,7 +161,7 @@ def _limit(call: Call, budget: float | None, left: float | None) -> tuple[float 
     return left, f"the node's timeout of {budget:g}s"
 
 
-def _outcome(call: Call, limit: float | None, whose: str) -> Core[Outcome]:
+def _outcome(call: EvaluatorCall, limit: float | None, whose: str) -> Core[Outcome]:
     """One evaluator call as an outcome: what it raised is its error (a timeout included),
     except LangGraph's control flow (``interrupt()``: :class:`GraphBubbleUp`), which
     propagates."""
@@ -137,7 +173,7 @@ def _outcome(call: Call, limit: float | None, whose: str) -> Core[Outcome]:
         return None, exc
 
 
-def _invocation(call: Call, limit: float | None, whose: str) -> Effect[Any]:
+def _invocation(call: EvaluatorCall, limit: float | None, whose: str) -> Effect[Any]:
     """Calling the evaluator within ``limit`` seconds: in a daemon thread when sync (so it can
     be abandoned), under ``asyncio.timeout`` when async; past the limit it raises
     :class:`EvaluatorTimeoutError`."""
@@ -167,19 +203,19 @@ def _invocation(call: Call, limit: float | None, whose: str) -> Effect[Any]:
     return Effect(run, arun)
 
 
-def _timed_out(call: Call, whose: str) -> EvaluatorTimeoutError:
+def _timed_out(call: EvaluatorCall, whose: str) -> EvaluatorTimeoutError:
     return EvaluatorTimeoutError(
-        f"evaluator {call.bound.name!r} did not finish within {whose}; it was abandoned"
+        f"evaluator {call.name!r} did not finish within {whose}; it was abandoned"
     )
 
 
-def _invoke(call: Call) -> Any:
-    result = call.bound.call(**call.arguments())
+def _invoke(call: EvaluatorCall) -> Any:
+    result = call.call(**call.arguments())
     return run_blocking(result) if inspect.isawaitable(result) else result
 
 
-async def _ainvoke(call: Call, off_loop: bool) -> Any:
-    function = call.bound.acall
+async def _ainvoke(call: EvaluatorCall, off_loop: bool) -> Any:
+    function = call.acall
     if off_loop and not _is_async(function):  # a sync function: in a thread, so it can time out
         result = await athread(lambda: function(**call.arguments()), name="lg-eval-evaluator")
     else:
@@ -215,10 +251,10 @@ def raise_first(outcomes: Sequence[Outcome]) -> None:
 
 
 __all__ = [
-    "Call",
+    "EvaluatorCall",
     "Outcome",
+    "call_evaluators",
     "raise_first",
     "reference_part",
     "run_blocking",
-    "run_calls",
 ]
