@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, as_evaluator, make_evaluator
 from lg_eval.evaluators.registry import get_evaluator as get
-from lg_eval.feedback import UNIT, Feedback, ScoreRange
+from lg_eval.feedback import UNIT, Feedback, ScoreRange, is_finite_number
 from lg_eval.scoring import EvaluatorCall, call_evaluators, raise_first
 
 
@@ -114,7 +113,7 @@ def _weights(named: dict[str, Any], weights: Mapping[str, float] | None) -> dict
         )
     resolved = {name: weights.get(name, 0.0) for name in named}
     for name, weight in resolved.items():
-        if not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+        if not is_finite_number(weight) or weight < 0:
             raise InvalidOptionError(f"weights[{name!r}]={weight!r} must be a number >= 0.")
     if not sum(resolved.values()):
         raise InvalidOptionError("At least one weight must be above 0.")

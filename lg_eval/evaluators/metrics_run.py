@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._tool_calls import EXACT
-from lg_eval.feedback import UNIT, Feedback
+from lg_eval.feedback import UNIT, Feedback, is_finite_number
 from lg_eval.inputs import calls_arg, describe_call, describe_list, require
 from lg_eval.messages import ToolCall, to_openai_messages
 
@@ -219,9 +219,7 @@ def create_call_budget_evaluator(
 
 def _finite_amount(value: object) -> bool:
     """A number (not a bool) that is finite and >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return math.isfinite(value) and value >= 0
+    return is_finite_number(value) and cast(float, value) >= 0
 
 
 def _usage(outputs: Any, input_price: float, output_price: float) -> dict[str, Any]:

@@ -11,11 +11,11 @@ the false discovery rate over the cases of each key; the pooled ones are not.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 from lg_eval.experiments.aggregate import by_case
 from lg_eval.experiments.results import CaseResult, ExperimentRun
+from lg_eval.feedback import is_finite_number
 from lg_eval.stats import ALPHA, PairedTest, adjust_per_case, mcnemar_test, wilcoxon_test
 
 Pair = tuple[CaseResult, CaseResult]
@@ -80,7 +80,7 @@ def _score(result: CaseResult, key: str) -> bool | float | None:
             score = row.score
             if isinstance(score, bool):
                 return score
-            return float(score) if math.isfinite(score) else None
+            return float(score) if is_finite_number(score) else None
     return None
 
 
