@@ -76,7 +76,7 @@ def _flat_turn(
         parts.append(block)
     return "\n".join(
         [
-            f'<turn index="{index}">',
+            f'<turn number="{index + 1}">',
             section("input", render_value(input, level, tally)),
             section("steps", " -> ".join(parts)),
             section("result", render_value(result, level, tally)),
@@ -87,7 +87,8 @@ def _flat_turn(
 
 def _thread_turn(turn: Turn, paths: dict[str, str], level: Compression, tally: Tally) -> str:
     branched = ' branched="true"' if turn.branched else ""
-    head = f'<turn index="{turn.index}" kind="{escape(turn.kind)}" status="{escape(turn.status)}"'
+    number, kind, status = turn.index + 1, escape(turn.kind), escape(turn.status)
+    head = f'<turn number="{number}" kind="{kind}" status="{status}"'
     lines = [f"{head}{branched}>"]
     if turn.edits:
         edits = [

@@ -33,12 +33,12 @@ route (the exact nodes and order may differ where that changes nothing that matt
 </criteria>
 
 <notation>
-Each <turn> is one invocation of the graph. "__start__" is the entry point where the \
-turn's input arrives. "__interrupt__" marks a pause where the graph waited for a human; \
-the next turn resumes it, and <human_resume> shows the answer the human gave, when it was \
-recorded. An input of "__resuming__" means the turn resumed the thread after a pause. \
-Nodes inside subgraphs are written as their full path joined by ":". Tasks listed with \
-the same step number ran in parallel.
+Each <turn> is one invocation of the graph, numbered from 1 in the order they ran. \
+"__start__" is the entry point where the turn's input arrives. "__interrupt__" marks a \
+pause where the graph waited for a human; the next turn resumes it, and <human_resume> \
+shows the answer the human gave, when it was recorded. An input of "__resuming__" means \
+the turn resumed the thread after a pause. Nodes inside subgraphs are written as their \
+full path joined by ":". Tasks listed with the same step number ran in parallel.
 </notation>
 
 <thread>

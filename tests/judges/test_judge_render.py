@@ -36,11 +36,11 @@ def test_thread_shows_subgraph_paths_errors_edits_and_static_breakpoints():
 def test_flat_graph_trajectory_renders_agentevals_shape():
     flat = weather_thread().to_graph_trajectory()
     assert render_fitted(flat, None).text == (
-        '<turn index="0">\n<input>\n'
+        '<turn number="1">\n<input>\n'
         '{"__start__": {"messages": [{"role": "user", "content": "what\'s the weather in sf?"}]}}'
         "\n</input>\n<steps>\n__start__ -> agent -> tools -> __interrupt__\n</steps>\n"
         "<result>\n{}\n</result>\n</turn>\n\n"
-        '<turn index="1">\n<input>\n__resuming__\n</input>\n<steps>\nagent\n</steps>\n'
+        '<turn number="2">\n<input>\n__resuming__\n</input>\n<steps>\nagent\n</steps>\n'
         '<result>\n{"messages": [{"role": "assistant", "content": '
         '"The weather in sf is sunny and 75."}]}\n</result>\n</turn>'
     )
@@ -73,7 +73,7 @@ def test_text_within_budget_is_not_summarized():
 def test_repeated_loops_collapse_with_a_count_when_over_budget():
     rendered = render_fitted(looping_thread(30), 600)
     assert rendered.text.splitlines()[0] == (
-        "[Summarized to fit a 600-character budget (1068 characters in full): "
+        "[Summarized to fit a 600-character budget (1069 characters in full): "
         "1 repeated loop(s) shown once with a repeat count.]"
     )
     assert (
@@ -83,7 +83,7 @@ def test_repeated_loops_collapse_with_a_count_when_over_budget():
     ) in rendered.text
     assert rendered.summary == {
         "budget": 600,
-        "original_chars": 1068,
+        "original_chars": 1069,
         "rendered_chars": len(rendered.text),
         "actions": ["1 repeated loop(s) shown once with a repeat count"],
     }
@@ -168,5 +168,5 @@ def test_interrupts_only_the_turn_recorded_and_fork_branches_are_shown():
         branched=True,
     )
     text = render_fitted(ThreadTrajectory(thread_id="t", turns=[turn]), None).text
-    assert text.startswith('<turn index="0" kind="input" status="interrupted" branched="true">')
+    assert text.startswith('<turn number="1" kind="input" status="interrupted" branched="true">')
     assert 'step 0: review\n__interrupt__ at review (id x): {"q": 1}\n</steps>' in text

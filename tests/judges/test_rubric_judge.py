@@ -37,7 +37,7 @@ def test_rubric_prompt_lists_every_dimension_and_the_trajectory():
     create_rubric_judge(judge=model)(outputs=weather_thread())
     prompt = model.calls[0].prompt
     assert ('<dimension name="strategy" scale="1-5">\n' + DEFAULT_RUBRIC[1].description) in prompt
-    assert '<trajectory>\n<turn index="0" kind="input"' in prompt
+    assert '<trajectory>\n<turn number="1" kind="input"' in prompt
     schema = model.calls[0].tools[0]["function"]["parameters"]
     assert list(schema["properties"]) == [d.name for d in DEFAULT_RUBRIC]
     assert schema["properties"]["strategy"]["properties"]["score"] == {

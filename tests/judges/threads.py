@@ -53,7 +53,7 @@ def weather_thread() -> ThreadTrajectory:
 
 
 WEATHER_THREAD_TEXT = """\
-<turn index="0" kind="input" status="interrupted">
+<turn number="1" kind="input" status="interrupted">
 <input>
 {"messages": [{"role": "user", "content": "what's the weather in sf?"}]}
 </input>
@@ -65,7 +65,7 @@ step 1: tools
 </steps>
 </turn>
 
-<turn index="1" kind="resume" status="completed">
+<turn number="2" kind="resume" status="completed">
 <human_resume>
 tools (interrupt int-1): It's sunny and 75 degrees
 </human_resume>
@@ -135,7 +135,7 @@ def research_thread() -> ThreadTrajectory:
 
 
 RESEARCH_THREAD_TEXT = """\
-<turn index="0" kind="input" status="interrupted">
+<turn number="1" kind="input" status="interrupted">
 <input>
 {"topic": "tides"}
 </input>
@@ -150,7 +150,7 @@ __interrupt__ before publish (static breakpoint)
 </steps>
 </turn>
 
-<turn index="1" kind="continue" status="completed">
+<turn number="2" kind="continue" status="completed">
 <state_edits>
 as outline: {"approved": true}
 </state_edits>
