@@ -86,7 +86,9 @@ def test_a_raising_evaluator_is_an_error_keyed_as_the_call_says() -> None:
 def test_a_score_outside_the_declared_range_is_refused_with_the_reason() -> None:
     (got,) = read(lambda **_: 7, declared=DeclaredRanges(forced=ScoreRange.between(1, 5)))
     assert (got.score, got.rejected) == (None, 7)
-    assert got.refused == "evaluator 'f' produced the score 7, outside its range (a number from 1 to 5)"
+    assert got.refused == (
+        "evaluator 'f' produced the score 7, outside its range (a number from 1 to 5)"
+    )
     assert got.error == f"InvalidScoreError: {got.refused}"
 
 
