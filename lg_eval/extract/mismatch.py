@@ -81,6 +81,12 @@ class StoredNames:
             elif not channel.startswith(RESERVED):
                 channels.add(channel)
 
+    def seen(self, ns: str, nodes: Iterable[str], channels: Iterable[str]) -> None:
+        """Take node and state-channel names read some other way (a LangGraph Server's
+        history lists each checkpoint's tasks, next nodes and values, not its versions)."""
+        self._names(ns).update(nodes)
+        self._channels(ns).update(c for c in channels if not c.startswith(RESERVED))
+
     def check(self, graph: Any, thread_id: str) -> None:
         """Raise :class:`GraphMismatchError` naming the stored names ``graph`` lacks, in the
         root graph or in the subgraph that owns a namespace. A namespace whose subgraph

@@ -30,6 +30,7 @@ from langgraph.types import Interrupt
 
 from lg_eval._effects import Core
 from lg_eval.extract.generic import StoredFields, build_record, goto_tasks
+from lg_eval.extract.mismatch import StoredNames
 from lg_eval.extract.records import (
     ERROR,
     INTERRUPT,
@@ -159,7 +160,16 @@ def restate(
     states: Mapping[str, list[dict[str, Any]]],
     thread_runs: list[dict[str, Any]],
 ) -> ThreadRecords:
-    """The records of a thread, from its server states per namespace and its runs."""
+    """The records of a thread, from its server states per namespace and its runs.
+
+    Raises:
+        GraphMismatchError: ``graph`` lacks a node the history's tasks or next nodes or a
+            run's ``Command(goto=...)`` name, or a state channel its values hold, in the
+            namespace they were read in (the one check every reader makes,
+            :mod:`lg_eval.extract.mismatch`).
+    """
+    if graph is not None:
+        stored_names(states, thread_runs).check(graph, thread_id)
     flat = [s for ns_states in states.values() for s in ns_states]
     _restate_joins(graph, states.get(ROOT_NS, []))
     by_id = {_id(s): s for s in flat}
@@ -188,6 +198,26 @@ def restate(
         ns_records.sort(key=lambda r: r.id, reverse=True)
     tip = choose_tip(by_ns, thread_id, checkpoint_id)
     return ThreadRecords(thread_id=thread_id, by_ns=by_ns, tip_id=tip, warnings=warnings)
+
+
+def stored_names(
+    states: Mapping[str, list[dict[str, Any]]], thread_runs: list[dict[str, Any]]
+) -> StoredNames:
+    """The node and channel names the server's states record, per namespace: the names of
+    their tasks and next nodes, the keys of their values, and the nodes the runs' commands
+    went to (``Command(goto=...)``, which no state lists)."""
+    names = StoredNames()
+    for run in thread_runs:
+        command = (run.get("kwargs") or {}).get("command") or {}
+        gotos = [g for g in _as_list(command.get("goto")) if isinstance(g, str)]
+        names.seen(ROOT_NS, gotos, ())
+    for ns, found in states.items():
+        for state in found:
+            tasks = [str(task.get("name")) for task in state.get("tasks") or ()]
+            values = state.get("values")
+            channels = values.keys() if isinstance(values, Mapping) else ()
+            names.seen(ns, [*tasks, *(state.get("next") or ())], channels)
+    return names
 
 
 def _id(state: Mapping[str, Any]) -> str:
