@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langgraph.checkpoint.sqlite import SqliteSaver
 from typer.testing import CliRunner
 
@@ -169,6 +171,11 @@ ERRORS: list[tuple[tuple[str, ...], tuple[str, ...], str]] = [
     (("sweep", "replay"), ("--since", "yesterday"), f"--since: time 'yesterday': {TIME}"),
     (("sweep", "replay"), ("--until", "soon"), f"--until: time 'soon': {TIME}"),
     (("sweep", "replay"), ("--metadata", "team"), "--metadata takes KEY=VALUE, got 'team'"),
+    (
+        ("sweep", "replay"),
+        ("--metadata", "team name=x"),
+        "metadata key 'team name': letters, digits, _ . - only.",
+    ),
     (("sweep", "replay"), ("--evaluator", "nowhere:judge"), REGISTRY_MODULE),
     (("run", "sweep"), ("--executor", "spark"), "--executor 'spark': use local or ray."),
     (("run", "sweep"), ("--ray-address", "auto"), "--ray-address needs --executor ray."),
@@ -181,7 +188,9 @@ ERRORS: list[tuple[tuple[str, ...], tuple[str, ...], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("commands", "bad", "message"), ERRORS, ids=[e[1][0] for e in ERRORS])
+@pytest.mark.parametrize(
+    ("commands", "bad", "message"), ERRORS, ids=[" ".join(e[1]) for e in ERRORS]
+)
 def test_a_bad_value_of_a_shared_option_is_the_same_error_in_every_command(
     where: dict[str, str], commands: tuple[str, ...], bad: tuple[str, ...], message: str
 ) -> None:
@@ -209,3 +218,39 @@ def test_replay_refuses_a_bad_since_even_when_it_names_its_threads(
     # error, as in sweep, rather than passing unseen.
     code, text = failure("replay", where, "--thread", "t001", "--since", "yesterday")
     assert (code, text) == (2, f"lg-eval: --since: time 'yesterday': {TIME}\n")
+
+
+@pytest.fixture(scope="module")
+def empty_checkpointer(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("shared") / "cp.sqlite"
+    conn = sqlite3.connect(path)
+    SqliteSaver(conn).setup()
+    conn.close()
+    return f"sqlite:///{path}"
+
+
+def outcome(command: str, checkpointer: str, option: str, value: str) -> tuple[int, str]:
+    """The exit code, and the error line when the command refused its input."""
+    args = ["--graph", GRAPH, "--checkpointer", checkpointer, "--quiet", option, value]
+    if command == "sweep":
+        args += ["--store", checkpointer.replace("cp.sqlite", "results.sqlite")]
+    result: Any = runner.invoke(app, [command, *args], catch_exceptions=False)
+    return result.exit_code, result.stderr if result.exit_code else ""
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    option=st.sampled_from(["--since", "--until", "--metadata"]),
+    value=st.one_of(
+        st.text(max_size=24),
+        st.builds("{}={}".format, st.text(max_size=12), st.text(max_size=12)),
+    ).filter(lambda v: not v.startswith("-")),
+)
+def test_sweep_and_replay_take_or_refuse_the_same_filter_values(
+    empty_checkpointer: str, option: str, value: str
+) -> None:
+    sweep = outcome("sweep", empty_checkpointer, option, value)
+    assert outcome("replay", empty_checkpointer, option, value) == sweep
+    assert sweep[0] in (0, 2)
+    if sweep[0] == 2:
+        assert sweep[1].startswith("lg-eval: ") and option.lstrip("-") in sweep[1]
