@@ -4,8 +4,10 @@ An option that two commands share is one ``Annotated[..., typer.Option(...)]`` a
 and its value is read by one parser here, so its ``--help`` line and its error for a bad
 value are the same words in every command that takes it. An option whose meaning differs
 between commands (``run --quiet`` and ``replay --quiet``, ``--limit``, ``--full``) stays
-with its command. The LangGraph Server's ``--api-key`` and ``--header`` are declared in
-:mod:`lg_eval.cli._server`.
+with its command. Commands import this module whole (``from lg_eval.cli import _options
+as shared``) and write ``store: shared.Store = None``. The LangGraph Server's ``--api-key``
+and ``--header`` are declared, and parsed, in :mod:`lg_eval.cli._server`; ``--executor`` and
+``--ray-address`` are read by :func:`lg_eval.cli._progress.build_executor`.
 
 The parsers report a bad value as one line and exit code 2 (``INPUT_ERROR``), naming the
 option and what it takes. Nothing here imports LangGraph until a parser needs it: the

@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from lg_eval._visible import visible
+from lg_eval.cli import _options as shared
 from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
-from lg_eval.cli._options import Store
 from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
 from lg_eval.reports import build_report, render_comparison, render_terminal
@@ -43,7 +43,7 @@ OutputOption = Annotated[
 
 
 def runs(
-    store: Store = None,
+    store: shared.Store = None,
     dataset: Annotated[str | None, typer.Option(help="Only runs of this dataset.")] = None,
 ) -> None:
     """List the stored runs, newest first."""
@@ -65,7 +65,7 @@ def runs(
 
 def report(
     run_id: Annotated[str, typer.Argument(help="The stored run to report.")],
-    store: Store = None,
+    store: shared.Store = None,
     format: FormatOption = Format.terminal,
     output: OutputOption = None,
     history: Annotated[
@@ -90,7 +90,7 @@ def report(
 def compare(
     run_a: Annotated[str, typer.Argument(help="The baseline run.")],
     run_b: Annotated[str, typer.Argument(help="The run to check against it.")],
-    store: Store = None,
+    store: shared.Store = None,
     tolerance: Annotated[
         float, typer.Option(min=0, help="Score drops up to this are not regressions.")
     ] = 0.0,

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from lg_eval.cli import _options as shared
 from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say
-from lg_eval.cli._options import Store
 from lg_eval.errors import LgEvalError
 from lg_eval.urls import parse_checkpointer_url, redact_url
 
@@ -17,7 +17,7 @@ DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
 
 
 def view(
-    store: Store = None,
+    store: shared.Store = None,
     port: Annotated[
         int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")
     ] = DEFAULT_PORT,

@@ -10,9 +10,7 @@ checkpoint three more times.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,12 +18,11 @@ from typing import Any, TypedDict
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from lg_eval.evaluators import create_graph_trajectory_match_evaluator
 from lg_eval.nodes import EvalNode, Evaluations, from_config
+from tests.nodes.held_savers import HeldAsyncSqliteSaver, HeldSqliteSaver, Reads, checkpoint_of
 
 STEPS = 20  # supersteps of `count` before the eval node: its ancestors in this invocation
 FIRST_READS = 2  # the node's first look at a checkpoint: its tuple, then get_state
@@ -38,65 +35,13 @@ class Counting(TypedDict, total=False):
     evaluations: Evaluations
 
 
-def held(writes: Sequence[tuple[str, Any]]) -> bool:
-    """The first ``count`` superstep's write (``n`` = 1) is the one saved late."""
-    return any(channel == "n" and value == 1 for channel, value in writes)
-
-
-def checkpoint_of(config: RunnableConfig) -> str | None:
-    return (config.get("configurable") or {}).get("checkpoint_id")
-
-
-class CountingSaver(SqliteSaver):
-    """Counts ``get_tuple`` by checkpoint id; holds the first count's writes back."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        super().__init__(conn)
-        self.reads: Counter[str | None] = Counter()
-
-    def get_tuple(self, config: RunnableConfig) -> Any:
-        self.reads[checkpoint_of(config)] += 1
-        return super().get_tuple(config)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        deadline = time.monotonic() + HOLD_AT_MOST
-        while held(writes) and self.reads[checkpoint_of(config)] < HELD_UNTIL:
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.001)
-        super().put_writes(config, writes, task_id, task_path)
-
-
-class AsyncCountingSaver(AsyncSqliteSaver):
-    """:class:`CountingSaver` for ``ainvoke``."""
-
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        super().__init__(conn)
-        self.reads: Counter[str | None] = Counter()
-
-    async def aget_tuple(self, config: RunnableConfig) -> Any:
-        self.reads[checkpoint_of(config)] += 1
-        return await super().aget_tuple(config)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        deadline = time.monotonic() + HOLD_AT_MOST
-        while held(writes) and self.reads[checkpoint_of(config)] < HELD_UNTIL:
-            if time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.001)
-        await super().aput_writes(config, writes, task_id, task_path)
+def first_count_held(
+    reads: Reads, config: RunnableConfig, writes: Sequence[tuple[str, Any]], waited: float
+) -> bool:
+    """The first ``count`` superstep's write (``n`` = 1) waits until the node has read its
+    checkpoint HELD_UNTIL times (or HOLD_AT_MOST seconds pass)."""
+    first = any(channel == "n" and value == 1 for channel, value in writes)
+    return first and reads[checkpoint_of(config)] < HELD_UNTIL and waited < HOLD_AT_MOST
 
 
 def counter_graph(saver: Any) -> Any:
@@ -151,7 +96,7 @@ def check(history: list[Any], reads: Counter[str | None], values: dict[str, Any]
 def test_settled_checkpoints_are_read_once_while_a_write_lags(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "counting.sqlite", check_same_thread=False)
     try:
-        saver = CountingSaver(conn)
+        saver = HeldSqliteSaver(conn, first_count_held)
         graph = counter_graph(saver)
         cfg = counting_config()
         graph.invoke({"n": 0}, cfg)
@@ -165,7 +110,7 @@ async def test_settled_checkpoints_are_read_once_while_a_write_lags_when_awaited
     tmp_path: Path,
 ) -> None:
     async with aiosqlite.connect(tmp_path / "counting_async.sqlite") as conn:
-        saver = AsyncCountingSaver(conn)
+        saver = HeldAsyncSqliteSaver(conn, first_count_held)
         graph = counter_graph(saver)
         cfg = counting_config()
         await graph.ainvoke({"n": 0}, cfg)
