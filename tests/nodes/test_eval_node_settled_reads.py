@@ -44,8 +44,9 @@ def first_count_held(
     return first and reads[checkpoint_of(config)] < HELD_UNTIL and waited < HOLD_AT_MOST
 
 
-def counter_graph(saver: Any) -> Any:
-    """``__start__ -> count`` STEPS times ``-> evaluate``, the eval node reading its thread."""
+def counter_graph(saver: Any, steps: int = STEPS) -> Any:
+    """``__start__ -> count`` ``steps`` times ``-> evaluate``, the eval node reading its
+    thread."""
     compiled: list[Any] = []
     strict = create_graph_trajectory_match_evaluator()
     node = EvalNode(
@@ -56,7 +57,7 @@ def counter_graph(saver: Any) -> Any:
         return {"n": state.get("n", 0) + 1}
 
     def again(state: Counting) -> str:
-        return "count" if state["n"] < STEPS else "evaluate"
+        return "count" if state["n"] < steps else "evaluate"
 
     builder = StateGraph(Counting)
     builder.add_node("count", count)
@@ -68,11 +69,11 @@ def counter_graph(saver: Any) -> Any:
     return compiled[0]
 
 
-def counting_config() -> dict[str, Any]:
+def counting_config(steps: int = STEPS) -> dict[str, Any]:
     """The thread, and the route LangGraph runs: the node sees its turn up to its own
     superstep (``__start__`` then the STEPS ``count`` supersteps)."""
     reference = {
-        "trajectory": {"inputs": [], "results": [], "steps": [["__start__"] + ["count"] * STEPS]}
+        "trajectory": {"inputs": [], "results": [], "steps": [["__start__"] + ["count"] * steps]}
     }
     return {"configurable": {"thread_id": "counting", "reference": reference}}
 
