@@ -83,8 +83,8 @@ def read_in_flight(
         )
     address = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
     pinned: RunnableConfig = {"configurable": address}
-    yield from _saved(saver, pinned, timeout)
-    yield from _settled(graph, saver, pinned, timeout)
+    head = yield from _saved(saver, pinned, timeout)
+    yield from _settled(graph, saver, head, timeout)
     trajectory = yield from extraction(graph, pinned)
     return in_flight(trajectory, checkpoint_id)
 
@@ -99,14 +99,14 @@ def _pauses() -> Iterator[float]:
         pause = min(pause * 2, MAX_POLL_SECONDS)
 
 
-def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float) -> Core[None]:
-    """Wait until the background save of the pinned checkpoint has landed."""
+def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float) -> Core[Any]:
+    """Wait until the background save of the pinned checkpoint has landed; its tuple."""
     deadline = time.monotonic() + timeout
     pauses = _pauses()
     while True:
         found = yield _tuple(saver, pinned)
         if found is not None:
-            return
+            return found
         if time.monotonic() >= deadline:
             checkpoint_id = pinned["configurable"]["checkpoint_id"]
             raise CheckpointNotFoundError(
@@ -117,15 +117,14 @@ def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: flo
         yield sleep(_pause(next(pauses), deadline))
 
 
-def _settled(
-    graph: Any, saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float
-) -> Core[None]:
+def _settled(graph: Any, saver: BaseCheckpointSaver[Any], head: Any, timeout: float) -> Core[None]:
     """Wait until the writes of the supersteps this invocation ran before the pinned
-    checkpoint are saved (or ``timeout`` passes: then the thread is read as stored)."""
+    checkpoint (``head``, its tuple) are saved (or ``timeout`` passes: then the thread is
+    read as stored)."""
     deadline = time.monotonic() + timeout
     pauses = _pauses()
-    walk = _Walk()
-    while (yield from walk.writes_missing(graph, saver, pinned)) and time.monotonic() < deadline:
+    walk = _Walk(head)
+    while (yield from walk.writes_missing(graph, saver)) and time.monotonic() < deadline:
         yield sleep(_pause(next(pauses), deadline))
 
 
@@ -143,24 +142,21 @@ class _Walk:
     only the first parent still missing writes is read again (its tuple; the tasks planned
     at it are read once, being fixed by the checkpoint)."""
 
-    pinned: Any = None
+    head: Any
+    """The pinned checkpoint's tuple, where the walk starts."""
     complete: dict[str, Any] = field(default_factory=dict)
     """Parent checkpoint id -> its tuple, read when every task planned at it had writes."""
     planned: dict[str, frozenset[str]] = field(default_factory=dict)
     """Checkpoint id -> the ids of the tasks planned at it (from ``get_state``)."""
 
-    def writes_missing(
-        self, graph: Any, saver: BaseCheckpointSaver[Any], pinned: RunnableConfig
-    ) -> Core[bool]:
+    def writes_missing(self, graph: Any, saver: BaseCheckpointSaver[Any]) -> Core[bool]:
         """Whether a superstep between the start of this invocation and the pinned
         checkpoint lacks a finished task's writes. Walks back while a checkpoint was made
         by running its parent's superstep (source ``loop``): there every task planned at the
         parent finished. It stops at the parent where an earlier invocation paused at an
         interrupt, and at a checkpoint made by input or an edit (the invocation's start):
         earlier invocations saved all their writes before they returned."""
-        if self.pinned is None:
-            self.pinned = yield _tuple(saver, pinned)
-        child = self.pinned
+        child = self.head
         while child is not None and child.parent_config and child.metadata.get("source") == "loop":
             parent_id = child.parent_config["configurable"]["checkpoint_id"]
             parent = self.complete.get(parent_id)
