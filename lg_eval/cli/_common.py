@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -136,44 +136,3 @@ __all__ = [
     "stdout",
     "write_file",
 ]
-
-
-JudgeRpm = Annotated[
-    int | None,
-    typer.Option("--judge-rpm", min=1, help="Judge requests per minute, across every worker."),
-]
-JudgeTpm = Annotated[
-    int | None,
-    typer.Option("--judge-tpm", min=1, help="Judge tokens per minute, across every worker."),
-]
-JudgeInFlight = Annotated[
-    int | None,
-    typer.Option("--judge-concurrency", min=1, help="Judge calls in flight at once, in all."),
-]
-
-# The thread-selection and simulated-reviewer options that sweep, replay and run share.
-Evaluators = Annotated[
-    list[str] | None,
-    typer.Option(help="A registry name or module:attr (repeatable; default redundancy)."),
-]
-Since = Annotated[
-    str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
-]
-Until = Annotated[str | None, typer.Option(help="Newest checkpoint before this time.")]
-Metadata = Annotated[
-    list[str] | None, typer.Option(help="KEY=VALUE a checkpoint's metadata has (repeatable).")
-]
-ReviewerPersona = Annotated[str, typer.Option(help="Who the simulated reviewer is.")]
-ReviewerInstructions = Annotated[str, typer.Option(help="How the simulated reviewer decides.")]
-DEFAULT_PERSONA = "a careful human reviewer"
-
-
-def judge_limits(rpm: int | None, tpm: int | None, in_flight: int | None) -> dict[str, int] | None:
-    """The ``--judge-*`` options as ``judge_limits=`` (None when none is given)."""
-    limits = {
-        "requests_per_minute": rpm,
-        "tokens_per_minute": tpm,
-        "max_concurrent": in_flight,
-    }
-    given = {name: value for name, value in limits.items() if value is not None}
-    return given or None

@@ -20,6 +20,8 @@ METAVARS = {
     "thread": "THREAD_ID",
     "fork": "POINT",
     "checkpointer": "URL",
+    "server": "URL",
+    "assistant": "ID",
     "store": "URL",
     "threshold": "KEY=MIN",
     "metadata": "KEY=VALUE",

@@ -7,23 +7,8 @@ from typing import Annotated
 
 import typer
 
-from lg_eval.cli._common import (
-    CASES_ERRORED,
-    DEFAULT_PERSONA,
-    PASSED,
-    Evaluators,
-    Metadata,
-    ReviewerInstructions,
-    ReviewerPersona,
-    Since,
-    Until,
-    input_errors,
-    parse_pairs,
-    say,
-    stdout,
-    write_file,
-)
-from lg_eval.play import SimulatedReviewer
+from lg_eval.cli import _options as shared
+from lg_eval.cli._common import CASES_ERRORED, PASSED, input_errors, say, stdout, write_file
 from lg_eval.replay import DEFAULT_TARGET, replay_threads
 
 
@@ -53,10 +38,10 @@ def replay(
             help="Checkpointer URL the replay threads are written to (not the production one)."
         ),
     ] = DEFAULT_TARGET,
-    evaluator: Evaluators = None,
-    since: Since = None,
-    until: Until = None,
-    metadata: Metadata = None,
+    evaluator: shared.Evaluators = None,
+    since: shared.Since = None,
+    until: shared.Until = None,
+    metadata: shared.Metadata = None,
     limit: Annotated[int | None, typer.Option(min=0, help="Replay at most N threads.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Threads replayed at once.")] = 4,
     run_id: Annotated[
@@ -69,15 +54,9 @@ def replay(
     full: Annotated[
         bool, typer.Option("--full", help="Fork every thread again, changed or not.")
     ] = False,
-    reviewer_model: Annotated[
-        str | None,
-        typer.Option(
-            help="Answer what the original's humans never answered with this chat model "
-            "('provider:model'), playing --reviewer-persona (default: stop there)."
-        ),
-    ] = None,
-    reviewer_persona: ReviewerPersona = DEFAULT_PERSONA,
-    reviewer_instructions: ReviewerInstructions = "",
+    reviewer_model: shared.ReviewerModel = None,
+    reviewer_persona: shared.ReviewerPersona = shared.DEFAULT_PERSONA,
+    reviewer_instructions: shared.ReviewerInstructions = "",
     json_file: Annotated[
         Path | None, typer.Option("--json", help="Write the result as JSON.")
     ] = None,
@@ -100,14 +79,9 @@ def replay(
     a --target that is the production store), 3 when the new graph raised on a thread, 4
     when --json cannot be written.
     """
-    pairs = parse_pairs(metadata or [], "--metadata", str)
-    reviewer = (
-        None
-        if reviewer_model is None
-        else SimulatedReviewer(
-            reviewer_model, persona=reviewer_persona, instructions=reviewer_instructions
-        )
-    )
+    pairs = shared.metadata_filter(metadata)
+    since_at, until_at = shared.time_bound("--since", since), shared.time_bound("--until", until)
+    reviewer = shared.simulated_reviewer(reviewer_model, reviewer_persona, reviewer_instructions)
     with input_errors():
         result = replay_threads(
             graph,
@@ -116,12 +90,12 @@ def replay(
             thread_ids=thread or None,
             fork=fork,
             target=target,
-            evaluators=evaluator or ["redundancy"],
+            evaluators=shared.evaluator_names(evaluator),
             on_new_question="stop" if reviewer is None else "reviewer",
             reviewer=reviewer,
-            since=since,
-            until=until,
-            metadata=pairs or None,
+            since=since_at,
+            until=until_at,
+            metadata=pairs,
             limit=limit,
             run=run_id,
             incremental=not full,

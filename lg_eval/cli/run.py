@@ -7,16 +7,13 @@ from typing import Annotated, cast
 
 import typer
 
+from lg_eval.cli import _options as shared
 from lg_eval.cli._common import (
     CASES_ERRORED,
     GATE_FAILED,
     PASSED,
-    JudgeInFlight,
-    JudgeRpm,
-    JudgeTpm,
     fail,
     input_errors,
-    judge_limits,
     parse_pairs,
     say,
     stdout,
@@ -28,7 +25,6 @@ from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import ExperimentRun, Scoring, open_store, run_experiment
 from lg_eval.langsmith import run_langsmith_experiment
-from lg_eval.play import SimulatedReviewer
 from lg_eval.reports import build_report, render_terminal
 from lg_eval.server import server_target
 
@@ -57,12 +53,8 @@ def run(
     ] = None,
     api_key: ApiKey = None,
     header: Header = None,
-    store: Annotated[
-        str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
-    ] = None,
-    run_id: Annotated[
-        str | None, typer.Option(help="Name the run; the same id again resumes it.")
-    ] = None,
+    store: shared.Store = None,
+    run_id: shared.RunId = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight at once.")] = 4,
     scoring: Annotated[
         str,
@@ -94,31 +86,16 @@ def run(
             "no-verdict is neither pass nor fail).",
         ),
     ] = False,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Write the JSON report.")] = None,
-    html: Annotated[Path | None, typer.Option(help="Write the HTML report.")] = None,
+    json_file: shared.JsonReport = None,
+    html: shared.HtmlReport = None,
     md: Annotated[Path | None, typer.Option(help="Write the Markdown report.")] = None,
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML.")] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Call judge models even for cached prompts.")
-    ] = False,
-    redact_pattern: Annotated[
-        list[str] | None,
-        typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
-    ] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
-    reviewer_model: Annotated[
-        str | None,
-        typer.Option(
-            help="Answer turns written `resume: {reviewer: true}` with this chat model "
-            "('provider:model'), playing --reviewer-persona."
-        ),
-    ] = None,
-    reviewer_persona: Annotated[
-        str, typer.Option(help="Who the simulated reviewer is.")
-    ] = "a careful human reviewer",
-    reviewer_instructions: Annotated[
-        str, typer.Option(help="How the simulated reviewer decides.")
-    ] = "",
+    no_cache: shared.NoCache = False,
+    redact_pattern: shared.RedactPattern = None,
+    quiet: shared.Quiet = False,
+    reviewer_model: shared.ReviewerModel = None,
+    reviewer_persona: shared.ReviewerPersona = shared.DEFAULT_PERSONA,
+    reviewer_instructions: shared.ReviewerInstructions = "",
     langsmith: Annotated[
         bool,
         typer.Option(
@@ -131,19 +108,15 @@ def run(
         str | None,
         typer.Option(help="With --langsmith: the LangSmith dataset name (default its own)."),
     ] = None,
-    executor: Annotated[
-        str, typer.Option(help="local (this process) or ray (cases in partitions on Ray).")
-    ] = "local",
-    ray_address: Annotated[
-        str | None, typer.Option(help="With --executor ray: the cluster (default: local Ray).")
-    ] = None,
+    executor: shared.ExecutorName = "local",
+    ray_address: shared.RayAddress = None,
     partition_size: Annotated[
         int | None,
         typer.Option(min=1, help="With --executor ray: cases per task (default 2 x concurrency)."),
     ] = None,
-    judge_rpm: JudgeRpm = None,
-    judge_tpm: JudgeTpm = None,
-    judge_concurrency: JudgeInFlight = None,
+    judge_rpm: shared.JudgeRpm = None,
+    judge_tpm: shared.JudgeTpm = None,
+    judge_concurrency: shared.JudgeInFlight = None,
 ) -> None:
     """Run DATASET: every case on a fresh thread, scored, stored as it finishes.
 
@@ -190,10 +163,12 @@ def run(
                 judge_cache=not no_cache,
                 progress=progress,
                 redact=redact_pattern or None,
-                reviewer=_reviewer(reviewer_model, reviewer_persona, reviewer_instructions),
+                reviewer=shared.simulated_reviewer(
+                    reviewer_model, reviewer_persona, reviewer_instructions
+                ),
                 executor=chosen,
                 partition_size=partition_size,
-                judge_limits=judge_limits(judge_rpm, judge_tpm, judge_concurrency),
+                judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
                 scoring=cast(Scoring, scoring),
             )
         with open_store(store) as results:
@@ -228,12 +203,6 @@ def _server_options(
         fail("--checkpointer does not go with --server: the assistant's threads are on the server")
     if langsmith:
         fail("--langsmith does not go with --server: run one or the other")
-
-
-def _reviewer(model: str | None, persona: str, instructions: str) -> SimulatedReviewer | None:
-    if model is None:
-        return None
-    return SimulatedReviewer(model, persona=persona, instructions=instructions)
 
 
 def _older(history: list[ExperimentRun], run: ExperimentRun) -> list[ExperimentRun]:

@@ -11,14 +11,11 @@ from rich.table import Table
 from rich.text import Text
 
 from lg_eval._visible import visible
+from lg_eval.cli import _options as shared
 from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
 from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
 from lg_eval.reports import build_report, render_comparison, render_terminal
-
-StoreOption = Annotated[
-    str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
-]
 
 
 class FailOn(StrEnum):
@@ -38,8 +35,15 @@ class Format(StrEnum):
     junit = "junit"
 
 
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write to this file (else stdout)."),
+]
+
+
 def runs(
-    store: StoreOption = None,
+    store: shared.Store = None,
     dataset: Annotated[str | None, typer.Option(help="Only runs of this dataset.")] = None,
 ) -> None:
     """List the stored runs, newest first."""
@@ -61,13 +65,9 @@ def runs(
 
 def report(
     run_id: Annotated[str, typer.Argument(help="The stored run to report.")],
-    store: StoreOption = None,
-    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = (
-        Format.terminal
-    ),
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file (else stdout).")
-    ] = None,
+    store: shared.Store = None,
+    format: FormatOption = Format.terminal,
+    output: OutputOption = None,
     history: Annotated[
         int, typer.Option(min=0, help="Earlier runs of the dataset shown in the trend.")
     ] = 10,
@@ -90,14 +90,12 @@ def report(
 def compare(
     run_a: Annotated[str, typer.Argument(help="The baseline run.")],
     run_b: Annotated[str, typer.Argument(help="The run to check against it.")],
-    store: StoreOption = None,
+    store: shared.Store = None,
     tolerance: Annotated[
         float, typer.Option(min=0, help="Score drops up to this are not regressions.")
     ] = 0.0,
-    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = (
-        Format.terminal
-    ),
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+    format: FormatOption = Format.terminal,
+    output: OutputOption = None,
     fail_on: Annotated[
         FailOn,
         typer.Option(

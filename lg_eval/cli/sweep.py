@@ -3,24 +3,12 @@ only those that changed."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from lg_eval.cli._common import (
-    CASES_ERRORED,
-    PASSED,
-    JudgeInFlight,
-    JudgeRpm,
-    JudgeTpm,
-    fail,
-    input_errors,
-    judge_limits,
-    parse_pairs,
-    say,
-    stdout,
-)
+from lg_eval.cli import _options as shared
+from lg_eval.cli._common import CASES_ERRORED, PASSED, fail, input_errors, say, stdout
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.reports import render_terminal
@@ -42,15 +30,11 @@ def sweep(
     ] = None,
     server: Annotated[
         str | None,
-        typer.Option(
-            metavar="URL", help="Sweep the threads of the LangGraph Server at this URL instead."
-        ),
+        typer.Option(help="Sweep the threads of the LangGraph Server at this URL instead."),
     ] = None,
     assistant: Annotated[
         str | None,
-        typer.Option(
-            metavar="ID", help="With --server: only threads of this assistant (UUID or graph id)."
-        ),
+        typer.Option(help="With --server: only threads of this assistant (UUID or graph id)."),
     ] = None,
     status: Annotated[
         str | None,
@@ -61,28 +45,16 @@ def sweep(
     ] = None,
     api_key: ApiKey = None,
     header: Header = None,
-    since: Annotated[
-        str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
-    ] = None,
-    until: Annotated[str | None, typer.Option(help="Newest checkpoint before this time.")] = None,
-    metadata: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="KEY=VALUE a checkpoint's metadata has (with --server: the thread's; repeatable)."
-        ),
-    ] = None,
+    since: shared.Since = None,
+    until: shared.Until = None,
+    metadata: shared.Metadata = None,
     sample: Annotated[
         float | None,
         typer.Option(min=0, max=1, help="Keep this fraction (by thread id hash, stable)."),
     ] = None,
     limit: Annotated[int | None, typer.Option(min=0, help="Score at most N threads.")] = None,
-    evaluator: Annotated[
-        list[str] | None,
-        typer.Option(help="A registry name or module:attr (repeatable; default redundancy)."),
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
-    ] = None,
+    evaluator: shared.Evaluators = None,
+    store: shared.Store = None,
     name: Annotated[
         str | None,
         typer.Option(
@@ -90,30 +62,21 @@ def sweep(
             "the --assistant, else the URL."
         ),
     ] = None,
-    run_id: Annotated[
-        str | None, typer.Option(help="Name the run; the same id resumes it.")
-    ] = None,
+    run_id: shared.RunId = None,
     full: Annotated[
         bool, typer.Option("--full", help="Score every matching thread, changed or not.")
     ] = False,
-    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
-    ray_address: Annotated[
-        str | None, typer.Option(help="With --executor ray: the cluster (default: local Ray).")
-    ] = None,
+    executor: shared.ExecutorName = "local",
+    ray_address: shared.RayAddress = None,
     partition_size: Annotated[int, typer.Option(min=1, help="Threads per task.")] = 50,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Write the JSON report.")] = None,
-    html: Annotated[Path | None, typer.Option(help="Write the HTML report.")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress and no summary table.")] = False,
-    redact_pattern: Annotated[
-        list[str] | None,
-        typer.Option(help="A regex removed from thread text before it is stored (repeatable)."),
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Call judge models even for cached prompts.")
-    ] = False,
-    judge_rpm: JudgeRpm = None,
-    judge_tpm: JudgeTpm = None,
-    judge_concurrency: JudgeInFlight = None,
+    json_file: shared.JsonReport = None,
+    html: shared.HtmlReport = None,
+    quiet: shared.Quiet = False,
+    redact_pattern: shared.RedactPattern = None,
+    no_cache: shared.NoCache = False,
+    judge_rpm: shared.JudgeRpm = None,
+    judge_tpm: shared.JudgeTpm = None,
+    judge_concurrency: shared.JudgeInFlight = None,
 ) -> None:
     """Sweep the threads of a checkpointer or a LangGraph Server: list them by time and
     metadata, extract, score and store those that changed since the last sweep, and report
@@ -127,9 +90,8 @@ def sweep(
     rest), 3 when a thread could not be scored (an evaluator raised on it). A sweep that
     finds nothing new stores no run.
     """
-    pairs = parse_pairs(metadata or [], "--metadata", str)
-    if executor not in ("local", "ray"):
-        raise typer.BadParameter("use local or ray", param_hint="--executor")
+    pairs = shared.metadata_filter(metadata)
+    since_at, until_at = shared.time_bound("--since", since), shared.time_bound("--until", until)
     if (checkpointer is None) == (server is None):
         fail("give --checkpointer (with --graph) or --server, one of the two")
     if server is None and graph is None:
@@ -148,12 +110,12 @@ def sweep(
                 server=connection,
                 assistant_id=assistant,
                 status=status,
-                since=since,
-                until=until,
-                metadata=pairs or None,
+                since=since_at,
+                until=until_at,
+                metadata=pairs,
                 sample=sample,
                 limit=limit,
-                evaluators=evaluator or ["redundancy"],
+                evaluators=shared.evaluator_names(evaluator),
                 store=store,
                 executor=chosen,
                 name=name,
@@ -162,7 +124,7 @@ def sweep(
                 partition_size=partition_size,
                 progress=None if update is None else _scored(update),
                 redact=redact_pattern or None,
-                judge_limits=judge_limits(judge_rpm, judge_tpm, judge_concurrency),
+                judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
                 judge_cache=not no_cache,
             )
     report = result.report  # bounded: aggregates, distributions, worst threads, trend

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from lg_eval.cli import _options as shared
 from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say
 from lg_eval.errors import LgEvalError
 from lg_eval.urls import parse_checkpointer_url, redact_url
@@ -16,9 +17,7 @@ DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
 
 
 def view(
-    store: Annotated[
-        str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
-    ] = None,
+    store: shared.Store = None,
     port: Annotated[
         int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")
     ] = DEFAULT_PORT,

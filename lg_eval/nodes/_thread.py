@@ -29,14 +29,18 @@ background too, on their own and not ordered with the checkpoints after them, so
 the reader then waits until every task that ran in this invocation before ``C``
 has its writes saved (a task is finished when it has an output write, the rule of
 ``langgraph.pregel._task_status``); a thread where that never happens is read
-as stored once the timeout passes. With ``durability="exit"`` nothing of the running
-invocation is saved and the reader raises
+as stored once the timeout passes. The polls start 2 ms apart and back off to
+50 ms, and a checkpoint found with all its writes is not read again, so a wait
+on a long turn costs one read per settled checkpoint, not one per poll. With
+``durability="exit"`` nothing of the running invocation is saved and the reader raises
 :class:`~lg_eval.errors.CheckpointNotFoundError`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -49,6 +53,7 @@ from lg_eval.extract.thread import checkpointer_of, extraction, thread_of
 from lg_eval.trajectory import ThreadTrajectory
 
 POLL_SECONDS = 0.002
+MAX_POLL_SECONDS = 0.05
 DURABILITY_KEY = "__pregel_durability"  # set by LangGraph when a run passes durability=...
 
 
@@ -78,19 +83,30 @@ def read_in_flight(
         )
     address = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
     pinned: RunnableConfig = {"configurable": address}
-    yield from _saved(saver, pinned, timeout)
-    yield from _settled(graph, saver, pinned, timeout)
+    head = yield from _saved(saver, pinned, timeout)
+    yield from _settled(graph, saver, head, timeout)
     trajectory = yield from extraction(graph, pinned)
     return in_flight(trajectory, checkpoint_id)
 
 
-def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float) -> Core[None]:
-    """Wait until the background save of the pinned checkpoint has landed."""
-    deadline = time.monotonic() + timeout
+def _pauses() -> Iterator[float]:
+    """The waits between polls: :data:`POLL_SECONDS`, doubling up to :data:`MAX_POLL_SECONDS`.
+    A write that lands at once is seen within 2 ms; one that lags costs a few reads a
+    second, not one every 2 ms."""
+    pause = POLL_SECONDS
     while True:
-        found = yield Effect(lambda: saver.get_tuple(pinned), lambda: saver.aget_tuple(pinned))
+        yield pause
+        pause = min(pause * 2, MAX_POLL_SECONDS)
+
+
+def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float) -> Core[Any]:
+    """Wait until the background save of the pinned checkpoint has landed; its tuple."""
+    deadline = time.monotonic() + timeout
+    pauses = _pauses()
+    while True:
+        found = yield _tuple(saver, pinned)
         if found is not None:
-            return
+            return found
         if time.monotonic() >= deadline:
             checkpoint_id = pinned["configurable"]["checkpoint_id"]
             raise CheckpointNotFoundError(
@@ -98,42 +114,68 @@ def _saved(saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: flo
                 f"{timeout:g}s. Check the checkpointer, or give the node a longer "
                 "checkpoint_timeout."
             )
-        yield sleep(POLL_SECONDS)
+        yield sleep(_pause(next(pauses), deadline))
 
 
-def _settled(
-    graph: Any, saver: BaseCheckpointSaver[Any], pinned: RunnableConfig, timeout: float
-) -> Core[None]:
+def _settled(graph: Any, saver: BaseCheckpointSaver[Any], head: Any, timeout: float) -> Core[None]:
     """Wait until the writes of the supersteps this invocation ran before the pinned
-    checkpoint are saved (or ``timeout`` passes: then the thread is read as stored)."""
+    checkpoint (``head``, its tuple) are saved (or ``timeout`` passes: then the thread is
+    read as stored)."""
     deadline = time.monotonic() + timeout
-    while (yield from _writes_missing(graph, saver, pinned)) and time.monotonic() < deadline:
-        yield sleep(POLL_SECONDS)
+    pauses = _pauses()
+    walk = _Walk(head)
+    while (yield from walk.writes_missing(graph, saver)) and time.monotonic() < deadline:
+        yield sleep(_pause(next(pauses), deadline))
 
 
-def _writes_missing(
-    graph: Any, saver: BaseCheckpointSaver[Any], pinned: RunnableConfig
-) -> Core[bool]:
-    """Whether a superstep between the start of this invocation and the pinned checkpoint
-    lacks a finished task's writes. Walks back while a checkpoint was made by running its
-    parent's superstep (source ``loop``): there every task planned at the parent finished.
-    It stops at the parent where an earlier invocation paused at an interrupt, and at a
-    checkpoint made by input or an edit (the invocation's start): earlier invocations
-    saved all their writes before they returned."""
-    child = yield _tuple(saver, pinned)
-    while child is not None and child.parent_config and child.metadata.get("source") == "loop":
-        parent = yield _tuple(saver, child.parent_config)
-        if parent is None:
-            return False
-        writes = parent.pending_writes or []
-        finished = {task_id for task_id, channel, _ in writes if channel not in CONTROL}
-        snapshot = yield _snapshot(graph, parent.config)
-        if any(task.id not in finished for task in snapshot.tasks):
-            return True
-        if any(channel == INTERRUPT for _, channel, _ in writes):
-            return False  # where the previous invocation paused: it saved all it wrote
-        child = parent
-    return False
+def _pause(pause: float, deadline: float) -> float:
+    """``pause``, cut so the last poll comes at the deadline, not up to a pause after it."""
+    return max(0.0, min(pause, deadline - time.monotonic()))
+
+
+@dataclass
+class _Walk:
+    """The walk back from the pinned checkpoint, remembered across polls.
+
+    Checkpoints never change once saved, and a checkpoint's writes only grow, so a parent
+    found with every task's writes stays so: later polls pass it without reading it, and
+    only the first parent still missing writes is read again (its tuple; the tasks planned
+    at it are read once, being fixed by the checkpoint)."""
+
+    head: Any
+    """The pinned checkpoint's tuple, where the walk starts."""
+    complete: dict[str, Any] = field(default_factory=dict)
+    """Parent checkpoint id -> its tuple, read when every task planned at it had writes."""
+    planned: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Checkpoint id -> the ids of the tasks planned at it (from ``get_state``)."""
+
+    def writes_missing(self, graph: Any, saver: BaseCheckpointSaver[Any]) -> Core[bool]:
+        """Whether a superstep between the start of this invocation and the pinned
+        checkpoint lacks a finished task's writes. Walks back while a checkpoint was made
+        by running its parent's superstep (source ``loop``): there every task planned at the
+        parent finished. It stops at the parent where an earlier invocation paused at an
+        interrupt, and at a checkpoint made by input or an edit (the invocation's start):
+        earlier invocations saved all their writes before they returned."""
+        child = self.head
+        while child is not None and child.parent_config and child.metadata.get("source") == "loop":
+            parent_id = child.parent_config["configurable"]["checkpoint_id"]
+            parent = self.complete.get(parent_id)
+            if parent is None:
+                parent = yield _tuple(saver, child.parent_config)
+                if parent is None:
+                    return False
+                if parent_id not in self.planned:
+                    snapshot = yield _snapshot(graph, parent.config)
+                    self.planned[parent_id] = frozenset(task.id for task in snapshot.tasks)
+                writes = parent.pending_writes or []
+                finished = {task_id for task_id, channel, _ in writes if channel not in CONTROL}
+                if not self.planned[parent_id] <= finished:
+                    return True
+                self.complete[parent_id] = parent
+            if any(channel == INTERRUPT for _, channel, _ in parent.pending_writes or []):
+                return False  # where the previous invocation paused: it saved all it wrote
+            child = parent
+        return False
 
 
 def _snapshot(graph: Any, config: RunnableConfig) -> Effect[Any]:

@@ -9,57 +9,27 @@ the node must still see the resume that started its turn and the tasks that ran.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from lg_eval.evaluators import create_graph_trajectory_match_evaluator
 from lg_eval.nodes import EvalNode, from_config
+from tests.nodes.held_savers import HeldAsyncSqliteSaver, HeldSqliteSaver, Reads
 from tests.nodes.hosts import QUESTION, RESUME, aware_host, config
 
 LAG = 0.4
 
 
-class LateSqliteSaver(SqliteSaver):
-    """Stores writes ``LAG`` seconds late while ``late`` is set."""
-
-    late = False
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        if self.late:
-            time.sleep(LAG)
-        super().put_writes(config, writes, task_id, task_path)
-
-
-class LateAsyncSqliteSaver(AsyncSqliteSaver):
-    """Stores writes ``LAG`` seconds late while ``late`` is set."""
-
-    late = False
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        if self.late:
-            await asyncio.sleep(LAG)
-        await super().aput_writes(config, writes, task_id, task_path)
+def late(
+    reads: Reads, config: RunnableConfig, writes: Sequence[tuple[str, Any]], waited: float
+) -> bool:
+    """Every write is stored ``LAG`` seconds late."""
+    return waited < LAG
 
 
 def host(saver: Any) -> Any:
@@ -92,13 +62,13 @@ def reference_config() -> dict[str, Any]:
 def test_writes_saved_late_are_waited_for(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "late.sqlite", check_same_thread=False)
     try:
-        saver = LateSqliteSaver(conn)
+        saver = HeldSqliteSaver(conn)
         graph = host(saver)
         cfg = reference_config()
         graph.invoke(QUESTION, cfg)
-        saver.late = True
+        saver.hold = late
         graph.invoke(RESUME, cfg)
-        saver.late = False
+        saver.hold = None
         assert records(graph.get_state(cfg).values) == EXPECTED
     finally:
         conn.close()
@@ -106,11 +76,11 @@ def test_writes_saved_late_are_waited_for(tmp_path: Path) -> None:
 
 async def test_writes_saved_late_are_waited_for_when_awaited(tmp_path: Path) -> None:
     async with aiosqlite.connect(tmp_path / "late_async.sqlite") as conn:
-        saver = LateAsyncSqliteSaver(conn)
+        saver = HeldAsyncSqliteSaver(conn)
         graph = host(saver)
         cfg = reference_config()
         await graph.ainvoke(QUESTION, cfg)
-        saver.late = True
+        saver.hold = late
         await graph.ainvoke(RESUME, cfg)
-        saver.late = False
+        saver.hold = None
         assert records((await graph.aget_state(cfg)).values) == EXPECTED
