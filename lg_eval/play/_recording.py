@@ -28,6 +28,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 
 from lg_eval._effects import Core
+from lg_eval.errors import InvalidOptionError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
 from lg_eval.play._models import PendingInterrupt, PlayedCase
@@ -82,6 +83,24 @@ class FromRecording:
         max_calls: int = MAX_CALLS,
         name: str = "recording",
     ) -> None:
+        if not isinstance(recording, Recording):
+            raise InvalidOptionError(
+                f"recording: a lg_eval.play.Recording (answers per node, inputs), not "
+                f"{type(recording).__name__}."
+            )
+        if opening not in ("continue", "input"):
+            raise InvalidOptionError(f"opening={opening!r}: use 'input' or 'continue'.")
+        if on_new_question not in ("stop", "reviewer"):
+            raise InvalidOptionError(
+                f"on_new_question={on_new_question!r}: use 'stop' or 'reviewer'."
+            )
+        if on_new_question == "reviewer" and not callable(reviewer):
+            raise InvalidOptionError(
+                "on_new_question='reviewer' needs reviewer= (a SimulatedReviewer, or a callable "
+                "taking the pending interrupts)."
+            )
+        if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
+            raise InvalidOptionError(f"max_calls={max_calls!r}: a whole number, at least 1.")
         self.recording = recording
         self.opening = opening
         self.on_new_question = on_new_question

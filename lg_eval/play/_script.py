@@ -63,6 +63,11 @@ class Script:
     """
 
     def __init__(self, case: Case, **options: Unpack[ScriptOptions]) -> None:
+        if not isinstance(case, Case):
+            raise InvalidOptionError(
+                f"case: a lg_eval.datasets.Case (Case.model_validate({{'id': ..., 'turns': "
+                f"[...]}})), not {type(case).__name__}."
+            )
         self.case = case
         self.name = case.id
         self.reviewer = options.get("reviewer")

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -26,6 +28,7 @@ from graphs import breakpoint as static_breakpoint
 from graphs.scenarios import Turn, adrive, drive
 from lg_eval import extract_thread
 from lg_eval.datasets import Case
+from lg_eval.errors import InvalidOptionError
 from lg_eval.play import (
     MAX_CALLS,
     FromRecording,
@@ -267,3 +270,46 @@ def test_a_recording_that_ends_with_stop_finishes_the_loop(saver: SqliteSaver) -
         "log": ["go", "go", "stop"]
     }
     assert (source.reason, played.error) == (None, None)
+
+
+@given(max_calls=st.integers(max_value=0) | st.booleans() | st.floats() | st.text(max_size=3))
+def test_max_calls_must_be_a_whole_number_of_at_least_one(max_calls: Any) -> None:
+    with pytest.raises(InvalidOptionError, match=r"^max_calls=.*: a whole number, at least 1\.$"):
+        FromRecording(Recording(), max_calls=max_calls)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"opening": "resume"}, "opening='resume': use 'input' or 'continue'."),
+        ({"on_new_question": "ask"}, "on_new_question='ask': use 'stop' or 'reviewer'."),
+        (
+            {"on_new_question": "reviewer"},
+            "on_new_question='reviewer' needs reviewer= (a SimulatedReviewer, or a callable "
+            "taking the pending interrupts).",
+        ),
+    ],
+)
+def test_a_recording_source_names_the_option_it_refuses(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidOptionError) as info:
+        FromRecording(Recording(), **options)
+    assert str(info.value) == message
+
+
+def test_a_recording_must_be_a_recording() -> None:
+    with pytest.raises(InvalidOptionError) as info:
+        FromRecording({"ask": ["yes"]})  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "recording: a lg_eval.play.Recording (answers per node, inputs), not dict."
+    )
+
+
+def test_a_script_must_be_given_a_case(saver: SqliteSaver) -> None:
+    with pytest.raises(InvalidOptionError, match=r"^case: a lg_eval\.datasets\.Case .*not dict\.$"):
+        play_case(
+            hitl_agent.build(checkpointer=saver),
+            {"id": "c", "turns": [{"input": ASK_BOB}]},  # type: ignore[arg-type]
+            thread_id="t",
+        )
