@@ -22,7 +22,7 @@ asks forever ends.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -69,52 +69,47 @@ class Recording:
         return answers, missing
 
 
+@dataclass
 class FromRecording:
     """Play a :class:`Recording`: answer each question with the answer recorded for its
     node, send each recorded input once the graph finished (see the module text)."""
 
-    def __init__(
-        self,
-        recording: Recording,
-        *,
-        opening: Opening = "input",
-        on_new_question: OnNewQuestion = "stop",
-        reviewer: Reviewer | None = None,
-        max_calls: int = MAX_CALLS,
-        name: str = "recording",
-    ) -> None:
-        if not isinstance(recording, Recording):
+    recording: Recording
+    _: KW_ONLY
+    opening: Opening = "input"
+    on_new_question: OnNewQuestion = "stop"
+    reviewer: Reviewer | None = None
+    max_calls: int = MAX_CALLS
+    name: str = "recording"
+    unanswered: list[PendingInterrupt] = field(default_factory=list, init=False)
+    """The questions the play stopped at (no recorded answer, no reviewer)."""
+    paused: list[str] = field(default_factory=list, init=False)
+    """The nodes a breakpoint paused the graph before, when the play stopped there."""
+    over_limit: bool = field(default=False, init=False)
+    """Whether the play stopped after ``max_calls`` turns."""
+    reviewer_answers: int = field(default=0, init=False)
+    """How many interrupts the reviewer answered."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.recording, Recording):
             raise InvalidOptionError(
                 f"recording: a lg_eval.play.Recording (answers per node, inputs), not "
-                f"{type(recording).__name__}."
+                f"{type(self.recording).__name__}."
             )
-        if opening not in ("continue", "input"):
-            raise InvalidOptionError(f"opening={opening!r}: use 'input' or 'continue'.")
-        if on_new_question not in ("stop", "reviewer"):
+        if self.opening not in ("continue", "input"):
+            raise InvalidOptionError(f"opening={self.opening!r}: use 'input' or 'continue'.")
+        if self.on_new_question not in ("stop", "reviewer"):
             raise InvalidOptionError(
-                f"on_new_question={on_new_question!r}: use 'stop' or 'reviewer'."
+                f"on_new_question={self.on_new_question!r}: use 'stop' or 'reviewer'."
             )
-        if on_new_question == "reviewer" and not callable(reviewer):
+        if self.on_new_question == "reviewer" and not callable(self.reviewer):
             raise InvalidOptionError(
                 "on_new_question='reviewer' needs reviewer= (a SimulatedReviewer, or a callable "
                 "taking the pending interrupts)."
             )
-        if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
-            raise InvalidOptionError(f"max_calls={max_calls!r}: a whole number, at least 1.")
-        self.recording = recording
-        self.opening = opening
-        self.on_new_question = on_new_question
-        self.reviewer = reviewer
-        self.max_calls = max_calls
-        self.name = name
-        self.unanswered: list[PendingInterrupt] = []
-        """The questions the play stopped at (no recorded answer, no reviewer)."""
-        self.paused: list[str] = []
-        """The nodes a breakpoint paused the graph before, when the play stopped there."""
-        self.over_limit = False
-        """Whether the play stopped after ``max_calls`` turns."""
-        self.reviewer_answers = 0
-        """How many interrupts the reviewer answered."""
+        limit = self.max_calls
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidOptionError(f"max_calls={limit!r}: a whole number, at least 1.")
 
     @property
     def reason(self) -> str | None:
