@@ -313,3 +313,35 @@ def test_a_script_must_be_given_a_case(saver: SqliteSaver) -> None:
             {"id": "c", "turns": [{"input": ASK_BOB}]},  # type: ignore[arg-type]
             thread_id="t",
         )
+
+
+def test_a_reviewer_answers_every_question_of_a_recording_of_inputs_alone(
+    saver: SqliteSaver,
+) -> None:
+    def reviewer(pending: list[PendingInterrupt]) -> Any:
+        (ask,) = pending
+        return (
+            REJECT if ask.value["action_requests"][0]["args"] == hitl_agent.EMAIL_ALL else APPROVE
+        )
+
+    scripted = play_case(
+        hitl_agent.build(checkpointer=saver),
+        case(
+            {"input": ASK_BOB},
+            {"resume": {"reviewer": True}},
+            {"input": ASK_ALL},
+            {"resume": {"reviewer": True}},
+        ),
+        thread_id="script",
+        reviewer=reviewer,
+    )
+    source = FromRecording(
+        recording({}, [ASK_BOB, ASK_ALL]), on_new_question="reviewer", reviewer=reviewer
+    )
+    recorded = play_thread(hitl_agent.build(checkpointer=saver), source, thread_id="recording")
+    play_case(hitl_agent.build(checkpointer=saver), HITL_SCRIPT, thread_id="fixed")
+    reader = hitl_agent.build(checkpointer=saver)
+    assert trajectory(reader, "recording") == trajectory(reader, "script")
+    assert trajectory(reader, "script") == trajectory(reader, "fixed")
+    assert records(recorded) == records(scripted)
+    assert source.reviewer_answers == 2
