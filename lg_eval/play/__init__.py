@@ -1,53 +1,70 @@
-"""The turn player: play a dataset case on a graph, on a checkpointer named by URL.
+"""The turn player: play a thread's turns on a graph, on a checkpointer named by URL.
 
-:func:`play_case` / :func:`aplay_case` play a :class:`~lg_eval.datasets.Case`'s
-turns on one fresh thread and return a :class:`PlayedCase`; they are the only
-turn loop in lg_eval (experiments, the LangSmith target and the pytest fixture
-call them). :func:`resolve_target` turns a ``"module:attr"`` reference, a
-compiled graph, a builder or a factory into a graph bound to a checkpointer;
-:func:`open_checkpointer` / :func:`aopen_checkpointer` open the checkpointer a
-URL names (``sqlite:///...``, ``postgresql://...``, ``memory://``, or the
-default ``.lg_eval/checkpoints.sqlite``).
+:func:`play_thread` / :func:`aplay_thread` are the one turn loop of lg_eval: they play
+one thread turn by turn and return a :class:`PlayedCase`, taking the human's side from
+an :class:`AnswerSource`: a dataset case's scripted turns (:class:`Script`), or a
+recording of answers per asking node and inputs (:class:`Recording`, played by
+:class:`FromRecording`, as :mod:`lg_eval.replay` does); either may hand questions to a
+simulated reviewer (:class:`SimulatedReviewer`). :func:`play_case` / :func:`aplay_case`
+play a :class:`~lg_eval.datasets.Case` (experiments, the LangSmith target, the pytest
+fixture and the server target call them). :func:`resume_value` is the one rule for what
+``Command(resume=...)`` carries. :func:`resolve_target` turns a ``"module:attr"``
+reference, a compiled graph, a builder or a factory into a graph bound to a
+checkpointer; :func:`open_checkpointer` / :func:`aopen_checkpointer` open the
+checkpointer a URL names (``sqlite:///...``, ``postgresql://...``, ``memory://``, or
+the default ``.lg_eval/checkpoints.sqlite``).
 """
 
+from lg_eval.play._answers import AnswerSource, Move, answers_by_id, resume_value
 from lg_eval.play._checkpointers import aopen_checkpointer, open_checkpointer
 from lg_eval.play._models import PendingInterrupt, PlayedCase, PlayedTurn
 from lg_eval.play._player import (
-    Reviewer,
     aplay_case,
-    call_user,
-    describe_asks,
-    pending_interrupts,
+    aplay_thread,
     play_case,
+    play_thread,
+    play_thread_core,
     playing,
-    read_state,
-    run_turn,
-    thread_config,
 )
+from lg_eval.play._recording import MAX_CALLS, FromRecording, OnNewQuestion, Opening, Recording
+from lg_eval.play._script import Script, ScriptOptions
 from lg_eval.play._targets import import_reference, resolve_target
+from lg_eval.play._thread import ThreadState, describe_asks, pending_interrupts, thread_config
 from lg_eval.play._types import Graph, Saver
-from lg_eval.play.reviewer import ReviewerError, SimulatedReviewer
+from lg_eval.play.reviewer import Reviewer, ReviewerError, SimulatedReviewer
 
 __all__ = [
+    "MAX_CALLS",
+    "AnswerSource",
+    "FromRecording",
     "Graph",
+    "Move",
+    "OnNewQuestion",
+    "Opening",
     "PendingInterrupt",
     "PlayedCase",
     "PlayedTurn",
+    "Recording",
     "Reviewer",
     "ReviewerError",
     "Saver",
+    "Script",
+    "ScriptOptions",
     "SimulatedReviewer",
+    "ThreadState",
+    "answers_by_id",
     "aopen_checkpointer",
     "aplay_case",
-    "call_user",
+    "aplay_thread",
     "describe_asks",
     "import_reference",
     "open_checkpointer",
     "pending_interrupts",
     "play_case",
+    "play_thread",
+    "play_thread_core",
     "playing",
-    "read_state",
     "resolve_target",
-    "run_turn",
+    "resume_value",
     "thread_config",
 ]

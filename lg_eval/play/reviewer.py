@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -25,6 +25,9 @@ from lg_eval.errors import ReviewerError
 from lg_eval.judges import RetryPolicy, is_transient
 from lg_eval.messages import message_text
 from lg_eval.play._models import PendingInterrupt
+
+Reviewer = Callable[[list[PendingInterrupt]], Any]
+"""A simulated reviewer: gets the pending interrupts, returns a value or ``{id: value}``."""
 
 
 class SimulatedReviewer:
@@ -134,4 +137,4 @@ def _answer(text: str, interrupts: list[PendingInterrupt]) -> Any:
     return {i.id: resolved[i.id] for i in interrupts}
 
 
-__all__ = ["ReviewerError", "SimulatedReviewer"]
+__all__ = ["Reviewer", "ReviewerError", "SimulatedReviewer"]

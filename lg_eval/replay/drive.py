@@ -1,23 +1,17 @@
 """Run the new graph from a fork: the forked step, then the recorded humans' part.
 
-After a ``last-interrupt`` or ``before:NODE`` fork the thread's latest checkpoint has a
-step planned, so the first call is ``invoke(None)`` (LangGraph's continue); after a
-``turn:N`` fork it is ``invoke(first)``, the N-th input. Then, until the graph finishes with no
-recorded input left:
-
-- the graph asks (``interrupt()``): each pending interrupt is answered with the next
-  answer recorded for its node (its top-level node name, in the order the original's
-  humans answered that node). When the original never answered that node this often,
-  the rule is ``on_new_question``: ``"stop"`` (the default) ends the replay there with
-  status ``stopped`` and the question in ``reason``; ``"reviewer"`` asks ``reviewer``
-  (a :class:`~lg_eval.play.SimulatedReviewer` or any callable taking the pending
-  interrupts) for the missing answers.
-- the graph finished: the next recorded input is sent, if any;
-- the graph is paused at a breakpoint: the replay stops (the original's continue is not
-  a recorded human act).
-
-The core is an effects generator (:mod:`lg_eval._effects`), driven blocking by
-:func:`lg_eval.replay.replay_threads`.
+A replay is a player run (:func:`lg_eval.play.play_thread_core`) whose answers come from
+the original thread's recording (:class:`lg_eval.play.FromRecording`): after a
+``last-interrupt`` or ``before:NODE`` fork the thread's latest checkpoint has a step
+planned, so the first turn is a continue (``invoke(None)``); after a ``turn:N`` fork it is
+the N-th input. Then each pending interrupt gets the next answer recorded for its node
+(its top-level node name, in the order the original's humans answered that node), and
+each recorded input is sent once the graph finished. When the original never answered a
+node this often, ``on_new_question`` decides: ``"stop"`` (the default) ends the replay
+there with status ``stopped`` and the question in ``reason``; ``"reviewer"`` asks
+``reviewer`` (a :class:`~lg_eval.play.SimulatedReviewer` or any callable taking the
+pending interrupts) for the missing answers. A graph paused at a breakpoint stops the
+replay (the original's continue is not a recorded human act).
 """
 
 from __future__ import annotations
@@ -25,25 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command, StateSnapshot
-
 from lg_eval._effects import Core
 from lg_eval.play import (
-    PendingInterrupt,
+    MAX_CALLS,
+    FromRecording,
+    OnNewQuestion,
+    Recording,
     Reviewer,
-    call_user,
     describe_asks,
-    pending_interrupts,
-    read_state,
-    run_turn,
+    play_thread_core,
 )
-from lg_eval.replay.fork import Humans
-
-OnNewQuestion = Literal["stop", "reviewer"]
-
-MAX_CALLS = 200
-"""At most this many graph calls per replayed thread (a graph that asks forever)."""
 
 
 @dataclass
@@ -59,74 +44,35 @@ class Outcome:
 def replaying(
     graph: Any,
     thread_id: str,
-    humans: Humans,
+    humans: Recording,
     *,
     on_new_question: OnNewQuestion = "stop",
     reviewer: Reviewer | None = None,
-    first: Any = None,
+    opening: Literal["continue", "input"] = "continue",
 ) -> Core[Outcome]:
-    """The core: call ``graph`` on ``thread_id`` with ``first`` (None: continue), then
-    answer it as the original's humans did; returns how it ended (a graph error is
-    ``status="error"``, not raised)."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    outcome = Outcome(status="replayed")
-    payload: Any = first
-    while outcome.calls < MAX_CALLS:
-        outcome.calls += 1
-        try:
-            yield run_turn(graph, payload, config)
-        except Exception as exc:  # the new graph's own failure is a result
-            outcome.status, outcome.reason = "error", f"{type(exc).__name__}: {exc}"
-            return outcome
-        snapshot: StateSnapshot = yield read_state(graph, config)
-        asked = pending_interrupts(snapshot)
-        if asked:
-            answers, missing = _recorded(asked, humans)
-            if missing and (on_new_question == "stop" or reviewer is None):
-                outcome.status = "stopped"
-                outcome.reason = (
-                    f"the new graph asks {describe_asks(missing)}, which the original thread's "
-                    "humans never answered there"
-                )
-                return outcome
-            if missing:
-                assert reviewer is not None
-                given = yield call_user(reviewer, missing, "the reviewer")
-                answers.update(_by_id(given, missing))
-                outcome.reviewer_answers += len(missing)
-            only = answers[asked[0].id] if len(asked) == 1 else None
-            payload = Command(resume=only if len(asked) == 1 else answers)
-            continue
-        if snapshot.next:
-            outcome.status = "stopped"
-            outcome.reason = f"the new graph is paused before {', '.join(snapshot.next)}"
-            return outcome
-        if not humans.inputs:
-            return outcome
-        payload = humans.inputs.popleft()
-    outcome.status, outcome.reason = "stopped", f"more than {MAX_CALLS} graph calls"
+    """The core: play ``humans`` on ``thread_id`` of ``graph``, opening with a continue or
+    the first recorded input; returns how it ended (a graph error is ``status="error"``,
+    not raised)."""
+    source = FromRecording(humans, opening=opening, on_new_question=on_new_question,
+                           reviewer=reviewer, name=thread_id)  # fmt: skip
+    played = yield from play_thread_core(graph, source, thread_id=thread_id)
+    outcome = Outcome(
+        status="replayed", calls=len(played.turns), reviewer_answers=source.reviewer_answers
+    )
+    if played.error is not None:
+        outcome.status, outcome.reason = "error", played.error
+    elif source.unanswered:
+        outcome.status = "stopped"
+        outcome.reason = (
+            f"the new graph asks {describe_asks(source.unanswered)}, which the original "
+            "thread's humans never answered there"
+        )
+    elif source.paused:
+        outcome.status = "stopped"
+        outcome.reason = f"the new graph is paused before {', '.join(source.paused)}"
+    elif source.over_limit:
+        outcome.status, outcome.reason = "stopped", f"more than {MAX_CALLS} graph calls"
     return outcome
-
-
-def _recorded(
-    asked: list[PendingInterrupt], humans: Humans
-) -> tuple[dict[str, Any], list[PendingInterrupt]]:
-    """Answers taken from the recording (consumed), and the interrupts it has none for."""
-    answers: dict[str, Any] = {}
-    missing: list[PendingInterrupt] = []
-    for ask in asked:
-        queue = humans.answers.get(ask.path.split(":")[0])
-        if queue:
-            answers[ask.id] = queue.popleft()
-        else:
-            missing.append(ask)
-    return answers, missing
-
-
-def _by_id(given: Any, missing: list[PendingInterrupt]) -> dict[str, Any]:
-    if isinstance(given, dict) and set(given) == {m.id for m in missing}:
-        return dict(given)
-    return {m.id: given for m in missing}
 
 
 __all__ = ["MAX_CALLS", "OnNewQuestion", "Outcome", "Reviewer", "replaying"]

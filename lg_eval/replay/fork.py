@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.types import StateSnapshot
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.play import Recording
 
 _RESUME = "__resume__"
 _INTERRUPT = "__interrupt__"
@@ -77,17 +78,10 @@ class ForkSpec:
         return "last-interrupt"
 
 
-@dataclass
-class Humans:
-    """What the original thread's humans said at and after the fork: answers per asking
-    node (in the order they were given) and new inputs (in order)."""
-
-    answers: dict[str, deque[Any]] = field(default_factory=dict)
-    inputs: deque[Any] = field(default_factory=deque)
-
-    def unused(self) -> int:
-        """Recorded answers and inputs the replay did not need."""
-        return sum(len(q) for q in self.answers.values()) + len(self.inputs)
+Humans = Recording
+"""What the original thread's humans said at and after the fork: answers per asking node
+(in the order they were given) and new inputs (in order), as the player's
+:class:`~lg_eval.play.Recording` plays them."""
 
 
 def root_history(graph: Any, thread_id: str) -> list[StateSnapshot]:

@@ -205,10 +205,9 @@ class _Job:
         turn = self.spec.kind == "turn"
         copy_until(self.source, self.sink, thread_id, row.fork_checkpoint_id,
                    row.replay_thread_id, inclusive=not turn)  # fmt: skip
-        first = humans.inputs.popleft() if turn else None
         outcome = drive(replaying(self.new, row.replay_thread_id, humans,
                                   on_new_question=self.on_new_question, reviewer=self.reviewer,
-                                  first=first))  # fmt: skip
+                                  opening="input" if turn else "continue"))  # fmt: skip
         row.status, row.reason = outcome.status, outcome.reason
         row.graph_calls, row.reviewer_answers = outcome.calls, outcome.reviewer_answers
         row.unused_answers = humans.unused()

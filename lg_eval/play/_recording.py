@@ -1,0 +1,170 @@
+"""Recorded answers as the source of the human's side of a thread (what replay plays).
+
+A :class:`Recording` holds what a thread's humans said: the answers per asking node, in
+the order they were given, and the new inputs, in order. :class:`FromRecording` plays it:
+
+- the first turn is ``opening``: ``"continue"`` (run the step the thread has planned,
+  after a fork) or ``"input"`` (send the first recorded input);
+- the graph asks (``interrupt()``): each pending interrupt gets the next answer
+  recorded for its node (its top-level node name). When the recording has no answer
+  left for a node, ``on_new_question`` decides: ``"stop"`` ends the play there
+  (:attr:`FromRecording.unanswered` holds the questions); ``"reviewer"`` asks
+  ``reviewer`` for the missing answers;
+- the graph finished: the next recorded input is sent, if any;
+- the graph is paused at a breakpoint: the play stops (:attr:`FromRecording.paused`;
+  a continue is not an answer a recording holds);
+- a turn raised: the play ends with that error, as a scripted case's does.
+
+At most ``max_calls`` turns are played (:attr:`FromRecording.over_limit`): a graph that
+asks forever ends.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+
+from lg_eval._effects import Core
+from lg_eval.errors import InvalidOptionError
+from lg_eval.play._answers import Move, answers_by_id, resume_value
+from lg_eval.play._calls import call_user
+from lg_eval.play._models import PendingInterrupt, PlayedCase
+from lg_eval.play._thread import ThreadState, describe_asks, names
+from lg_eval.play._types import Graph
+from lg_eval.play.reviewer import Reviewer
+
+OnNewQuestion = Literal["stop", "reviewer"]
+Opening = Literal["continue", "input"]
+
+MAX_CALLS = 200
+"""At most this many graph calls per played recording (a graph that asks forever)."""
+
+
+@dataclass
+class Recording:
+    """What a thread's humans said: answers per asking node (in the order they were
+    given) and new inputs (in order). Playing it consumes it."""
+
+    answers: dict[str, deque[Any]] = field(default_factory=dict)
+    inputs: deque[Any] = field(default_factory=deque)
+
+    def unused(self) -> int:
+        """Recorded answers and inputs the play did not need."""
+        return sum(len(q) for q in self.answers.values()) + len(self.inputs)
+
+    def take(self, asked: list[PendingInterrupt]) -> tuple[dict[str, Any], list[PendingInterrupt]]:
+        """Answers for ``asked`` by interrupt id (consumed), and the interrupts it has none
+        for."""
+        answers: dict[str, Any] = {}
+        missing: list[PendingInterrupt] = []
+        for ask in asked:
+            queue = self.answers.get(ask.path.split(":")[0])
+            if queue:
+                answers[ask.id] = queue.popleft()
+            else:
+                missing.append(ask)
+        return answers, missing
+
+
+@dataclass
+class FromRecording:
+    """Play a :class:`Recording`: answer each question with the answer recorded for its
+    node, send each recorded input once the graph finished (see the module text)."""
+
+    recording: Recording
+    _: KW_ONLY
+    opening: Opening = "input"
+    on_new_question: OnNewQuestion = "stop"
+    reviewer: Reviewer | None = None
+    max_calls: int = MAX_CALLS
+    name: str = "recording"
+    unanswered: list[PendingInterrupt] = field(default_factory=list, init=False)
+    """The questions the play stopped at (no recorded answer, no reviewer)."""
+    paused: list[str] = field(default_factory=list, init=False)
+    """The nodes a breakpoint paused the graph before, when the play stopped there."""
+    over_limit: bool = field(default=False, init=False)
+    """Whether the play stopped after ``max_calls`` turns."""
+    reviewer_answers: int = field(default=0, init=False)
+    """How many interrupts the reviewer answered."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.recording, Recording):
+            raise InvalidOptionError(
+                f"recording: a lg_eval.play.Recording (answers per node, inputs), not "
+                f"{type(self.recording).__name__}."
+            )
+        if self.opening not in ("continue", "input"):
+            raise InvalidOptionError(f"opening={self.opening!r}: use 'input' or 'continue'.")
+        if self.on_new_question not in ("stop", "reviewer"):
+            raise InvalidOptionError(
+                f"on_new_question={self.on_new_question!r}: use 'stop' or 'reviewer'."
+            )
+        if self.on_new_question == "reviewer" and not callable(self.reviewer):
+            raise InvalidOptionError(
+                "on_new_question='reviewer' needs reviewer= (a SimulatedReviewer, or a callable "
+                "taking the pending interrupts)."
+            )
+        limit = self.max_calls
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidOptionError(f"max_calls={limit!r}: a whole number, at least 1.")
+
+    @property
+    def reason(self) -> str | None:
+        """Why the play stopped before the recording's part was done, or None."""
+        if self.unanswered:
+            asks = describe_asks(self.unanswered)
+            return f"the graph asks {asks}, which the recording never answered"
+        if self.paused:
+            return f"the graph is paused before {names(self.paused)}"
+        if self.over_limit:
+            return f"more than {self.max_calls} graph calls"
+        return None
+
+    def begin(self, graph: Graph, config: RunnableConfig, played: PlayedCase) -> Core[ThreadState]:
+        """The thread is taken as it is (fresh, or a fork with a step planned)."""
+        return ThreadState()
+        yield  # a core that needs no I/O
+
+    def next_turn(
+        self, thread: ThreadState, played: PlayedCase, config: RunnableConfig
+    ) -> Core[Move | None]:
+        """The opening, a recorded answer (or the reviewer's), or the next input."""
+        index = len(played.turns)
+        move: Move
+        if index == 0 and self.opening == "continue":
+            move = Move(index, "continue", None, config)
+        elif thread.asked:
+            answers, missing = self.recording.take(thread.asked)
+            if missing and (self.on_new_question == "stop" or self.reviewer is None):
+                self.unanswered = missing
+                return None
+            if missing:
+                assert self.reviewer is not None
+                given = yield call_user(self.reviewer, missing, "the reviewer")
+                answers.update(answers_by_id(given, missing))
+                self.reviewer_answers += len(missing)
+            move = Move(index, "resume", resume_value(answers, thread.asked), config)
+        elif thread.next_nodes:
+            self.paused = list(thread.next_nodes)
+            return None
+        elif not self.recording.inputs:
+            return None
+        else:
+            move = Move(index, "input", self.recording.inputs.popleft(), config)
+        if index >= self.max_calls:
+            self.over_limit = True
+            return None
+        return move
+
+    def retries(self, played: PlayedCase) -> bool:
+        """A turn that raised ends the play: a recording holds no retries."""
+        return False
+
+    def end(self, thread: ThreadState, played: PlayedCase) -> None:
+        """A recording may end anywhere: what it stopped at is on the source."""
+
+
+__all__ = ["MAX_CALLS", "FromRecording", "OnNewQuestion", "Opening", "Recording"]
