@@ -18,6 +18,7 @@ from lg_eval.errors import LgEvalError
 from lg_eval.evaluators import available_evaluators
 from lg_eval.experiments._upstream import Dataset, EvaluatorRef, import_reference
 from lg_eval.experiments.scoring import EvaluatorResolver
+from lg_eval.feedback import describe_error
 
 _NEAR = 75.0  # rapidfuzz ratio from which a registered name is offered as "did you mean"
 RUN_ONLY = (
@@ -58,7 +59,7 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
         except LgEvalError as exc:
             problems.append(f"{where}: {exc}")
         except Exception as exc:  # a user's factory raised while it was built
-            problems.append(f"{where}: building {ref.name!r} raised {type(exc).__name__}: {exc}")
+            problems.append(f"{where}: building {ref.name!r} raised {describe_error(exc)}")
     unchecked = list(RUN_ONLY)
     for where, reference in dataset.code_references():
         if "evaluators[" in where:

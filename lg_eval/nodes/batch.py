@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.errors import InvalidOptionError, MissingCheckpointerError
+from lg_eval.feedback import describe_error
 from lg_eval.nodes.evaluation_state import EvalCase, EvaluationResult
 from lg_eval.offline import offline
 from lg_eval.trajectory import ThreadTrajectory
@@ -153,7 +154,7 @@ def evaluate_case(
                 lambda: graph.invoke(payload, config), lambda: graph.ainvoke(payload, config)
             )
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = describe_error(exc)
             return BatchItem(thread_id=thread_id, status="error", error=error)
         snapshot = yield _state(graph, config)
     return _item(thread_id, snapshot)

@@ -22,6 +22,7 @@ from langgraph.types import Command
 
 from lg_eval._effects import Core, Effect, adrive, drive
 from lg_eval.datasets import Case
+from lg_eval.feedback import describe_error
 from lg_eval.play._answers import AnswerSource, Move
 from lg_eval.play._calls import read_state, update_state
 from lg_eval.play._models import PlayedCase, PlayedTurn
@@ -57,7 +58,7 @@ def play_thread_core(
             else:
                 end = yield run_turn(graph, _command(move), move.config, watched)
         except Exception as exc:  # recorded on the turn; the source may retry it
-            error = f"{type(exc).__name__}: {exc}"
+            error = describe_error(exc)
         started = thread.started or move.kind != "update"
         if end is ENDED:  # nothing pending: a snapshot would say so, at a get_state's cost
             thread = ThreadState(started=started)

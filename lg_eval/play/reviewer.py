@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from lg_eval._effects import Core, Effect, adrive, drive, sleep
 from lg_eval.errors import ReviewerError
+from lg_eval.feedback import describe_error
 from lg_eval.judges import RetryPolicy, is_transient
 from lg_eval.messages import message_text
 from lg_eval.play._models import PendingInterrupt
@@ -97,7 +98,7 @@ class SimulatedReviewer:
             except Exception as exc:
                 if not is_transient(exc) or attempt >= self.policy.max_retries:
                     raise ReviewerError(
-                        f"The simulated reviewer's model failed: {type(exc).__name__}: {exc}"
+                        f"The simulated reviewer's model failed: {describe_error(exc)}"
                     ) from exc
                 yield sleep(self.policy.delay(attempt, exc))
         return _answer(message_text(reply).strip(), interrupts)

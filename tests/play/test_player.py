@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, MessagesState, StateGraph
 
 from graphs import approval, flaky, research, weather
 from graphs import breakpoint as static_breakpoint
@@ -383,3 +384,22 @@ def test_resolved_targets_play_the_same(saver: Saver) -> None:
     graph = resolve_target("graphs.weather:build", saver)
     play_case(graph, case({"input": QUESTION}, {"resume": "sunny"}), thread_id="t")
     assert steps(graph) == WEATHER_STEPS
+
+
+class Unprintable(RuntimeError):
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+def test_an_error_whose_text_cannot_be_shown_is_recorded_by_its_type(saver: Saver) -> None:
+    def fails(state: MessagesState) -> dict[str, Any]:
+        raise Unprintable
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("fails", fails)
+    builder.add_edge(START, "fails")
+    played = play_case(
+        builder.compile(checkpointer=saver), case({"input": QUESTION}), thread_id="t"
+    )
+    assert played.error == played.turns[0].error
+    assert played.error == "Unprintable: Unprintable()"  # its repr, as every error text
