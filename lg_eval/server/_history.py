@@ -30,7 +30,6 @@ from langgraph.types import Interrupt
 
 from lg_eval._effects import Core
 from lg_eval.extract.generic import StoredFields, build_record, goto_tasks
-from lg_eval.extract.mismatch import StoredNames
 from lg_eval.extract.records import (
     ERROR,
     INTERRUPT,
@@ -49,6 +48,7 @@ from lg_eval.extract.records import (
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 from lg_eval.server._connection import ServerConnection, request
+from lg_eval.server._names import as_list, stored_names
 
 PAGE = 1000
 UPDATE_TASK = "update_state"
@@ -200,26 +200,6 @@ def restate(
     return ThreadRecords(thread_id=thread_id, by_ns=by_ns, tip_id=tip, warnings=warnings)
 
 
-def stored_names(
-    states: Mapping[str, list[dict[str, Any]]], thread_runs: list[dict[str, Any]]
-) -> StoredNames:
-    """The node and channel names the server's states record, per namespace: the names of
-    their tasks and next nodes, the keys of their values, and the nodes the runs' commands
-    went to (``Command(goto=...)``, which no state lists)."""
-    names = StoredNames()
-    for run in thread_runs:
-        command = (run.get("kwargs") or {}).get("command") or {}
-        gotos = [g for g in _as_list(command.get("goto")) if isinstance(g, str)]
-        names.seen(ROOT_NS, gotos, ())
-    for ns, found in states.items():
-        for state in found:
-            tasks = [str(task.get("name")) for task in state.get("tasks") or ()]
-            values = state.get("values")
-            channels = values.keys() if isinstance(values, Mapping) else ()
-            names.seen(ns, [*tasks, *(state.get("next") or ())], channels)
-    return names
-
-
 def _id(state: Mapping[str, Any]) -> str:
     return str(state["checkpoint"]["checkpoint_id"])
 
@@ -308,7 +288,7 @@ def _restate_resumes(
             continue
         null = writes.setdefault(start, [])
         null[:] = [w for w in null if w[0] != NULL_TASK_ID]
-        for goto in _as_list(command.get("goto")):
+        for goto in as_list(command.get("goto")):
             if isinstance(goto, str):
                 null.append((NULL_TASK_ID, f"branch:to:{goto}", "__start__"))
         resume = command.get("resume")
@@ -434,7 +414,7 @@ def _restate_gotos(
     by_id = {_id(s): s for s in root}
     for run in thread_runs:
         command = (run.get("kwargs") or {}).get("command") or {}
-        names = tuple(g for g in _as_list(command.get("goto")) if isinstance(g, str))
+        names = tuple(g for g in as_list(command.get("goto")) if isinstance(g, str))
         start = _started_at(run, root) if names and command.get("resume") is not None else None
         state = by_id.get(start) if start else None
         if state is None or not any(
@@ -479,12 +459,6 @@ def _edited_pause(
 def _is_map(resume: Any, under: list[tuple[Mapping[str, Any], Any]]) -> bool:
     ids = {i.get("id") for _, t in under for i in t["interrupts"]}
     return isinstance(resume, dict) and bool(resume) and all(k in ids for k in resume)
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _restate_updates(
