@@ -216,7 +216,7 @@ def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackD
     value, problem = check_score(result["score"], allowed)
     if problem is None:
         return result if value is result["score"] else {**result, "score": value}
-    message = f"evaluator {result['key']!r} produced {problem}"
+    message = refused_because(result["key"], problem)
     error = {"type": "invalid_score", "message": message, "score": _shown(result["score"])}
     if result["comment"]:
         error["comment"] = result["comment"]
@@ -226,6 +226,11 @@ def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackD
         "comment": f"Not scored: {message}; see metadata['error'].",
         "metadata": {**(result["metadata"] or {}), "error": error},
     }
+
+
+def refused_because(evaluator: str, problem: str) -> str:
+    """How a refused score is worded: ``evaluator 'x' produced <problem>``."""
+    return f"evaluator {evaluator!r} produced {problem}"
 
 
 def refusal(metadata: Any) -> tuple[str, Any] | None:
@@ -306,6 +311,7 @@ __all__ = [
     "describe_error",
     "is_finite_number",
     "refusal",
+    "refused_because",
     "safe_text",
     "score_range",
     "unusable_score",

@@ -22,12 +22,12 @@ from pydantic import BaseModel
 from lg_eval.errors import InvalidScoreError
 from lg_eval.evaluator import Evaluator
 from lg_eval.feedback import (
-    FeedbackDict,
     ScoreRange,
     ScoreValue,
-    checked_score,
+    check_score,
     describe_error,
     refusal,
+    refused_because,
 )
 
 if TYPE_CHECKING:
@@ -124,12 +124,13 @@ def _one(call: EvaluatorCall, item: Any, single: bool) -> Scored:
     own_key, comment = _text(call, item, "key"), _text(call, item, "comment")
     key = (call.key if single and call.rename else None) or own_key or call.key
     raw, metadata = item.get("score"), item.get("metadata")
-    given: FeedbackDict = {"key": call.name, "score": raw, "comment": None, "metadata": None}
-    checked = checked_score(given, call.declared.of_key(own_key or call.name))
-    refused = refusal(checked["metadata"]) or (refusal(metadata) if raw is None else None)
-    if refused is None:
-        return Scored(key, checked["score"], comment, metadata)
-    why, shown = refused
+    score, problem = check_score(raw, call.declared.of_key(own_key or call.name))
+    if problem is not None:
+        why, shown = refused_because(call.name, problem), None
+    elif raw is None and (refused := refusal(metadata)) is not None:  # the Evaluator core's
+        why, shown = refused
+    else:
+        return Scored(key, score, comment, metadata)
     return Scored(
         key,
         None,
