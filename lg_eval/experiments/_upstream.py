@@ -40,12 +40,17 @@ def sqlite_path(url: str) -> Path | None:
     SQLite)."""
     if "://" not in url:
         return Path(url)
-    parsed = parse_checkpointer_url(url)
-    if parsed.kind == "memory":
+    scheme = url.partition("://")[0].lower()
+    if scheme == "memory":
         raise InvalidOptionError(
             "memory:// keeps nothing; the results store needs a file or Postgres."
         )
-    return parsed.path
+    if scheme != "sqlite":
+        raise InvalidOptionError(
+            f"store={redact_url(url)!r}: {scheme!r} is not a results store scheme; use "
+            "sqlite:///file.sqlite, a path, or postgresql://..."
+        )
+    return parse_checkpointer_url(url).path
 
 
 __all__ = [

@@ -182,8 +182,8 @@ ERRORS: list[tuple[tuple[str, ...], tuple[str, ...], str]] = [
     (
         ("run", "sweep", "runs", "report", "compare", "view"),
         ("--store", "ftp://results"),
-        "'ftp://results': unknown checkpointer scheme 'ftp'; use sqlite:///…, postgresql://…, "
-        "postgres://… or memory://.",
+        "store='ftp://results': 'ftp' is not a results store scheme; use "
+        "sqlite:///file.sqlite, a path, or postgresql://...",
     ),
 ]
 
