@@ -11,12 +11,22 @@ the false discovery rate over the cases of each key; the pooled ones are not.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from lg_eval.experiments.aggregate import by_case
 from lg_eval.experiments.results import CaseResult, ExperimentRun
 from lg_eval.feedback import is_finite_number
-from lg_eval.stats import ALPHA, PairedTest, adjust_per_case, mcnemar_test, wilcoxon_test
+from lg_eval.stats import (
+    ALPHA,
+    PairedTest,
+    PairedTestKind,
+    adjust_per_case,
+    mcnemar_tests,
+    wilcoxon_tests,
+)
 
 Pair = tuple[CaseResult, CaseResult]
 
@@ -37,17 +47,26 @@ def paired_tests(
     pooled = [pair for pairs in per_case.values() for pair in pairs]
     if not pooled:
         return []
-    tests = _tests(None, pooled, alpha, interval=True)
-    for case_id, pairs in per_case.items():
-        tests += _tests(case_id, pairs, alpha, interval=False)
-    return adjust_per_case(tests)
+    tests = _run(_jobs(None, pooled), alpha, interval=True)
+    per_case_jobs = [job for case_id, pairs in per_case.items() for job in _jobs(case_id, pairs)]
+    return adjust_per_case(tests + _run(per_case_jobs, alpha, interval=False))
 
 
-def _tests(
-    case_id: str | None, pairs: Sequence[Pair], alpha: float, *, interval: bool
-) -> list[PairedTest]:
+@dataclass(frozen=True)
+class _Job:
+    """One test to make: which, of what, on which pairs."""
+
+    test: PairedTestKind
+    case_id: str | None
+    key: str | None
+    pairs: list[tuple[Any, Any]]
+
+
+def _jobs(case_id: str | None, pairs: Sequence[Pair]) -> list[_Job]:
+    """The tests of one case (or of all pooled): its status, then each key scored on both
+    sides of some pair, McNemar when every paired score is a bool, else Wilcoxon."""
     status = [(a.status == "passed", b.status == "passed") for a, b in pairs]
-    tests = [mcnemar_test(status, case_id=case_id, key=None, alpha=alpha)]
+    jobs = [_Job("mcnemar", case_id, None, status)]
     for key in _keys(pairs):
         scored = [
             (sa, sb)
@@ -57,14 +76,29 @@ def _tests(
         if not scored:
             continue
         if all(isinstance(sa, bool) and isinstance(sb, bool) for sa, sb in scored):
-            booleans = [(bool(sa), bool(sb)) for sa, sb in scored]
-            tests.append(mcnemar_test(booleans, case_id=case_id, key=key, alpha=alpha))
+            jobs.append(_Job("mcnemar", case_id, key, [(bool(a), bool(b)) for a, b in scored]))
         else:
-            numbers = [(float(sa), float(sb)) for sa, sb in scored]
-            tests.append(
-                wilcoxon_test(numbers, case_id=case_id, key=key, alpha=alpha, interval=interval)
-            )
-    return tests
+            jobs.append(_Job("wilcoxon", case_id, key, [(float(a), float(b)) for a, b in scored]))
+    return jobs
+
+
+def _run(jobs: Sequence[_Job], alpha: float, *, interval: bool) -> list[PairedTest]:
+    """The tests of ``jobs``, in their order; those of one kind and key made in one batch
+    (:func:`lg_eval.stats.mcnemar_tests`, :func:`~lg_eval.stats.wilcoxon_tests`)."""
+    batches: dict[tuple[PairedTestKind, str | None], list[int]] = defaultdict(list)
+    for index, job in enumerate(jobs):
+        batches[(job.test, job.key)].append(index)
+    found: dict[int, PairedTest] = {}
+    for (test, key), indices in batches.items():
+        samples = [jobs[i].pairs for i in indices]
+        case_ids = [jobs[i].case_id for i in indices]
+        made = (
+            mcnemar_tests(samples, case_ids=case_ids, key=key, alpha=alpha)
+            if test == "mcnemar"
+            else wilcoxon_tests(samples, case_ids=case_ids, key=key, alpha=alpha, interval=interval)
+        )
+        found.update(zip(indices, made, strict=True))
+    return [found[i] for i in range(len(jobs))]
 
 
 def _keys(pairs: Iterable[Pair]) -> list[str]:

@@ -5,8 +5,10 @@ paired tests of one run against another.
   scores: a seeded BCa bootstrap, the normal interval past :data:`BOOTSTRAP_LIMIT`
   values), both returning an :class:`Interval`;
 * :func:`mcnemar_test` (pass/fail) and :func:`wilcoxon_test` (scores) over paired
-  repetitions, each a :class:`PairedTest` with the p-value and the effect, and
-  :func:`adjust_per_case` for the false discovery rate over many cases.
+  repetitions, each a :class:`PairedTest` with the p-value and the effect;
+  :func:`mcnemar_tests` and :func:`wilcoxon_tests` test many cases' samples at once
+  (the same numbers, scipy called once per batch: :func:`signed_rank_p_values`), and
+  :func:`adjust_per_case` controls the false discovery rate over them.
 
 The tests are scipy's (``binomtest``, ``bootstrap``, ``wilcoxon``,
 ``false_discovery_control``); this package chooses among them and keeps every number
@@ -24,7 +26,16 @@ from lg_eval.stats._intervals import (
     wilson_interval,
 )
 from lg_eval.stats._models import Interval, IntervalMethod, PairedTest, PairedTestKind
-from lg_eval.stats._paired import ALPHA, adjust_per_case, check_alpha, mcnemar_test, wilcoxon_test
+from lg_eval.stats._paired import (
+    ALPHA,
+    adjust_per_case,
+    check_alpha,
+    mcnemar_test,
+    mcnemar_tests,
+    signed_rank_p_values,
+    wilcoxon_test,
+    wilcoxon_tests,
+)
 
 __all__ = [
     "ALPHA",
@@ -41,7 +52,10 @@ __all__ = [
     "check_alpha",
     "check_confidence",
     "mcnemar_test",
+    "mcnemar_tests",
     "mean_interval",
+    "signed_rank_p_values",
     "wilcoxon_test",
+    "wilcoxon_tests",
     "wilson_interval",
 ]
