@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli import _options as shared
-from lg_eval.cli._common import CASES_ERRORED, PASSED, input_errors, say, stdout, write_file
+from lg_eval.cli._common import (
+    CASES_ERRORED,
+    PASSED,
+    fail,
+    input_errors,
+    say,
+    stdout,
+    write_file,
+)
 from lg_eval.replay import DEFAULT_TARGET, replay_threads
 
 
@@ -82,6 +90,11 @@ def replay(
     pairs = shared.metadata_filter(metadata)
     since_at, until_at = shared.time_bound("--since", since), shared.time_bound("--until", until)
     reviewer = shared.simulated_reviewer(reviewer_model, reviewer_persona, reviewer_instructions)
+    if thread and (since or until or metadata):
+        fail(
+            "--thread names the threads to replay; --since, --until and --metadata choose "
+            "among all threads, so they would be ignored: give one or the other."
+        )
     with input_errors():
         result = replay_threads(
             graph,

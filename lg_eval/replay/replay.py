@@ -101,6 +101,11 @@ def replay_threads(
         raise InvalidOptionError(
             f"thread_ids={thread_ids!r}: a list of thread id strings (or None for every thread)."
         )
+    if thread_ids is not None and (since is not None or until is not None or metadata):
+        raise InvalidOptionError(
+            "thread_ids names the threads to replay; since, until and metadata choose among "
+            "all threads, so they would be ignored: pass one or the other."
+        )
     if run is not None and (not isinstance(run, str) or not run.strip()):
         raise InvalidOptionError(f"run={run!r}: a non-empty name for the replay, or None.")
     refuse_reference_needers(evaluators)

@@ -220,6 +220,18 @@ def test_replay_refuses_a_bad_since_even_when_it_names_its_threads(
     assert (code, text) == (2, f"lg-eval: --since: time 'yesterday': {TIME}\n")
 
 
+@pytest.mark.parametrize("chooser", [("--since", "1d"), ("--until", "2h"), ("--metadata", "a=b")])
+def test_replay_refuses_named_threads_with_a_filter_that_would_be_ignored(
+    where: dict[str, str], chooser: tuple[str, str]
+) -> None:
+    code, text = failure("replay", where, "--thread", "t001", *chooser)
+    assert (code, text) == (
+        2,
+        "lg-eval: --thread names the threads to replay; --since, --until and --metadata "
+        "choose among all threads, so they would be ignored: give one or the other.\n",
+    )
+
+
 @pytest.fixture(scope="module")
 def empty_checkpointer(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("shared") / "cp.sqlite"

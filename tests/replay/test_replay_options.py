@@ -54,6 +54,11 @@ def test_every_turn_number_and_node_name_parses(turn: int, node: str) -> None:
         ({"run": "  "}, "run='  ': a non-empty name"),
         ({"on_new_question": "ask"}, "on_new_question='ask': use 'stop' or 'reviewer'"),
         ({"target": 42}, "target: a checkpointer (saver) or its URL, not 42"),
+        (
+            {"thread_ids": ["t001"], "since": "1d"},
+            "thread_ids names the threads to replay; since, until and metadata choose",
+        ),
+        ({"thread_ids": ["t001"], "metadata": {"team": "a"}}, "thread_ids names the threads"),
     ],
 )
 def test_bad_options_name_the_option_and_what_it_takes(
