@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lg_eval.feedback import ScoreValue
 from lg_eval.stats import PairedTest
@@ -42,6 +42,15 @@ class ScoreRow(_Model):
         default=None, description="The score against its threshold; None: no verdict."
     )
     error: str | None = Field(default=None, description="'Type: message' if it raised.")
+
+    @model_validator(mode="after")
+    def _errored_rows_have_no_score(self) -> ScoreRow:
+        """A row whose evaluator raised carries no score: whatever number came with the
+        error is not a measurement, and every aggregate, comparison and SQL count reads
+        the row the same way (an error, no score)."""
+        if self.error is not None and self.score is not None:
+            self.score = None
+        return self
 
 
 class PlayedTurnRecord(_Model):

@@ -398,10 +398,11 @@ class ResultStore:
 
     def _query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with self._lock, self._guard():
-            rows = list(self._conn.execute(self._sql(statement), params).fetchall())
-            if self._postgres:
-                self._conn.rollback()  # end the read transaction
-            return rows
+            try:
+                return list(self._conn.execute(self._sql(statement), params).fetchall())
+            finally:
+                if self._postgres:  # end the read transaction, also one a failed read aborted
+                    self._conn.rollback()
 
 
 def _grouped_scores(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, int], list[ScoreRow]]:

@@ -12,6 +12,8 @@ takes to make the one :class:`~lg_eval.reports.model.Summary`.
 
 from __future__ import annotations
 
+import math
+
 from lg_eval.experiments.aggregate import CaseCounts, Latencies
 from lg_eval.experiments.results import CaseResult, ScoreRow
 from lg_eval.reports.model import (
@@ -69,7 +71,7 @@ def histogram_bounds(
     else:
         lo = 0.0 if from_zero else (0.0 if lowest is None else lowest)
         hi = 1.0 if highest is None else highest
-    if hi <= lo:
+    if not (hi - lo) / BINS > 0:  # empty, one value, or a span too small to split
         lo, hi = (lo - 0.5, hi + 0.5) if not from_zero else (0.0, max(hi, 1.0))
     return lo, hi
 
@@ -84,7 +86,11 @@ class Binner:
 
     def add(self, value: float) -> None:
         """Count ``value`` (which lies in ``[lo, hi]``)."""
-        self.counts[min(int((value - self.lo) / self.width), BINS - 1)] += 1
+        if math.isfinite(self.width):
+            at = (value - self.lo) / self.width
+        else:  # a span wider than the largest float: its halves fit
+            at = (value / 2 - self.lo / 2) / (self.hi / 2 / BINS - self.lo / 2 / BINS)
+        self.counts[min(max(int(at), 0), BINS - 1)] += 1
 
     def histogram(self, label: str) -> Histogram:
         """The bins as a :class:`Histogram`."""

@@ -197,8 +197,11 @@ def _mean_sample(
         ):
             sample.add(float(score))
         return sample
+    # in exact decimals on Postgres, which refuses a product that underflows (a deviation
+    # of 1e-170 squared); SQLite rounds it to 0, as Python does
+    deviation = "(CAST(score AS NUMERIC) - CAST(? AS NUMERIC))" if store.postgres else "(score - ?)"
     ((m2,),) = store.query(
-        f"SELECT SUM((score - ?) * (score - ?)) FROM lg_eval_scores WHERE {where}",
+        f"SELECT SUM({deviation} * {deviation}) FROM lg_eval_scores WHERE {where}",
         (float(mean), float(mean), run_id, key),
     )
     return MeanSample.from_moments(n, float(mean), float(m2 or 0.0), float(low), float(high))
@@ -234,9 +237,12 @@ def column_histograms(store: ResultStore, run_id: str) -> dict[str, Histogram]:
         (run_id,),
     )
     binners = [Binner(*_bounds(None if high is None else float(high))) for high in highs]
-    # the bin of each value: truncated (SQLite's CAST) or floored (Postgres' CAST rounds)
-    index = "FLOOR(({0} - ?) / ?)" if store.postgres else "CAST(({0} - ?) / ? AS INTEGER)"
-    params = [x for bins in binners for x in (bins.lo, bins.width)]
+    # the bin of each value: truncated (SQLite's CAST) or floored (Postgres' CAST rounds);
+    # a value in the first bin is not divided, since Postgres refuses a quotient that
+    # underflows (a latency of 1e-320 s over a bin of 0.1 s)
+    quotient = "FLOOR(({0} - ?) / ?)" if store.postgres else "CAST(({0} - ?) / ? AS INTEGER)"
+    index = f"CASE WHEN {{0}} - ? < ? THEN 0 ELSE {quotient} END"
+    params = [x for bins in binners for x in (bins.lo, bins.width) * 2]
     rows = store.query(
         f"SELECT {', '.join(index.format(c) for c in columns)}, COUNT(*) FROM lg_eval_cases"
         " WHERE run_id = ? GROUP BY 1, 2, 3",

@@ -111,3 +111,19 @@ def test_a_score_drop_within_the_tolerance_is_unchanged():
     b = run("b", ("x", "passed", 0.95, 1.0, None))
     assert compare_runs(a, b, tolerance=0.1).cases[0].change == "unchanged"
     assert compare_runs(a, b).cases[0].change == "regressed"
+
+
+def test_a_row_whose_evaluator_raised_has_no_score_in_any_aggregate() -> None:
+    errored = ScoreRow(evaluator="e", key="k", score=0.0, error="ValueError: boom")
+    assert errored.score is None and errored.error == "ValueError: boom"
+    before = run("before", ("x", "passed", 1.0, 1.0, None))
+    after = ExperimentRun(
+        info=before.info.model_copy(update={"run_id": "after"}),
+        results=[CaseResult(run_id="after", case_id="x", status="error", scores=[errored])],
+    )
+    (summary,) = build_report(after).evaluators
+    assert (summary.errors, summary.no_verdict, summary.mean) == (1, 0, None)
+    assert mean_scores(after) == {}
+    # the case errored: a regression, with no score delta made of the error's number
+    (change,) = compare_runs(before, after).cases
+    assert (change.change, change.score_deltas) == ("regressed", {})

@@ -192,3 +192,20 @@ def test_sql_latency_percentiles_equal_the_interpolated_percentile(tmp_path: Pat
     assert store.latency_max(run_id) == 30.0
     assert store.latency_percentile("nope", 50) is None and store.latency_max("nope") is None
     store.close()
+
+
+@pytest.mark.postgres
+def test_a_read_that_fails_on_postgres_leaves_the_store_usable(pg_dsn: str) -> None:
+    from lg_eval.errors import StoreError
+
+    store, run_id = _stored(pg_dsn, "after-failure")
+    with pytest.raises(StoreError, match="division by zero"):
+        store.query("SELECT 1 / 0 FROM lg_eval_runs WHERE run_id = ?", (run_id,))
+    # the failed read's transaction was ended: the next reads and writes go through
+    assert store.case_counts(run_id) == (6, 2, 3, 2)
+    info = store.run_info(run_id)
+    assert info is not None
+    store.update_run(info.model_copy(update={"status": "finished"}))
+    finished = store.run_info(run_id)
+    assert finished is not None and finished.status == "finished"
+    store.close()

@@ -188,3 +188,16 @@ def test_percentile_and_histogram_edges() -> None:
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert histogram("x", [2.0, 2.0]).counts[0] == 0  # a single value gets a width
     assert sum(histogram("x", [2.0, 2.0]).counts) == 2
+
+
+def test_every_finite_span_is_binned_however_narrow_or_wide() -> None:
+    # a span too narrow to divide into ten bins is widened as a single value is
+    tiny = histogram("latency (s)", [5e-324, 0.0], from_zero=True)
+    assert (tiny.lo, tiny.hi, tiny.counts) == (0.0, 1.0, [2] + [0] * 9)
+    narrow = histogram("x", [5e-324, 1e-323])
+    assert (narrow.lo, narrow.hi, sum(narrow.counts)) == (5e-324 - 0.5, 1e-323 + 0.5, 2)
+    # a span wider than the largest float (its difference overflows) still has ten bins
+    wide = histogram("x", [-1.7e308, 0.0, 1.0e308, 1.7e308])
+    assert (wide.lo, wide.hi) == (-1.7e308, 1.7e308)
+    # bins of 3.4e307: 0 is 1.7e308 from the bottom (bin 5), 1e308 is 2.7e308 (bin 7)
+    assert wide.counts == [1, 0, 0, 0, 0, 1, 0, 1, 0, 1]

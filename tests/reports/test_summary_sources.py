@@ -1,6 +1,10 @@
-"""One summary from two sources: a run's results in memory (``build_report``) and the same
-results read back from the store in pages and counted in SQL (``stream_report``) give
-equal headline numbers, evaluator and tag summaries, on SQLite and on Postgres."""
+"""One summary from three sources: a run's results in memory (``build_report``), the same
+results read back from the store in pages and counted in SQL (``stream_report``), and the
+viewer's run page, which counts the evaluator table, the status counts and the charts'
+bins in SQL without reading the rows, give equal headline numbers, evaluator and tag
+summaries, on SQLite and on Postgres. Counts are equal exactly; a mean summed by the
+database may differ from Python's running sum in its last digits, so floats are held
+equal to 12 significant digits."""
 
 from __future__ import annotations
 
@@ -15,8 +19,9 @@ from hypothesis import strategies as st
 
 from lg_eval.experiments import ExperimentRun, ResultStore, open_store
 from lg_eval.experiments.results import CaseResult, RunInfo, ScoreRow
-from lg_eval.reports import Report, build_report
+from lg_eval.reports import EvaluatorSummary, Report, build_report
 from lg_eval.reports.stream import stream_report
+from lg_eval.viewer import _queries as viewer_sql
 
 STATUSES = ("passed", "failed", "error", "timeout")
 SETTINGS = settings(
@@ -91,13 +96,42 @@ def assert_same_numbers(memory: Report, sql: Report) -> None:
     assert sql.cases_total == memory.summary.results
 
 
+def fields(summary: EvaluatorSummary) -> dict[str, object]:
+    """The summary's fields, its intervals' fields flattened beside them."""
+    out: dict[str, object] = {}
+    for name, value in summary.model_dump().items():
+        if isinstance(value, dict):
+            out.update({f"{name}.{inner}": v for inner, v in value.items()})
+        else:
+            out[name] = value
+    return out
+
+
+def assert_viewer_counts_the_same(memory: Report, store: ResultStore, run_id: str) -> None:
+    """The viewer's run page (SQL aggregates) against the report of the loaded run."""
+    counted = viewer_sql.evaluator_table(store, run_id)
+    assert [fields(e).keys() for e in counted] == [fields(e).keys() for e in memory.evaluators]
+    for sql_row, memory_row in zip(counted, memory.evaluators, strict=True):
+        for (name, got), expected in zip(
+            fields(sql_row).items(), fields(memory_row).values(), strict=True
+        ):
+            if isinstance(got, float) and isinstance(expected, float):
+                assert got == pytest.approx(expected, rel=1e-12, abs=1e-300), name
+            else:
+                assert got == expected, name
+    assert viewer_sql.status_counts(store, run_id) == memory.summary.counts
+    assert viewer_sql.column_histograms(store, run_id)["latency_s"] == memory.latency_histogram
+
+
 @SETTINGS
 @given(cases=runs)
 def test_memory_and_sqlite_give_one_summary(cases: list[list[tuple]]) -> None:  # type: ignore[type-arg]
     run = experiment("r", cases)
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "r.sqlite") as store:
         stored(store, run)
-        assert_same_numbers(build_report(run), stream_report(store, "r", batch=3, history=0))
+        memory = build_report(run)
+        assert_same_numbers(memory, stream_report(store, "r", batch=3, history=0))
+        assert_viewer_counts_the_same(memory, store, "r")
 
 
 @pytest.mark.postgres
@@ -110,7 +144,9 @@ def test_memory_and_postgres_give_one_summary(pg_dsn: str) -> None:
             run = experiment(f"diff-{uuid.uuid4().hex}", cases)
             stored(store, run)
             streamed = stream_report(store, run.info.run_id, batch=3, history=0)
-            assert_same_numbers(build_report(run), streamed)
+            memory = build_report(run)
+            assert_same_numbers(memory, streamed)
+            assert_viewer_counts_the_same(memory, store, run.info.run_id)
 
         check()
 

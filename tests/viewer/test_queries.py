@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
@@ -146,6 +147,37 @@ def test_a_key_with_more_scores_than_the_bootstrap_takes_has_the_reports_interva
         exclude={"mean_interval", "mean"}
     )
     assert row.mean == pytest.approx(expected.mean, rel=1e-12)
+
+
+@pytest.mark.postgres
+def test_on_postgres_a_deviation_too_small_to_square_in_floats_is_summed(pg_dsn: str) -> None:
+    # squared, a deviation of 1e-170 underflows: Postgres refuses such a float product, so
+    # the moments are summed in decimals there; the interval is the report's all the same
+    n = BOOTSTRAP_LIMIT + 5
+    run_id = f"tiny-{uuid.uuid4().hex}"
+    results = [
+        CaseResult(
+            run_id=run_id,
+            case_id=f"c{i}",
+            status="passed",
+            latency_s=1e-320 if i % 2 else 0.5,
+            scores=[ScoreRow(evaluator="j", key="j", score=1e-170 if i % 3 == 0 else 0.0)],
+        )
+        for i in range(n)
+    ]
+    run = ExperimentRun(info=info(run_id), results=results)
+    report = build_report(run)
+    with open_store(pg_dsn) as store:
+        store_run(store, run)
+        (row,) = q.evaluator_table(store, run_id)
+        bins = q.column_histograms(store, run_id)["latency_s"]
+    (expected,) = report.evaluators
+    assert row.mean_interval is not None and expected.mean_interval is not None
+    assert row.mean_interval.method == expected.mean_interval.method == "normal"
+    assert row.mean_interval.low == pytest.approx(expected.mean_interval.low, rel=1e-12)
+    assert row.mean_interval.high == pytest.approx(expected.mean_interval.high, rel=1e-12)
+    assert bins == report.latency_histogram
+    assert bins.counts[0] == n // 2  # the odd cases' latencies
 
 
 def test_a_finished_runs_aggregates_are_counted_once_and_a_running_runs_each_time() -> None:
