@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from pydantic_core import to_jsonable_python
@@ -45,6 +45,19 @@ def is_infrastructure(exc: BaseException) -> bool:
     return any(cls.__name__ in INFRASTRUCTURE for cls in type(exc).__mro__)
 
 
+class CaseOptions(Protocol):
+    """What a case takes of a run's options (:class:`~lg_eval.experiments.RunOptions`)."""
+
+    @property
+    def thresholds(self) -> Mapping[str, float] | None: ...
+    @property
+    def require_verdict(self) -> bool: ...
+    @property
+    def retries(self) -> int: ...
+    @property
+    def reviewer(self) -> Reviewer | None: ...
+
+
 @dataclass(frozen=True)
 class CaseContext:
     """What every case of a run shares."""
@@ -61,6 +74,32 @@ class CaseContext:
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
     require_verdict: bool = False
     """A no-verdict fails the case (:func:`~lg_eval.experiments.scoring.status_of`)."""
+
+    @classmethod
+    def of_run(
+        cls,
+        options: CaseOptions,
+        *,
+        run_id: str,
+        targets: CaseTargets,
+        saver: Saver,
+        redactor: Redactor | None,
+        resume_threads: bool,
+    ) -> CaseContext:
+        """The context of a run's cases as its options give it: the runner's inline play
+        and each executor partition share it (the scoring process rebuilds it from its
+        spec, which carries the same options)."""
+        return cls(
+            run_id=run_id,
+            targets=targets,
+            saver=saver,
+            thresholds=dict(options.thresholds or {}),
+            require_verdict=options.require_verdict,
+            retries=options.retries,
+            redactor=redactor,
+            reviewer=options.reviewer,
+            resume_threads=resume_threads,
+        )
 
 
 @dataclass(frozen=True)

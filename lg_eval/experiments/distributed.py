@@ -193,15 +193,12 @@ class PlayCases:
         dataset = options.dataset
         assert isinstance(dataset, Dataset)
         ready = _resources(options, self.dataset_hash)
-        context = CaseContext(
+        context = CaseContext.of_run(
+            options,
             run_id=self.run_id,
             targets=ready.targets,
             saver=ready.saver,
-            thresholds=dict(options.thresholds or {}),
-            require_verdict=options.require_verdict,
-            retries=options.retries,
             redactor=make_redactor(options.redact),
-            reviewer=options.reviewer,
             resume_threads=True,
         )
         plans = [

@@ -271,15 +271,12 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             plan_for(resolver, ordinal, dataset.cases[ordinal], repetition)
             for ordinal, repetition in run.left(dataset, options.repetitions)
         ]
-        context = CaseContext(
+        context = CaseContext.of_run(
+            options,
             run_id=run_id,
             targets=targets,
             saver=saver,
-            thresholds=dict(options.thresholds or {}),
-            require_verdict=options.require_verdict,
-            retries=options.retries,
             redactor=redactor,
-            reviewer=options.reviewer,
             resume_threads=run.resumed,
         )
         threads = CaseThreads(asyncio.get_running_loop()) if blocking else None
