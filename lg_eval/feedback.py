@@ -262,6 +262,53 @@ def verdict(score: object, threshold: float | None) -> bool | None:
     return float(cast(float, score)) >= threshold
 
 
+def checked_threshold(
+    value: object, name: str = "threshold", *, optional: bool = True
+) -> float | None:
+    """``value`` as the minimum a number must reach to pass: ``None`` (no threshold) or a
+    finite number (:func:`is_finite_number`). Every host checks its thresholds here, when
+    it is built: a NaN threshold would fail every score silently, a string would raise
+    deep inside the first verdict.
+
+    Raises:
+        InvalidOptionError: ``value`` is a bool, text, NaN, infinite or no number (or
+            ``None`` when not ``optional``); the message names ``name``.
+    """
+    if value is None and optional:
+        return None
+    if not is_finite_number(value):
+        raise InvalidOptionError(
+            f"{name}={value!r:.80}: use a finite number (the minimum score that passes)"
+            + (" or None." if optional else ".")
+        )
+    return float(cast(float, value))
+
+
+def checked_thresholds(value: object, name: str = "thresholds") -> dict[str, float]:
+    """``value`` as ``{feedback key or evaluator name: minimum}`` (``None``: none), each
+    minimum checked by :func:`checked_threshold`.
+
+    Raises:
+        InvalidOptionError: ``value`` is no mapping of text to finite numbers; the message
+            names ``name`` and the key.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidOptionError(
+            f"{name}={value!r:.80}: use a mapping of feedback key (or evaluator name) to "
+            "the minimum score that passes."
+        )
+    out: dict[str, float] = {}
+    for key, minimum in value.items():
+        if not isinstance(key, str):
+            raise InvalidOptionError(
+                f"{name} key {key!r:.80}: use the feedback key or evaluator name as text."
+            )
+        out[key] = cast(float, checked_threshold(minimum, f"{name}[{key!r:.60}]", optional=False))
+    return out
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -308,6 +355,8 @@ __all__ = [
     "ScoreValue",
     "check_score",
     "checked_score",
+    "checked_threshold",
+    "checked_thresholds",
     "describe_error",
     "is_finite_number",
     "refusal",

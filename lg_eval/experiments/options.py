@@ -19,6 +19,7 @@ from lg_eval.experiments._scoring_choice import Scoring
 from lg_eval.experiments._upstream import Dataset
 from lg_eval.experiments.judge_cache import JudgeCache
 from lg_eval.experiments.redaction import RedactOption
+from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimits
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class RunOptions:
         _positive_int("concurrency", self.concurrency, 1)
         _positive_int("repetitions", self.repetitions, 1)
         _positive_int("retries", self.retries, 0)
+        if self.thresholds is not None:
+            object.__setattr__(self, "thresholds", checked_thresholds(self.thresholds))
         if self.timeout is not None and not self.timeout > 0:
             raise InvalidOptionError(f"timeout={self.timeout!r}: use seconds > 0, or None.")
         if self.fail_under is not None and not 0 <= self.fail_under <= 1:

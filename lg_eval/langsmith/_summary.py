@@ -14,10 +14,11 @@ Verdicts follow the runner's rule (:mod:`lg_eval.verdicts`): a ``None`` score is
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
+from lg_eval.feedback import checked_threshold
 from lg_eval.scoring import EvaluatorCall, call_evaluators, raise_first, read_outcome
 from lg_eval.verdicts import case_verdict, verdict
 
@@ -79,6 +80,7 @@ def pass_rate(
         raise InvalidOptionError("pass_rate(...) needs at least one lg_eval evaluator.")
     if not isinstance(require_verdict, bool):
         raise InvalidOptionError(f"require_verdict={require_verdict!r}: use True or False.")
+    threshold = cast(float, checked_threshold(threshold, "threshold", optional=False))
 
     def summary_pass_rate(
         outputs: list[Any], reference_outputs: list[Any], inputs: list[Any]

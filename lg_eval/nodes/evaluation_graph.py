@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
+from lg_eval.feedback import checked_threshold
 from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes.evaluation_state import (
@@ -127,6 +128,8 @@ def create_evaluation_graph(
     bound = resolve(evaluators)
     known = dict(graphs or {})
     check_timeout(evaluator_timeout, "evaluator_timeout")
+    threshold = checked_threshold(threshold, "threshold")
+    review_threshold = checked_threshold(review_threshold, "review_threshold")
 
     def extract(state: EvaluationState, config: RunnableConfig) -> Core[dict[str, Any]]:
         state = EvaluationState.model_validate(state)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from lg_eval.errors import InvalidOptionError, LgEvalError
+from lg_eval.feedback import checked_threshold
 from lg_eval.nodes.state import DEFAULT_KEY, EvalFeedback
 
 
@@ -100,6 +101,7 @@ def route_on_score(
         InvalidOptionError: ``max_failures`` without ``exhausted`` or vice versa.
         LgEvalError: at routing time, when the state holds no evaluation yet.
     """
+    threshold = checked_threshold(threshold, "threshold")
     if (max_failures is None) != (exhausted is None):
         raise InvalidOptionError("Give max_failures and exhausted together (or neither).")
     if max_failures is not None and max_failures < 0:

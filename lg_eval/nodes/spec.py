@@ -24,7 +24,7 @@ from typing import Any
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import as_evaluator
 from lg_eval.evaluators import resolve_evaluator
-from lg_eval.feedback import ScoreRangeLike, is_finite_number
+from lg_eval.feedback import ScoreRangeLike, checked_threshold, is_finite_number
 from lg_eval.feedback import score_range as as_score_range
 from lg_eval.scoring import DeclaredRanges, EvaluatorCall
 
@@ -80,10 +80,9 @@ class EvalSpec:
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be a number >= 0.")
         if self.weight < 0:
             raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be >= 0.")
-        if self.threshold is not None and not is_finite_number(self.threshold):
-            raise InvalidOptionError(
-                f"EvalSpec threshold={self.threshold!r} must be a finite number or None."
-            )
+        object.__setattr__(
+            self, "threshold", checked_threshold(self.threshold, "EvalSpec threshold")
+        )
         check_timeout(self.timeout, "EvalSpec timeout")
         object.__setattr__(self, "score_range", as_score_range(self.score_range))
         if self.reference_key is not None and not (

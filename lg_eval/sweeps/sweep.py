@@ -32,6 +32,7 @@ from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.lease import Lease
 from lg_eval.experiments.lifecycle import resumable
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
+from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.reports import build_report
@@ -124,6 +125,7 @@ def sweep_threads(
         raise InvalidOptionError(f"worst={worst}, history={history}: at least 0.")
     if partition_size < 1 or page_size < 1:
         raise InvalidOptionError("partition_size and page_size must be at least 1.")
+    thresholds = checked_thresholds(thresholds)
     since_at, until_at = parse_time(since), parse_time(until)
     limits = None if judge_limits is None else RateLimits.of(judge_limits)
     redactor = make_redactor(redact)

@@ -1,0 +1,102 @@
+"""Every host checks its thresholds when it is built, by one rule
+(:func:`lg_eval.feedback.checked_threshold`): ``None`` or a finite number. A NaN minimum
+would fail every numeric score silently and a string would raise deep inside the first
+verdict, so each is refused up front with an :class:`InvalidOptionError` naming the
+argument (and the key, for a mapping of thresholds)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments import RunOptions
+from lg_eval.feedback import checked_threshold, checked_thresholds
+from lg_eval.langsmith import pass_rate
+from lg_eval.nodes import EvalSpec, create_evaluation_graph, route_on_score
+from lg_eval.sweeps import sweep_threads
+
+
+def scorer(*, outputs: Any, **_: Any) -> dict[str, Any]:
+    return {"key": "k", "score": 1.0}
+
+
+finite = st.one_of(st.integers(-(10**12), 10**12), st.floats(allow_nan=False, allow_infinity=False))
+not_a_number = st.one_of(
+    st.just(math.nan),
+    st.just(math.inf),
+    st.just(-math.inf),
+    st.just(10**400),
+    st.booleans(),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+)
+
+# one host per place a threshold is given; each takes the value and builds
+HOSTS: dict[str, tuple[str, Callable[[Any], object]]] = {
+    "EvalSpec": ("EvalSpec threshold=", lambda t: EvalSpec(scorer, threshold=t)),
+    "evaluation graph": ("threshold=", lambda t: create_evaluation_graph([scorer], threshold=t)),
+    "review": (
+        "review_threshold=",
+        lambda t: create_evaluation_graph([scorer], review_threshold=t),
+    ),
+    "route": ("threshold=", lambda t: route_on_score(t, passed="a", failed="b")),
+    "summary": ("threshold=", lambda t: pass_rate(scorer, threshold=t)),
+    "run": (
+        "thresholds['k']=",
+        lambda t: RunOptions(target="m:g", dataset="d", thresholds={"k": t}),
+    ),
+    "sweep": ("thresholds['k']=", lambda t: sweep_threads("m:g", None, thresholds={"k": t})),
+}
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+@given(value=not_a_number)
+def test_every_host_refuses_a_threshold_that_is_no_finite_number(host: str, value: Any) -> None:
+    named, build = HOSTS[host]
+    with pytest.raises(InvalidOptionError, match="^" + re.escape(named)) as raised:
+        build(value)
+    assert "use a finite number" in str(raised.value)
+
+
+@given(value=finite)
+def test_a_finite_threshold_is_kept_as_a_float(value: int | float) -> None:
+    assert checked_threshold(value) == float(value)
+    assert isinstance(checked_threshold(value), float)
+    assert checked_thresholds({"judge": value}) == {"judge": float(value)}
+    assert RunOptions(target="m:g", dataset="d", thresholds={"k": value}).thresholds == {
+        "k": float(value)
+    }
+    assert EvalSpec(scorer, threshold=value).threshold == float(value)
+
+
+def test_none_is_no_threshold_where_a_threshold_is_optional_and_refused_inside_a_mapping() -> None:
+    assert checked_threshold(None) is None
+    assert checked_thresholds(None) == {}
+    assert EvalSpec(scorer).threshold is None
+    with pytest.raises(InvalidOptionError, match=r"^thresholds\['k'\]=None: use a finite number"):
+        RunOptions(target="m:g", dataset="d", thresholds={"k": None})
+    with pytest.raises(InvalidOptionError, match=r"^threshold=None: use a finite number"):
+        pass_rate(scorer, threshold=None)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([("k", 0.5)], r"^thresholds=\[\('k', 0.5\)\]: use a mapping of feedback key"),
+        ("k=0.5", r"^thresholds='k=0.5': use a mapping"),
+        ({1: 0.5}, r"^thresholds key 1: use the feedback key or evaluator name as text"),
+    ],
+)
+def test_thresholds_that_are_no_mapping_of_names_are_refused(value: Any, message: str) -> None:
+    with pytest.raises(InvalidOptionError, match=message):
+        RunOptions(target="m:g", dataset="d", thresholds=value)
+    with pytest.raises(InvalidOptionError, match=message):
+        sweep_threads("m:g", None, thresholds=value)
