@@ -9,7 +9,6 @@ whose ``key`` may be left out (the evaluator's own key is used).
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from lg_eval.arguments import is_finite_number
 from lg_eval.errors import InvalidOptionError
 
 ScoreValue = bool | int | float | None
@@ -57,17 +57,6 @@ class Feedback(BaseModel):
 
 
 # --------------------------------------------------------------------------- score ranges
-
-
-def is_finite_number(value: object) -> bool:
-    """The one finiteness rule: a real number (a bool is not one) whose value is finite
-    as a float (NaN, infinity and an int too large for a float are not)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float
-        return False
 
 
 def _finite(value: object) -> bool:

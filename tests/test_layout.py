@@ -172,6 +172,7 @@ def test_experiments_meets_datasets_play_and_urls_only_through_upstream() -> Non
 FLOORS: dict[str, int] = {
     # 1: typed errors, the effect core, executors and leaf helpers that know no lg_eval model
     "errors": 1,
+    "arguments": 1,
     "_effects": 1,
     "executors": 1,
     "_files": 1,

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lg_eval.arguments import checked_count, checked_flag, checked_fraction, checked_seconds
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments._scoring_choice import Scoring
+from lg_eval.experiments._scoring_choice import SCORINGS, Scoring
 from lg_eval.experiments._upstream import Dataset
 from lg_eval.experiments.judge_cache import JudgeCache
-from lg_eval.experiments.redaction import RedactOption
+from lg_eval.experiments.redaction import RedactOption, make_redactor
 from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimits
 
@@ -61,19 +62,25 @@ class RunOptions:
     scoring: Scoring = "auto"
 
     def __post_init__(self) -> None:
-        _positive_int("concurrency", self.concurrency, 1)
-        _positive_int("repetitions", self.repetitions, 1)
-        _positive_int("retries", self.retries, 0)
+        checked_count(self.concurrency, "concurrency", 1)
+        checked_count(self.repetitions, "repetitions", 1)
+        checked_count(self.retries, "retries", 0)
         if self.thresholds is not None:
             object.__setattr__(self, "thresholds", checked_thresholds(self.thresholds))
-        if self.timeout is not None and not self.timeout > 0:
-            raise InvalidOptionError(f"timeout={self.timeout!r}: use seconds > 0, or None.")
-        if self.fail_under is not None and not 0 <= self.fail_under <= 1:
-            raise InvalidOptionError(f"fail_under={self.fail_under!r}: use a pass rate in [0, 1].")
-        if not isinstance(self.require_verdict, bool):
+        object.__setattr__(self, "timeout", checked_seconds(self.timeout, "timeout"))
+        if self.fail_under is not None:
+            checked_fraction(self.fail_under, "fail_under", zero=True)
+        checked_flag(self.require_verdict, "require_verdict")
+        checked_flag(self.langsmith, "langsmith")
+        if self.scoring not in SCORINGS:
+            raise InvalidOptionError(f"scoring={self.scoring!r}: use one of {', '.join(SCORINGS)}.")
+        if self.run_id is not None and not (isinstance(self.run_id, str) and self.run_id):
+            raise InvalidOptionError(f"run_id={self.run_id!r:.80}: use a non-empty text, or None.")
+        if not isinstance(self.judge_cache, bool | str | Path | JudgeCache):
             raise InvalidOptionError(
-                f"require_verdict={self.require_verdict!r}: use True or False."
+                f"judge_cache={self.judge_cache!r:.80}: use True, False, a path or a JudgeCache."
             )
+        make_redactor(self.redact)  # refuses what is no function or list of patterns
         if self.progress is not None and not callable(self.progress):
             raise InvalidOptionError("progress= takes a function (done, total, passed, failed).")
         if self.judge_limits is not None and not isinstance(self.judge_limits, RateLimits):
@@ -85,11 +92,6 @@ class RunOptions:
         """``judge_limits`` as the :class:`~lg_eval.judges.RateLimits` it was checked into."""
         assert self.judge_limits is None or isinstance(self.judge_limits, RateLimits)
         return self.judge_limits
-
-
-def _positive_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidOptionError(f"{name}={value!r}: use an integer >= {minimum}.")
 
 
 __all__ = ["Progress", "RunOptions"]

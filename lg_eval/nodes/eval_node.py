@@ -25,11 +25,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
 from lg_eval._effects import Core
+from lg_eval.arguments import checked_seconds
 from lg_eval.errors import InvalidOptionError, LgEvalError, MissingCheckpointerError
 from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes._thread import current_checkpoint, read_in_flight
-from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, check_timeout, resolve
+from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, resolve
 from lg_eval.nodes.state import DEFAULT_KEY
 from lg_eval.scoring import Outcome, call_evaluators, raise_first
 
@@ -150,8 +151,8 @@ class EvalNode(CoreNode):
         self.graph = graph
         self.fail_fast = fail_fast
         self.checkpoint_timeout = checkpoint_timeout
-        self.timeout = check_timeout(timeout, "timeout")
-        self.evaluator_timeout = check_timeout(evaluator_timeout, "evaluator_timeout")
+        self.timeout = checked_seconds(timeout, "timeout")
+        self.evaluator_timeout = checked_seconds(evaluator_timeout, "evaluator_timeout")
 
     def _host(self) -> AnyPregel:
         if self.graph is None:  # only called when a graph was given

@@ -35,6 +35,7 @@ from langgraph.types import Overwrite, Send, interrupt
 from pydantic import ValidationError
 
 from lg_eval._effects import Core
+from lg_eval.arguments import checked_seconds
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
 from lg_eval.feedback import checked_threshold
@@ -51,7 +52,7 @@ from lg_eval.nodes.evaluation_state import (
     to_plain,
 )
 from lg_eval.nodes.routing import weighted_score
-from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, check_timeout, resolve
+from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, resolve
 from lg_eval.offline import offline
 from lg_eval.scoring import call_evaluators, raise_first
 from lg_eval.trajectory import ThreadTrajectory
@@ -127,7 +128,7 @@ def create_evaluation_graph(
     """
     bound = resolve(evaluators)
     known = dict(graphs or {})
-    check_timeout(evaluator_timeout, "evaluator_timeout")
+    checked_seconds(evaluator_timeout, "evaluator_timeout")
     threshold = checked_threshold(threshold, "threshold")
     review_threshold = checked_threshold(review_threshold, "review_threshold")
 

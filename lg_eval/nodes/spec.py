@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lg_eval.arguments import checked_seconds
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import as_evaluator
 from lg_eval.evaluators import resolve_evaluator
@@ -83,7 +84,7 @@ class EvalSpec:
         object.__setattr__(
             self, "threshold", checked_threshold(self.threshold, "EvalSpec threshold")
         )
-        check_timeout(self.timeout, "EvalSpec timeout")
+        checked_seconds(self.timeout, "EvalSpec timeout")
         object.__setattr__(self, "score_range", as_score_range(self.score_range))
         if self.reference_key is not None and not (
             isinstance(self.reference_key, str) and self.reference_key
@@ -92,15 +93,6 @@ class EvalSpec:
                 f"EvalSpec reference_key={self.reference_key!r} must be a non-empty string "
                 "(a key of the reference dict) or None for the whole reference."
             )
-
-
-def check_timeout(value: Any, name: str) -> float | None:
-    """``value`` if it is None or a positive finite number of seconds, else an error."""
-    if value is None:
-        return None
-    if is_finite_number(value) and value > 0:
-        return float(value)
-    raise InvalidOptionError(f"{name}={value!r} must be a number of seconds > 0, or None.")
 
 
 EvaluatorLike = Callable[..., Any] | str | EvalSpec
@@ -173,6 +165,5 @@ __all__ = [
     "Bound",
     "EvalSpec",
     "EvaluatorLike",
-    "check_timeout",
     "resolve",
 ]

@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from lg_eval.arguments import checked_count, checked_flag, checked_fraction
 from lg_eval.errors import InvalidOptionError, ServerError
 from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
@@ -101,6 +102,9 @@ def sweep_threads(
     ``judge_limits``: the judge provider's limits (:class:`~lg_eval.judges.RateLimits`),
     held across every worker; ``judge_cache``: judge answers cached on the driver's disk
     (True: ``.lg_eval/judge_cache.sqlite``; a path; False), shared by every worker.
+    ``evaluators``: reference-free evaluators (names, ``module:attr``, objects); one name
+    alone stands for a list of one. Every option is checked before a thread is listed
+    (:class:`~lg_eval.errors.InvalidOptionError` naming it).
 
     The result's memory does not grow with the number of threads: its report (counts,
     per-evaluator aggregates, distributions, the trend over the ``history`` latest sweeps
@@ -117,14 +121,17 @@ def sweep_threads(
     that stops answering raises :class:`~lg_eval.errors.ServerError`; the threads already
     stored stay scored, and the next sweep (or the same ``run_id``) scores the rest.
     """
-    if sample is not None and not 0 < sample <= 1:
-        raise InvalidOptionError(f"sample={sample}: a fraction in (0, 1].")
-    if limit is not None and limit < 0:
-        raise InvalidOptionError(f"limit={limit}: at least 0.")
-    if worst < 0 or history < 0:
-        raise InvalidOptionError(f"worst={worst}, history={history}: at least 0.")
-    if partition_size < 1 or page_size < 1:
-        raise InvalidOptionError("partition_size and page_size must be at least 1.")
+    if sample is not None:
+        checked_fraction(sample, "sample", zero=False)
+    if limit is not None:
+        checked_count(limit, "limit", 0)
+    checked_count(worst, "worst", 0)
+    checked_count(history, "history", 0)
+    checked_count(partition_size, "partition_size", 1)
+    checked_count(page_size, "page_size", 1)
+    checked_flag(incremental, "incremental")
+    if isinstance(evaluators, str):  # one name, not a list of its letters
+        evaluators = [evaluators]
     thresholds = checked_thresholds(thresholds)
     since_at, until_at = parse_time(since), parse_time(until)
     limits = None if judge_limits is None else RateLimits.of(judge_limits)

@@ -1,8 +1,8 @@
-"""Every host checks its thresholds when it is built, by one rule
-(:func:`lg_eval.feedback.checked_threshold`): ``None`` or a finite number. A NaN minimum
-would fail every numeric score silently and a string would raise deep inside the first
-verdict, so each is refused up front with an :class:`InvalidOptionError` naming the
-argument (and the key, for a mapping of thresholds)."""
+"""Options are checked where they are given, each by one rule (:mod:`lg_eval.arguments`,
+:func:`lg_eval.feedback.checked_threshold`), and refused with an :class:`InvalidOptionError`
+naming the argument: thresholds in every host (a NaN minimum would fail every numeric
+score silently, a string would raise deep inside the first verdict), then every other
+option of ``RunOptions`` and ``sweep_threads`` against generated values of every type."""
 
 from __future__ import annotations
 
@@ -100,3 +100,73 @@ def test_thresholds_that_are_no_mapping_of_names_are_refused(value: Any, message
         RunOptions(target="m:g", dataset="d", thresholds=value)
     with pytest.raises(InvalidOptionError, match=message):
         sweep_threads("m:g", None, thresholds=value)
+
+
+# --------------------------------------------------------------------------- other options
+
+garbage = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.floats(),
+    st.integers(-5, 5),
+    st.lists(st.integers(), max_size=2),
+    st.just(object()),
+)
+
+# (argument, which values it takes): each predicate is the documented contract, written
+# apart from the check it tests; None is taken where the option is optional
+RUN_OPTIONS: list[tuple[str, Callable[[Any], bool]]] = [
+    ("concurrency", lambda v: type(v) is int and v >= 1),
+    ("repetitions", lambda v: type(v) is int and v >= 1),
+    ("retries", lambda v: type(v) is int and v >= 0),
+    ("timeout", lambda v: v is None or (type(v) in (int, float) and math.isfinite(v) and v > 0)),
+    ("fail_under", lambda v: v is None or (type(v) in (int, float) and 0 <= v <= 1)),
+    ("require_verdict", lambda v: type(v) is bool),
+    ("langsmith", lambda v: type(v) is bool),
+    ("scoring", lambda v: v in ("auto", "process", "inline")),
+    ("run_id", lambda v: v is None or (type(v) is str and v != "")),
+]
+
+
+@pytest.mark.parametrize(("name", "accepts"), RUN_OPTIONS, ids=[n for n, _ in RUN_OPTIONS])
+@given(value=garbage)
+def test_run_options_take_each_value_the_contract_allows_and_name_any_other(
+    name: str, accepts: Callable[[Any], bool], value: Any
+) -> None:
+    if accepts(value):
+        RunOptions(target="m:g", dataset="d", **{name: value})
+    else:
+        with pytest.raises(InvalidOptionError, match=f"^{name}="):
+            RunOptions(target="m:g", dataset="d", **{name: value})
+
+
+SWEEP_OPTIONS: list[tuple[str, Callable[[Any], bool]]] = [
+    ("sample", lambda v: v is None or (type(v) in (int, float) and 0 < v <= 1)),
+    ("limit", lambda v: v is None or (type(v) is int and v >= 0)),
+    ("worst", lambda v: type(v) is int and v >= 0),
+    ("history", lambda v: type(v) is int and v >= 0),
+    ("partition_size", lambda v: type(v) is int and v >= 1),
+    ("page_size", lambda v: type(v) is int and v >= 1),
+    ("incremental", lambda v: type(v) is bool),
+]
+
+
+@pytest.mark.parametrize(("name", "accepts"), SWEEP_OPTIONS, ids=[n for n, _ in SWEEP_OPTIONS])
+@given(value=garbage)
+def test_a_sweep_refuses_an_option_value_outside_its_contract_by_name(
+    name: str, accepts: Callable[[Any], bool], value: Any
+) -> None:
+    if accepts(value):
+        # past the option checks, the sweep needs a checkpointer this test does not give
+        with pytest.raises(InvalidOptionError, match=r"^No checkpointer"):
+            sweep_threads(_graph_without_saver(), None, **{name: value})
+    else:
+        with pytest.raises(InvalidOptionError, match=f"^{name}="):
+            sweep_threads(_graph_without_saver(), None, **{name: value})
+
+
+def _graph_without_saver() -> Any:
+    from graphs.weather import build
+
+    return build()

@@ -1,0 +1,70 @@
+"""Checks of the option values users pass, shared by every package.
+
+Each check takes the value and the argument's name, returns the value as lg_eval uses it,
+and raises :class:`~lg_eval.errors.InvalidOptionError` naming the argument and what it
+takes. Options are checked where they are given (a function's entry, an options object
+being made), so a bad one fails before anything runs instead of as an untyped error deep
+inside the first case. :func:`is_finite_number` is the one finiteness rule: scores,
+weights, thresholds, timeouts and fractions are all held to it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import cast
+
+from lg_eval.errors import InvalidOptionError
+
+
+def is_finite_number(value: object) -> bool:
+    """The one finiteness rule: a real number (a bool is not one) whose value is finite
+    as a float (NaN, infinity and an int too large for a float are not)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def checked_seconds(value: object, name: str) -> float | None:
+    """``value`` as a time limit: ``None`` (no limit) or a finite number of seconds > 0."""
+    if value is None:
+        return None
+    if is_finite_number(value) and cast(float, value) > 0:
+        return float(cast(float, value))
+    raise InvalidOptionError(f"{name}={value!r:.80} must be a number of seconds > 0, or None.")
+
+
+def checked_count(value: object, name: str, minimum: int) -> int:
+    """``value`` as a count: an integer (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InvalidOptionError(f"{name}={value!r:.80}: use an integer >= {minimum}.")
+    return int(value)
+
+
+def checked_fraction(value: object, name: str, *, zero: bool) -> float:
+    """``value`` as a fraction: a finite number in ``[0, 1]`` (``(0, 1]`` without ``zero``)."""
+    if is_finite_number(value):
+        number = float(cast(float, value))
+        if (number >= 0 if zero else number > 0) and number <= 1:
+            return number
+    span = "[0, 1]" if zero else "(0, 1]"
+    raise InvalidOptionError(f"{name}={value!r:.80}: use a number in {span}.")
+
+
+def checked_flag(value: object, name: str) -> bool:
+    """``value`` as a switch: ``True`` or ``False`` (a truthy string is neither)."""
+    if not isinstance(value, bool):
+        raise InvalidOptionError(f"{name}={value!r:.80}: use True or False.")
+    return value
+
+
+__all__ = [
+    "checked_count",
+    "checked_flag",
+    "checked_fraction",
+    "checked_seconds",
+    "is_finite_number",
+]
