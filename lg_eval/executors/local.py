@@ -6,7 +6,7 @@ import concurrent.futures as cf
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from lg_eval.errors import InvalidOptionError
+from lg_eval.arguments import checked_count
 from lg_eval.executors.throughput import Throughput, Timed, timed_call
 
 P = TypeVar("P")
@@ -21,8 +21,7 @@ class LocalExecutor:
     """
 
     def __init__(self, workers: int = 2, *, max_in_flight: int | None = None) -> None:
-        if workers < 1:
-            raise InvalidOptionError(f"workers={workers}: at least 1.")
+        checked_count(workers, "workers", 1)
         self.workers = workers
         self.max_in_flight = max_in_flight or 2 * workers
         self.throughput = Throughput()

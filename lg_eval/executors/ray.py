@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors.throughput import Throughput, Timed, timed_call
 
@@ -53,8 +54,7 @@ class RayExecutor:
         max_retries: int = 3,
         **init: Any,
     ) -> None:
-        if max_retries < 0:
-            raise InvalidOptionError(f"max_retries={max_retries}: at least 0.")
+        checked_count(max_retries, "max_retries", 0)
         import_ray()  # a missing install is told here, before a run is recorded
         self.address = address
         self.max_in_flight = max_in_flight

@@ -11,6 +11,7 @@ from typing import Any
 
 from langchain_core.exceptions import ModelError, ModelTimeoutError
 
+from lg_eval.arguments import checked_count, checked_seconds, is_finite_number
 from lg_eval.errors import InvalidOptionError
 
 _TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
@@ -113,11 +114,13 @@ class RetryPolicy:
     timeout: float | None = 120.0
 
     def __post_init__(self) -> None:
-        for name in ("max_retries", "parse_retries", "backoff_base", "backoff_max"):
-            if getattr(self, name) < 0:
-                raise InvalidOptionError(f"{name} must be >= 0, got {getattr(self, name)}.")
-        if self.timeout is not None and self.timeout <= 0:
-            raise InvalidOptionError(f"timeout must be > 0 seconds or None, got {self.timeout}.")
+        for name in ("max_retries", "parse_retries"):
+            checked_count(getattr(self, name), name, 0)
+        for name in ("backoff_base", "backoff_max"):
+            value = getattr(self, name)
+            if not (is_finite_number(value) and value >= 0):
+                raise InvalidOptionError(f"{name}={value!r:.80}: use seconds >= 0.")
+        checked_seconds(self.timeout, "timeout")
 
     def delay(self, attempt: int, exc: BaseException) -> float:
         """Seconds to wait before retry number ``attempt + 1``."""

@@ -24,6 +24,7 @@ from langgraph.types import StateSnapshot
 from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError, MissingCheckpointerError
 from lg_eval.feedback import describe_error
 from lg_eval.nodes.evaluation_state import EvalCase, EvaluationResult
@@ -106,8 +107,7 @@ def _jobs(
     config: RunnableConfig | None,
     rerun: bool,
 ) -> list[Core[BatchItem]]:
-    if max_concurrency < 1:
-        raise InvalidOptionError(f"max_concurrency={max_concurrency!r} must be at least 1.")
+    checked_count(max_concurrency, "max_concurrency", 1)
     if not isinstance(graph.checkpointer, BaseCheckpointSaver):
         raise MissingCheckpointerError(
             "A batch keeps one evaluation thread per case, so the evaluation graph needs a "

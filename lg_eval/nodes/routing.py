@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.feedback import checked_threshold
 from lg_eval.nodes.state import DEFAULT_KEY, EvalFeedback
@@ -104,8 +105,8 @@ def route_on_score(
     threshold = checked_threshold(threshold, "threshold")
     if (max_failures is None) != (exhausted is None):
         raise InvalidOptionError("Give max_failures and exhausted together (or neither).")
-    if max_failures is not None and max_failures < 0:
-        raise InvalidOptionError(f"max_failures={max_failures!r} must be >= 0.")
+    if max_failures is not None:
+        checked_count(max_failures, "max_failures", 0)
 
     def route(state: Any) -> str:
         groups = batches(evaluations_of(state, state_key=state_key, node=node, key=key))

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from langchain_core.runnables import RunnableConfig
 
 from lg_eval._effects import Core
+from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
@@ -107,9 +108,7 @@ class FromRecording:
                 "on_new_question='reviewer' needs reviewer= (a SimulatedReviewer, or a callable "
                 "taking the pending interrupts)."
             )
-        limit = self.max_calls
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidOptionError(f"max_calls={limit!r}: a whole number, at least 1.")
+        checked_count(self.max_calls, "max_calls", 1)
 
     @property
     def reason(self) -> str | None:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from lg_eval._effects import drive
+from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.executors import LocalExecutor
 from lg_eval.experiments import CaseEvaluator
@@ -91,10 +92,9 @@ def replay_threads(
         raise InvalidOptionError(f"on_new_question={on_new_question!r}: use 'stop' or 'reviewer'.")
     if on_new_question == "reviewer" and reviewer is None:
         raise InvalidOptionError("on_new_question='reviewer' needs reviewer= (SimulatedReviewer).")
-    if limit is not None and limit < 0:
-        raise InvalidOptionError(f"limit={limit}: at least 0.")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InvalidOptionError(f"concurrency={concurrency!r}: a whole number, at least 1.")
+    if limit is not None:
+        checked_count(limit, "limit", 0)
+    checked_count(concurrency, "concurrency", 1)
     if thread_ids is not None and (
         isinstance(thread_ids, str) or not all(isinstance(t, str) for t in thread_ids)
     ):

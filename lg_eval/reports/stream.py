@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 
-from lg_eval.errors import InvalidOptionError
+from lg_eval.arguments import checked_count
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore, StoreError
 from lg_eval.reports.build import case_report
@@ -52,8 +52,9 @@ def stream_report(
         StoreError: no run ``run_id`` is stored.
         InvalidOptionError: ``worst`` or ``history`` is negative, ``batch`` below 1.
     """
-    if worst < 0 or history < 0:
-        raise InvalidOptionError(f"worst={worst}, history={history}: at least 0.")
+    checked_count(worst, "worst", 0)
+    checked_count(history, "history", 0)
+    checked_count(batch, "batch", 1)
     info = store.run_info(run_id)
     if info is None:
         raise StoreError(f"No run {run_id!r} in {store.url}.")

@@ -207,9 +207,11 @@ async def test_async_call_that_never_answers_in_time_gives_a_timeout_error():
 
 
 def test_retry_policy_rejects_negative_settings():
-    with pytest.raises(InvalidOptionError, match="max_retries must be >= 0"):
+    with pytest.raises(InvalidOptionError, match="max_retries=-1: use an integer >= 0"):
         RetryPolicy(max_retries=-1)
-    with pytest.raises(InvalidOptionError, match="timeout must be > 0"):
+    with pytest.raises(InvalidOptionError, match="backoff_base='1': use seconds >= 0"):
+        RetryPolicy(backoff_base="1")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="timeout=0 must be a number of seconds > 0"):
         create_graph_trajectory_llm_as_judge(judge=ScriptedJudge.of(), timeout=0)
 
 

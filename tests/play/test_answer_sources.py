@@ -274,7 +274,7 @@ def test_a_recording_that_ends_with_stop_finishes_the_loop(saver: SqliteSaver) -
 
 @given(max_calls=st.integers(max_value=0) | st.booleans() | st.floats() | st.text(max_size=3))
 def test_max_calls_must_be_a_whole_number_of_at_least_one(max_calls: Any) -> None:
-    with pytest.raises(InvalidOptionError, match=r"^max_calls=.*: a whole number, at least 1\.$"):
+    with pytest.raises(InvalidOptionError, match=r"^max_calls=.*: use an integer >= 1\.$"):
         FromRecording(Recording(), max_calls=max_calls)
 
 

@@ -48,9 +48,10 @@ def test_every_turn_number_and_node_name_parses(turn: int, node: str) -> None:
     [
         ({"thread_ids": "t001"}, "thread_ids='t001': a list of thread id strings"),
         ({"thread_ids": [1, 2]}, "thread_ids=[1, 2]: a list of thread id strings"),
-        ({"concurrency": True}, "concurrency=True: a whole number"),
-        ({"concurrency": 2.5}, "concurrency=2.5: a whole number"),
-        ({"limit": -1}, "limit=-1: at least 0"),
+        ({"concurrency": True}, "concurrency=True: use an integer >= 1"),
+        ({"concurrency": 2.5}, "concurrency=2.5: use an integer >= 1"),
+        ({"limit": -1}, "limit=-1: use an integer >= 0"),
+        ({"limit": "5"}, "limit='5': use an integer >= 0"),
         ({"run": "  "}, "run='  ': a non-empty name"),
         ({"on_new_question": "ask"}, "on_new_question='ask': use 'stop' or 'reviewer'"),
         ({"target": 42}, "target: a checkpointer (saver) or its URL, not 42"),
