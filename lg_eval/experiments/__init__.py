@@ -14,7 +14,7 @@ a run scores its cases in a second process while this one plays the next ones
 runner, the scoring process and sweeps.
 """
 
-from lg_eval.errors import ScoringProcessError
+from lg_eval.errors import RunInUseError, ScoringProcessError
 from lg_eval.experiments._scoring_choice import Scoring
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
@@ -49,6 +49,7 @@ __all__ = [
     "PlayedTurnRecord",
     "Progress",
     "ResultStore",
+    "RunInUseError",
     "RunInfo",
     "RunOptions",
     "ScoreRow",

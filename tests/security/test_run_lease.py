@@ -328,3 +328,10 @@ def test_a_sweep_on_a_run_id_a_live_run_holds_exits_5(tmp_path: Path) -> None:
     assert "in use by another live run" in " ".join(refused.output.split())
     done = CliRunner().invoke(app, command)
     assert done.exit_code == 0, done.output
+
+
+def test_the_run_in_use_error_is_caught_where_run_experiment_is_imported_from() -> None:
+    import lg_eval.experiments
+
+    assert lg_eval.experiments.RunInUseError is RunInUseError
+    assert issubclass(RunInUseError, lg_eval.experiments.StoreError)
