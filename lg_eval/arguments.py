@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import cast
+from typing import TypeVar, cast
 
 from lg_eval.errors import InvalidOptionError
+
+T = TypeVar("T")
 
 
 def is_finite_number(value: object) -> bool:
@@ -54,6 +56,13 @@ def checked_fraction(value: object, name: str, *, zero: bool) -> float:
     raise InvalidOptionError(f"{name}={value!r:.80}: use a number in {span}.")
 
 
+def checked_instance(value: object, kind: type[T], name: str, what: str) -> T:
+    """``value`` if it is a ``kind``, else an error saying ``what`` ``name`` takes."""
+    if not isinstance(value, kind):
+        raise InvalidOptionError(f"{name}={value!r:.80}: use {what}.")
+    return value
+
+
 def checked_flag(value: object, name: str) -> bool:
     """``value`` as a switch: ``True`` or ``False`` (a truthy string is neither)."""
     if not isinstance(value, bool):
@@ -65,6 +74,7 @@ __all__ = [
     "checked_count",
     "checked_flag",
     "checked_fraction",
+    "checked_instance",
     "checked_seconds",
     "is_finite_number",
 ]

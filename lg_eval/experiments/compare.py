@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from lg_eval.arguments import checked_instance, is_finite_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
@@ -31,8 +32,13 @@ def compare_runs(
     :attr:`~lg_eval.experiments.Comparison.significant_regression` is the gate on them.
 
     Raises:
-        InvalidOptionError: ``alpha`` is not in (0, 1).
+        InvalidOptionError: a run is no :class:`ExperimentRun`, ``tolerance`` is no finite
+            number >= 0, or ``alpha`` is not in (0, 1).
     """
+    for name, run in (("run_a", run_a), ("run_b", run_b)):
+        checked_instance(run, ExperimentRun, name, "an ExperimentRun (ResultStore.load_run)")
+    if not (is_finite_number(tolerance) and tolerance >= 0):
+        raise InvalidOptionError(f"tolerance={tolerance!r:.80}: use a score difference >= 0.")
     level = check_alpha(alpha)
     a = {(r.case_id, r.repetition): r for r in run_a.results}
     b = {(r.case_id, r.repetition): r for r in run_b.results}

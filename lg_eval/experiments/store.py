@@ -20,6 +20,7 @@ files are created ``0600`` in a ``0700`` directory and run in WAL mode.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -434,9 +435,13 @@ def open_store(url: str | Path | None = None) -> ResultStore:
     Raises:
         StoreError: the store cannot be opened: unreachable, malformed URL, corrupt
             or not a database (the URL is shown without its password).
-        InvalidOptionError: ``url`` cannot name a results store (``memory://``, a
-            libpq keyword DSN).
+        InvalidOptionError: ``url`` cannot name a results store (no text or path, empty,
+            ``memory://``, a libpq keyword DSN).
     """
+    if url is not None and (not isinstance(url, str | os.PathLike) or not str(url).strip()):
+        raise InvalidOptionError(
+            f"store={url!r:.80}: use a file path, sqlite:///file.sqlite or postgresql://..."
+        )
     opened = connect(str(url) if url is not None else DEFAULT_STORE)
     try:
         return ResultStore(

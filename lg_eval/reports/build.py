@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lg_eval.arguments import checked_instance
+from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import aggregate
 from lg_eval.experiments.results import (
     CaseResult,
@@ -56,7 +58,21 @@ def build_report(
     oldest first, with ``run`` itself marked current. ``comparison``: ``run`` against a
     baseline (from the store's compare), grouped into regressions, improvements, added
     and removed cases.
+
+    Raises:
+        InvalidOptionError: ``run`` or an item of ``history`` is no
+            :class:`~lg_eval.experiments.ExperimentRun`, or ``comparison`` no
+            :class:`~lg_eval.experiments.Comparison`.
     """
+    checked_instance(run, ExperimentRun, "run", "an ExperimentRun (ResultStore.load_run)")
+    if (
+        not isinstance(history, Sequence)
+        or isinstance(history, str)
+        or not all(isinstance(item, ExperimentRun) for item in history)
+    ):
+        raise InvalidOptionError(f"history={history!r:.80}: use a list of ExperimentRun.")
+    if comparison is not None:
+        checked_instance(comparison, Comparison, "comparison", "a Comparison (compare_runs)")
     results = run.results
     tally = RunTally()
     for result in results:

@@ -170,3 +170,64 @@ def _graph_without_saver() -> Any:
     from graphs.weather import build
 
     return build()
+
+
+# --------------------------------------------------------------------------- runs and stores
+
+
+def _run() -> Any:
+    from datetime import UTC, datetime
+
+    from lg_eval.experiments import ExperimentRun, RunInfo
+
+    info = RunInfo(
+        run_id="a",
+        dataset="d",
+        dataset_hash="h",
+        target="t",
+        checkpointer="c",
+        started_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    return ExperimentRun(info=info, results=[])
+
+
+@given(value=garbage)
+def test_compare_takes_a_tolerance_that_is_a_finite_difference_of_at_least_zero(value: Any) -> None:
+    from lg_eval.experiments import compare_runs
+
+    if type(value) in (int, float) and math.isfinite(value) and value >= 0:
+        assert compare_runs(_run(), _run(), tolerance=value).tolerance == value
+    else:
+        with pytest.raises(InvalidOptionError, match=r"^tolerance="):
+            compare_runs(_run(), _run(), tolerance=value)
+
+
+@given(value=garbage)
+def test_what_is_no_run_is_refused_by_compare_and_the_report_by_name(value: Any) -> None:
+    from lg_eval.experiments import compare_runs
+    from lg_eval.reports import build_report
+
+    with pytest.raises(InvalidOptionError, match=r"^run_a=.*: use an ExperimentRun"):
+        compare_runs(value, _run())
+    with pytest.raises(InvalidOptionError, match=r"^run_b=.*: use an ExperimentRun"):
+        compare_runs(_run(), value)
+    with pytest.raises(InvalidOptionError, match=r"^run=.*: use an ExperimentRun"):
+        build_report(value)
+    if value is not None:
+        with pytest.raises(InvalidOptionError, match=r"^comparison=.*: use a Comparison"):
+            build_report(_run(), comparison=value)
+    if not (isinstance(value, list) and not value):  # an empty list is no history
+        with pytest.raises(InvalidOptionError, match=r"^history=.*: use a list of ExperimentRun"):
+            build_report(_run(), history=value)
+
+
+@pytest.mark.parametrize("url", [123, "", "  ", b"results.sqlite", ["a.sqlite"]])
+def test_a_store_url_that_is_no_text_or_path_is_refused_before_any_file_is_made(
+    url: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lg_eval.experiments import open_store
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidOptionError, match=r"^store=.*: use a file path"):
+        open_store(url)
+    assert list(tmp_path.iterdir()) == []
