@@ -22,7 +22,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from lg_eval.experiments.results import CaseResult, ExperimentRun
+from lg_eval.arguments import is_finite_number
+from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments.results import CaseResult, ExperimentRun, checked_run
 from lg_eval.feedback import ScoreValue
 
 
@@ -32,13 +34,27 @@ def score_number(score: ScoreValue) -> float | None:
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
-    """The ``q``-th percentile (0-100) of ``values``, linearly interpolated; None if empty."""
+    """The ``q``-th percentile (0-100) of ``values``, linearly interpolated; None if empty.
+
+    Raises:
+        InvalidOptionError: ``values`` holds what is no finite number, or ``q`` is not in
+            [0, 100].
+    """
+    if not (is_finite_number(q) and 0 <= q <= 100):
+        raise InvalidOptionError(f"q={q!r:.80}: use a percentile in [0, 100].")
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise InvalidOptionError(f"values={values!r:.80}: use a list of numbers.")
+    if not all(is_finite_number(value) for value in values):
+        raise InvalidOptionError("values: every value must be a finite number.")
     if not values:
         return None
     ordered = sorted(values)
     rank = (len(ordered) - 1) * q / 100
     low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    gap = ordered[high] - ordered[low]
+    if not math.isfinite(gap):  # values far apart as floats go: weigh the two instead
+        return ordered[low] * (1 - (rank - low)) + ordered[high] * (rank - low)
+    return ordered[low] + gap * (rank - low)
 
 
 def by_case(results: Iterable[CaseResult]) -> dict[str, list[CaseResult]]:
@@ -66,12 +82,14 @@ def case_passes(results: Iterable[CaseResult]) -> dict[str, tuple[int, int]]:
 
 def pass_at_k(run: ExperimentRun) -> dict[str, bool]:
     """Per case: whether at least one repetition passed."""
-    return {case: passed > 0 for case, (_, passed) in case_passes(run.results).items()}
+    results = checked_run(run).results
+    return {case: passed > 0 for case, (_, passed) in case_passes(results).items()}
 
 
 def pass_hat_k(run: ExperimentRun) -> dict[str, bool]:
     """Per case: whether every repetition passed (pass^k)."""
-    return {case: passed == n for case, (n, passed) in case_passes(run.results).items()}
+    results = checked_run(run).results
+    return {case: passed == n for case, (n, passed) in case_passes(results).items()}
 
 
 class CaseCounts(NamedTuple):
@@ -124,7 +142,7 @@ def _means(results: Iterable[CaseResult]) -> dict[str, float]:
 
 def mean_scores(run: ExperimentRun) -> dict[str, float]:
     """Per feedback key: the mean score over every result that has one."""
-    return _means(run.results)
+    return _means(checked_run(run).results)
 
 
 def case_mean_scores(run: ExperimentRun) -> dict[str, dict[str, float]]:
@@ -134,7 +152,7 @@ def case_mean_scores(run: ExperimentRun) -> dict[str, dict[str, float]]:
 
 def latency_percentiles(run: ExperimentRun) -> dict[str, float | None]:
     """``{"p50": ..., "p95": ...}`` of the results' latencies in seconds."""
-    latencies = [r.latency_s for r in run.results]
+    latencies = [r.latency_s for r in checked_run(run).results]
     return {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)}
 
 

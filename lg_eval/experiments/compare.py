@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from lg_eval.arguments import checked_instance, is_finite_number
+from lg_eval.arguments import is_finite_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
@@ -13,7 +13,13 @@ from lg_eval.experiments.aggregate import (
     score_number,
     total_cost,
 )
-from lg_eval.experiments.results import CaseChange, CaseResult, Comparison, ExperimentRun
+from lg_eval.experiments.results import (
+    CaseChange,
+    CaseResult,
+    Comparison,
+    ExperimentRun,
+    checked_run,
+)
 from lg_eval.experiments.significance import paired_tests
 from lg_eval.stats import ALPHA, check_alpha
 
@@ -35,8 +41,8 @@ def compare_runs(
         InvalidOptionError: a run is no :class:`ExperimentRun`, ``tolerance`` is no finite
             number >= 0, or ``alpha`` is not in (0, 1).
     """
-    for name, run in (("run_a", run_a), ("run_b", run_b)):
-        checked_instance(run, ExperimentRun, name, "an ExperimentRun (ResultStore.load_run)")
+    checked_run(run_a, "run_a")
+    checked_run(run_b, "run_b")
     if not (is_finite_number(tolerance) and tolerance >= 0):
         raise InvalidOptionError(f"tolerance={tolerance!r:.80}: use a score difference >= 0.")
     level = check_alpha(alpha)

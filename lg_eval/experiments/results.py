@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from lg_eval.arguments import checked_instance
 from lg_eval.feedback import ScoreValue
 from lg_eval.stats import PairedTest
 
@@ -190,6 +191,11 @@ class Comparison(_Model):
         return any(test.regression for test in self.tests)
 
 
+def checked_run(value: object, name: str = "run") -> ExperimentRun:
+    """``value`` if it is an :class:`ExperimentRun`, else an error naming ``name``."""
+    return checked_instance(value, ExperimentRun, name, "an ExperimentRun (ResultStore.load_run)")
+
+
 __all__ = [
     "CaseChange",
     "CaseResult",
@@ -200,4 +206,5 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "ScoreRow",
+    "checked_run",
 ]

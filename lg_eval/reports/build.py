@@ -22,6 +22,7 @@ from lg_eval.experiments.results import (
     ExperimentRun,
     PlayedTurnRecord,
     ScoreRow,
+    checked_run,
 )
 from lg_eval.reports._text import value_text
 from lg_eval.reports.diff import diff_turns, sides
@@ -64,7 +65,7 @@ def build_report(
             :class:`~lg_eval.experiments.ExperimentRun`, or ``comparison`` no
             :class:`~lg_eval.experiments.Comparison`.
     """
-    checked_instance(run, ExperimentRun, "run", "an ExperimentRun (ResultStore.load_run)")
+    checked_run(run)
     if (
         not isinstance(history, Sequence)
         or isinstance(history, str)

@@ -35,7 +35,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
-from lg_eval.reports.model import STATUSES, Report
+from lg_eval.reports.model import STATUSES, Report, checked_report
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -99,6 +99,7 @@ def _asset(name: str) -> str:
 
 def render_html(report: Report) -> str:
     """The report as a standalone HTML page."""
+    report = checked_report(report)
     style, script = _asset("report.css"), _asset("report.js")
     data = {
         "rows": [

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from lg_eval.experiments.results import ExperimentRun
 from lg_eval.reports.build import build_report
-from lg_eval.reports.model import SCHEMA, CaseReport, Report
+from lg_eval.reports.model import SCHEMA, CaseReport, Report, checked_report
 
 SCHEMA_FILE = "schema/report-2.json"
 """The shipped JSON Schema, relative to the ``lg_eval.reports`` package."""
@@ -40,7 +40,7 @@ def render_json(report: Report | ExperimentRun, *, indent: int | None = 2) -> st
     """The report as JSON (``report`` may be a :class:`Report` or the run itself)."""
     if isinstance(report, ExperimentRun):
         report = build_report(report)
-    return json.dumps(report_json(report), indent=indent, ensure_ascii=False)
+    return json.dumps(report_json(checked_report(report)), indent=indent, ensure_ascii=False)
 
 
 def write_json(

@@ -13,13 +13,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from lg_eval.reports._text import number, percent, shorten, visible
-from lg_eval.reports.model import CaseReport, Report
+from lg_eval.reports.model import CaseReport, Report, checked_report
 
 MESSAGE_LIMIT = 500
 
 
 def render_junit(report: Report) -> str:
     """The report as a JUnit XML document (``<testsuites>`` with one ``<testsuite>``)."""
+    report = checked_report(report)
     summary = report.summary
     failures, errors = summary.counts.failed, summary.counts.error + summary.counts.timeout
     total_time = f"{sum(case.latency_s for case in report.cases):.3f}"

@@ -25,7 +25,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
-from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step
+from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step, checked_report
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -48,6 +48,7 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 def render_markdown(report: Report) -> str:
     """The report as GitHub-flavoured Markdown."""
+    report = checked_report(report)
     info, summary = report.info, report.summary
     out = [f"# lg_eval report: {md(info.dataset)}", ""]
     out += table(

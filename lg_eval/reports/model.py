@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lg_eval.arguments import checked_instance
 from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
 from lg_eval.feedback import ScoreValue
 from lg_eval.reports._text import value_text
@@ -349,6 +350,11 @@ class Report(_Model):
         return [summary.tag for summary in self.tags]
 
 
+def checked_report(value: object) -> Report:
+    """``value`` if it is a :class:`Report`, else an error naming the argument."""
+    return checked_instance(value, Report, "report", "a Report (build_report or stream_report)")
+
+
 __all__ = [
     "SCHEMA",
     "STATUSES",
@@ -366,4 +372,5 @@ __all__ = [
     "TagSummary",
     "TrendPoint",
     "TurnDiff",
+    "checked_report",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 
-from lg_eval.arguments import checked_count
+from lg_eval.arguments import checked_count, checked_instance
 from lg_eval.experiments.results import CaseResult
 from lg_eval.experiments.store import ResultStore, StoreError
 from lg_eval.reports.build import case_report
@@ -50,8 +50,11 @@ def stream_report(
 
     Raises:
         StoreError: no run ``run_id`` is stored.
-        InvalidOptionError: ``worst`` or ``history`` is negative, ``batch`` below 1.
+        InvalidOptionError: ``store`` is no :class:`ResultStore`, ``run_id`` no text,
+            ``worst`` or ``history`` negative, ``batch`` below 1.
     """
+    checked_instance(store, ResultStore, "store", "a ResultStore (open_store)")
+    checked_instance(run_id, str, "run_id", "the run id as text")
     checked_count(worst, "worst", 0)
     checked_count(history, "history", 0)
     checked_count(batch, "batch", 1)

@@ -14,6 +14,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from lg_eval.errors import InvalidOptionError
 from lg_eval.reports._text import (
     money,
     number,
@@ -27,7 +28,14 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
-from lg_eval.reports.model import CaseReport, ComparisonReport, Report, ScoreLine, Step
+from lg_eval.reports.model import (
+    CaseReport,
+    ComparisonReport,
+    Report,
+    ScoreLine,
+    Step,
+    checked_report,
+)
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
@@ -39,6 +47,7 @@ def text(content: object, style: str = "") -> Text:
 
 def render_terminal(report: Report, console: Console | None = None) -> None:
     """Print the report to ``console`` (a new :class:`rich.console.Console` by default)."""
+    report = checked_report(report)
     console = console or Console()
     for renderable in renderables(report):
         console.print(renderable)
@@ -47,9 +56,18 @@ def render_terminal(report: Report, console: Console | None = None) -> None:
 def render_comparison(report: Report, console: Console | None = None) -> None:
     """Print only the report's comparison (what ``lg-eval compare`` shows): the pass rates,
     the changed cases, the per-key mean deltas and the paired tests, without run B's whole
-    report."""
+    report.
+
+    Raises:
+        InvalidOptionError: ``report`` is no :class:`Report`, or was built without
+            ``comparison=``.
+    """
+    report = checked_report(report)
     if report.comparison is None:
-        raise ValueError("render_comparison needs a report built with comparison=")
+        raise InvalidOptionError(
+            "render_comparison needs a report built with comparison= (build_report(run_b, "
+            "comparison=compare_runs(run_a, run_b)))."
+        )
     console = console or Console()
     console.print(_comparison(report))
     if report.comparison.tests:

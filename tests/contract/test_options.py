@@ -231,3 +231,53 @@ def test_a_store_url_that_is_no_text_or_path_is_refused_before_any_file_is_made(
     with pytest.raises(InvalidOptionError, match=r"^store=.*: use a file path"):
         open_store(url)
     assert list(tmp_path.iterdir()) == []
+
+
+@given(value=garbage)
+def test_every_renderer_and_aggregate_refuses_what_is_no_report_or_run(value: Any) -> None:
+    from lg_eval.experiments import latency_percentiles, mean_scores, pass_at_k, pass_hat_k
+    from lg_eval.reports import (
+        render_comparison,
+        render_html,
+        render_json,
+        render_junit,
+        render_markdown,
+        render_terminal,
+    )
+
+    for render in (render_html, render_json, render_junit, render_markdown, render_terminal):
+        with pytest.raises(InvalidOptionError, match=r"^report=.*: use a Report"):
+            render(value)
+    with pytest.raises(InvalidOptionError, match=r"^report=.*: use a Report"):
+        render_comparison(value)
+    for aggregate in (latency_percentiles, mean_scores, pass_at_k, pass_hat_k):
+        with pytest.raises(InvalidOptionError, match=r"^run=.*: use an ExperimentRun"):
+            aggregate(value)
+
+
+def test_a_report_without_a_comparison_is_refused_by_the_comparison_view() -> None:
+    from lg_eval.reports import build_report, render_comparison
+
+    with pytest.raises(InvalidOptionError, match=r"^render_comparison needs a report built with"):
+        render_comparison(build_report(_run()))
+
+
+@given(values=st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=5), q=garbage)
+def test_a_percentile_takes_finite_values_and_a_rank_from_0_to_100(values: Any, q: Any) -> None:
+    from lg_eval.experiments import percentile
+
+    if type(q) in (int, float) and 0 <= q <= 100:
+        got = percentile(values, q)
+        assert got is None if not values else min(values) <= got <= max(values)
+    else:
+        with pytest.raises(InvalidOptionError, match=r"^q=.*: use a percentile in \[0, 100\]"):
+            percentile(values, q)
+    with pytest.raises(InvalidOptionError, match="every value must be a finite number"):
+        percentile([*values, math.nan], 50)
+
+
+def test_a_percentile_of_values_far_apart_stays_between_them() -> None:
+    from lg_eval.experiments import percentile
+
+    assert percentile([-1.7e308, 1.7e308], 50) == 0.0
+    assert percentile([-1.7e308, 1.7e308], 75) == pytest.approx(0.85e308)
