@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TypeVar, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from lg_eval.errors import InvalidOptionError
 
@@ -63,6 +64,14 @@ def checked_instance(value: object, kind: type[T], name: str, what: str) -> T:
     return value
 
 
+def checked_sequence(value: object, name: str, what: str) -> Sequence[Any]:
+    """``value`` if it is a list-like sequence (text, bytes and mappings are not), else an
+    error saying ``name`` takes ``what``."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise InvalidOptionError(f"{name}={value!r:.80}: use {what}.")
+    return value
+
+
 def checked_flag(value: object, name: str) -> bool:
     """``value`` as a switch: ``True`` or ``False`` (a truthy string is neither)."""
     if not isinstance(value, bool):
@@ -76,5 +85,6 @@ __all__ = [
     "checked_fraction",
     "checked_instance",
     "checked_seconds",
+    "checked_sequence",
     "is_finite_number",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lg_eval.arguments import checked_instance
 from lg_eval.datasets._models import Case, Expected, ToolCallExpectation
 from lg_eval.datasets._turns import (
     ContinueTurn,
@@ -43,7 +44,11 @@ def case_from_thread(
     trajectory records it) before the turn it preceded; a resume that answered
     one interrupt becomes ``resume``, one that answered several becomes
     ``resume_by_node`` (keyed by the paths lg_eval's trajectories use).
+
+    Raises:
+        InvalidOptionError: ``thread`` is no :class:`ThreadTrajectory` (extract_thread).
     """
+    checked_instance(thread, ThreadTrajectory, "thread", "a ThreadTrajectory (extract_thread)")
     turns: list[Any] = []
     for turn in thread.turns:
         for edit in turn.edits:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from pydantic_core import ErrorDetails
 
 from lg_eval._files import write_atomic
 from lg_eval._visible import data_escaped, has_data_escaped
+from lg_eval.arguments import checked_flag, checked_instance
 from lg_eval.datasets._limits import check_data, check_yaml_tree
 from lg_eval.datasets._models import Case, Dataset
-from lg_eval.errors import DatasetError
+from lg_eval.errors import DatasetError, InvalidOptionError
 
 YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIXES = (".jsonl",)
@@ -43,8 +45,13 @@ def load_dataset(path: str | Path) -> Dataset:
     The dataset is marked ``allows_code=True`` (it comes from a local file, which
     is as trusted as the code next to it) and ``source=path``. A dataset without
     a ``name`` is named after the file.
+
+    Raises:
+        InvalidOptionError: ``path`` is no text or path.
+        DatasetError: the file cannot be read, or its data is no valid dataset (the
+            message names the file, the case and the field).
     """
-    path = Path(path)
+    path = Path(_checked_path(path, "path"))
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -84,6 +91,9 @@ def dataset_from_dict(
     itself cannot set it: a ``source`` or ``allows_code`` key is refused.
     """
     where = str(source) if source else "<data>"
+    if not isinstance(data, Mapping):
+        raise DatasetError(f"{where}: a dataset is a mapping (name, cases, ...), not {data!r:.80}.")
+    checked_flag(allows_code, "allows_code")
     check_data(where, data)
     return _validate_dataset(where, dict(data), None, source=source, allows_code=allows_code)
 
@@ -296,7 +306,8 @@ def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
     Defaults are left out, so a loaded file dumps back to what a person would
     write, and loading the dump gives an equal dataset.
     """
-    path = Path(path)
+    checked_instance(dataset, Dataset, "dataset", "a Dataset (load_dataset)")
+    path = Path(_checked_path(path, "path"))
     suffix = path.suffix.lower()
     document = _plain(dataset)
     if suffix in YAML_SUFFIXES:
@@ -323,9 +334,16 @@ def dataset_hash(dataset: Dataset) -> str:
     Canonical means every field (defaults included), keys sorted, no
     whitespace; where the dataset was loaded from does not count.
     """
+    checked_instance(dataset, Dataset, "dataset", "a Dataset (load_dataset)")
     document = dataset.model_dump(mode="json", by_alias=True)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _checked_path(value: object, name: str) -> str | os.PathLike[str]:
+    if isinstance(value, str | os.PathLike) and str(value).strip():
+        return value
+    raise InvalidOptionError(f"{name}={value!r:.80}: use the dataset file's path.")
 
 
 __all__ = ["dataset_from_dict", "dataset_hash", "dump_dataset", "field_path", "load_dataset"]

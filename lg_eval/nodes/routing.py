@@ -59,6 +59,8 @@ def evaluation_passed(records: list[EvalFeedback], threshold: float | None = Non
     passed its own :class:`~lg_eval.nodes.EvalSpec` threshold (a record with
     no verdict fails).
     """
+    records = _checked_records(records)
+    threshold = checked_threshold(threshold, "threshold")
     if not records or any(r.error is not None for r in records):
         return False
     if threshold is None:
@@ -69,6 +71,7 @@ def evaluation_passed(records: list[EvalFeedback], threshold: float | None = Non
 
 def weighted_score(records: list[EvalFeedback]) -> float | None:
     """Weighted mean of the numeric and boolean scores (None when none has a score)."""
+    records = _checked_records(records)
     scored = [(float(r.score), r.weight) for r in records if r.score is not None and not r.error]
     total = sum(weight for _, weight in scored)
     if not scored:
@@ -76,6 +79,15 @@ def weighted_score(records: list[EvalFeedback]) -> float | None:
     if total == 0:
         return sum(score for score, _ in scored) / len(scored)
     return sum(score * weight for score, weight in scored) / total
+
+
+def _checked_records(records: object) -> list[EvalFeedback]:
+    if isinstance(records, list) and all(isinstance(r, EvalFeedback) for r in records):
+        return records
+    raise InvalidOptionError(
+        f"records={records!r:.80}: use the EvalFeedback list of one evaluation "
+        "(latest_evaluation(state))."
+    )
 
 
 def route_on_score(

@@ -142,6 +142,11 @@ def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
         if isinstance(evaluators, str | EvalSpec) or callable(evaluators)
         else evaluators
     )
+    if isinstance(items, bytes | Mapping) or not isinstance(items, Sequence):
+        raise InvalidOptionError(
+            f"evaluators={evaluators!r:.80}: use an evaluator (a function, a registered name "
+            "or an EvalSpec) or a list of them."
+        )
     if not items:
         raise InvalidOptionError("Give at least one evaluator (a function, a name or EvalSpec).")
     return [_bind(item if isinstance(item, EvalSpec) else EvalSpec(item)) for item in items]

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 from langgraph.graph import MessagesState
 from pydantic import Field, model_validator
 
+from lg_eval.errors import InvalidOptionError
 from lg_eval.feedback import Feedback, unusable_score
 
 DEFAULT_KEY = "evaluations"
@@ -96,7 +97,7 @@ def _as_record(item: Any) -> dict[str, Any]:
     if isinstance(item, Feedback | Mapping):
         data = item.model_dump() if isinstance(item, Feedback) else dict(item)
         return EvalFeedback.model_validate(data).model_dump()
-    raise TypeError(
+    raise InvalidOptionError(
         f"An evaluations update must be a feedback dict or EvalFeedback, not {type(item).__name__}."
     )
 

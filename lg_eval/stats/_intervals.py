@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -68,7 +68,10 @@ def wilson_interval(
     return Interval(low=low, high=high, confidence=level, method="wilson")
 
 
-def _finite(values: Iterable[float]) -> list[float]:
+def finite_values(values: Iterable[float]) -> list[float]:
+    """``values`` as floats, refusing what is no list of finite numbers (bools count 0 / 1)."""
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+        raise InvalidOptionError(f"values={values!r:.80}: expected a list of numbers.")
     out = []
     for index, value in enumerate(values):
         if isinstance(value, bool):
@@ -92,7 +95,7 @@ def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE) ->
         InvalidOptionError: a value is not a finite number, or ``confidence`` is not in (0, 1).
     """
     level = check_confidence(confidence)
-    numbers = _finite(values)
+    numbers = finite_values(values)
     if len(numbers) < 2:
         return None
     if len(numbers) > BOOTSTRAP_LIMIT:

@@ -22,13 +22,14 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import stats as scipy_stats
 
+from lg_eval.arguments import checked_sequence
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats._intervals import CONFIDENCE, check_confidence, mean_interval
+from lg_eval.stats._intervals import CONFIDENCE, check_confidence, finite_values, mean_interval
 from lg_eval.stats._models import PairedTest
 
 ALPHA = 0.05
@@ -81,6 +82,7 @@ def mcnemar_tests(
     """:func:`mcnemar_test` of each sample (one case's pairs each), the binomial tails of
     all of them in one scipy call."""
     level = check_alpha(alpha)
+    _check_samples(samples, case_ids)
     counts = [_discordant(pairs) for pairs in samples]
     smaller = np.asarray([min(worse, better) for worse, better in counts])
     discordant = np.asarray([worse + better for worse, better in counts])
@@ -105,8 +107,23 @@ def mcnemar_tests(
     return tests
 
 
+def _check_pairs(pairs: object) -> None:
+    checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
+    for index, pair in enumerate(cast(Sequence[Any], pairs)):
+        if isinstance(pair, str | bytes) or not isinstance(pair, Sequence):
+            raise InvalidOptionError(f"pairs[{index}]={pair!r:.80}: expected an (A, B) pair.")
+
+
+def _check_samples(samples: object, case_ids: object) -> None:
+    checked_sequence(samples, "samples", "a list of samples, each a list of (A, B) pairs")
+    checked_sequence(case_ids, "case_ids", "one case id (or None) per sample")
+    if len(cast(Sequence[Any], samples)) != len(cast(Sequence[Any], case_ids)):
+        raise InvalidOptionError("samples and case_ids: give one case id (or None) per sample.")
+
+
 def _discordant(pairs: Sample) -> tuple[int, int]:
     """``(worse, better)``: pairs that passed in A only, and in B only."""
+    _check_pairs(pairs)
     if not pairs:
         raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
     worse = better = 0
@@ -159,6 +176,7 @@ def wilcoxon_tests(
     samples of one size computed together (:func:`signed_rank_p_values`)."""
     level = check_alpha(alpha)
     check_confidence(confidence)
+    _check_samples(samples, case_ids)
     differences = [_differences(pairs) for pairs in samples]
     tests = []
     for case_id, diffs, p in zip(
@@ -182,6 +200,7 @@ def wilcoxon_tests(
 
 def _differences(pairs: Sample) -> list[float]:
     """B − A of each pair, refusing what is not two finite numbers."""
+    _check_pairs(pairs)
     if not pairs:
         raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
     differences = []
@@ -204,7 +223,12 @@ def signed_rank_p_values(samples: Sequence[Sequence[float]]) -> list[float]:
     enumeration is run here on all samples of one size at once, with the statistic
     (the sum of the positive signed ranks) written for arrays: the same p-values. Larger
     samples go to ``scipy.stats.wilcoxon`` itself.
+
+    Raises:
+        InvalidOptionError: ``samples`` is no list of lists of finite numbers.
     """
+    checked_sequence(samples, "samples", "a list of samples of differences")
+    samples = [finite_values(sample) for sample in samples]
     found: list[float] = [1.0] * len(samples)
     by_size: dict[int, list[int]] = defaultdict(list)
     for index, sample in enumerate(samples):
@@ -253,6 +277,9 @@ def _exhaustive(differences: np.ndarray) -> Any:
 def adjust_per_case(tests: Sequence[PairedTest]) -> list[PairedTest]:
     """``tests`` with ``p_adjusted`` (Benjamini-Hochberg over the per-case tests of the same
     key) set and ``significant`` judged on it; pooled tests (``case_id`` None) unchanged."""
+    checked_sequence(tests, "tests", "a list of PairedTest")
+    if not all(isinstance(test, PairedTest) for test in tests):
+        raise InvalidOptionError("tests: every item must be a PairedTest.")
     groups: dict[str | None, list[int]] = defaultdict(list)
     for index, test in enumerate(tests):
         if test.case_id is not None:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lg_eval.errors import InvalidOptionError
+from lg_eval.errors import DatasetError, InvalidOptionError
 from lg_eval.experiments import RunOptions
 from lg_eval.feedback import checked_threshold, checked_thresholds
 from lg_eval.langsmith import pass_rate
@@ -281,3 +281,86 @@ def test_a_percentile_of_values_far_apart_stays_between_them() -> None:
 
     assert percentile([-1.7e308, 1.7e308], 50) == 0.0
     assert percentile([-1.7e308, 1.7e308], 75) == pytest.approx(0.85e308)
+
+
+# --------------------------------------------------------------------------- argument kinds
+
+
+def _wrong_kinds() -> list[tuple[str, Callable[[Any], object], str]]:
+    """(what, call with the wrong value, the message's start) for the entry points that
+    take a dataset, a thread, evaluators, a graph, records or samples."""
+    from lg_eval.datasets import (
+        case_from_thread,
+        dataset_from_dict,
+        dataset_hash,
+        dump_dataset,
+        load_dataset,
+    )
+    from lg_eval.nodes import (
+        EvalNode,
+        add_evaluations,
+        batch_evaluate,
+        evaluation_passed,
+        weighted_score,
+    )
+    from lg_eval.stats import (
+        adjust_per_case,
+        mcnemar_test,
+        mcnemar_tests,
+        mean_interval,
+        signed_rank_p_values,
+        wilcoxon_test,
+    )
+
+    return [
+        ("load_dataset", lambda v: load_dataset(v), r"path=.*: use the dataset file's path"),
+        ("dataset_from_dict", lambda v: dataset_from_dict(v), r"<data>: a dataset is a mapping"),
+        ("dump_dataset", lambda v: dump_dataset(v, "d.yaml"), r"dataset=.*: use a Dataset"),
+        ("dataset_hash", lambda v: dataset_hash(v), r"dataset=.*: use a Dataset"),
+        (
+            "case_from_thread",
+            lambda v: case_from_thread(v, case_id="c"),
+            r"thread=.*: use a ThreadTrajectory",
+        ),
+        ("EvalNode", lambda v: EvalNode(v), r"evaluators=.*: use an evaluator"),
+        (
+            "create_evaluation_graph",
+            lambda v: create_evaluation_graph(v),
+            r"evaluators=.*: use an evaluator",
+        ),
+        ("batch_evaluate", lambda v: batch_evaluate(v, []), r"graph=.*: use the compiled"),
+        ("evaluation_passed", lambda v: evaluation_passed(v), r"records=.*: use the EvalFeedback"),
+        ("weighted_score", lambda v: weighted_score(v), r"records=.*: use the EvalFeedback"),
+        ("add_evaluations", lambda v: add_evaluations([], [v]), r"An evaluations update must"),
+        ("mcnemar_test", lambda v: mcnemar_test(v), r"pairs=.*: use a list of \(A, B\) pairs"),
+        ("wilcoxon_test", lambda v: wilcoxon_test(v), r"pairs=.*: use a list of \(A, B\) pairs"),
+        (
+            "mcnemar_tests",
+            lambda v: mcnemar_tests(v, case_ids=[]),
+            r"samples=.*: use a list of samples",
+        ),
+        ("mean_interval", lambda v: mean_interval(v), r"values=.*: expected a list of numbers"),
+        (
+            "signed_rank_p_values",
+            lambda v: signed_rank_p_values(v),
+            r"samples=.*: use a list of samples",
+        ),
+        ("adjust_per_case", lambda v: adjust_per_case(v), r"tests=.*: use a list of PairedTest"),
+    ]
+
+
+WRONG_KINDS = [None, 123, 2.5, object()]
+
+
+@pytest.mark.parametrize("value", WRONG_KINDS, ids=["None", "int", "float", "object"])
+def test_an_argument_of_the_wrong_kind_is_refused_by_name(
+    value: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for what, call, message in _wrong_kinds():
+        if what in ("EvalNode", "create_evaluation_graph", "add_evaluations") and value is None:
+            continue  # None: no evaluator / nothing to add, refused or ignored on its own
+        # InvalidOptionError for an argument, DatasetError for data that is no dataset
+        with pytest.raises((InvalidOptionError, DatasetError), match="^" + message):
+            call(value)
+    assert list(tmp_path.iterdir()) == []  # nothing was written on the way
