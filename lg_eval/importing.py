@@ -25,6 +25,8 @@ def import_reference(reference: str, *, what: str = "reference", allow_code: boo
             f"{what} {reference!r} names code, and this dataset does not allow code (it was not "
             "loaded from a local file). Pass allow_code=True if you trust where it came from."
         )
+    if not isinstance(reference, str):
+        raise InvalidOptionError(f"{what}={reference!r:.80}: use 'module:attr' as text.")
     module_name, sep, attr = reference.partition(":")
     if not (sep and module_name and attr):
         raise InvalidOptionError(

@@ -9,12 +9,13 @@ breakpoints, errors, repeated interrupts, forks ...) they are correct.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
 
-from lg_eval.errors import ThreadNotFoundError
+from lg_eval.errors import ThreadNotFoundError, TrajectoryFormatError
 from lg_eval.extract.assemble import assemble
 from lg_eval.extract.records import (
     PUSH,
@@ -46,6 +47,10 @@ class ExtractedThread(TypedDict):
 
 def to_agentevals(trajectory: ThreadTrajectory, resumed: ResumedMode = "omit") -> ExtractedThread:
     """The agentevals dict for a :class:`ThreadTrajectory`."""
+    if not isinstance(trajectory, ThreadTrajectory):
+        raise TrajectoryFormatError(
+            f"trajectory={trajectory!r:.80}: expected a ThreadTrajectory (extract_thread)."
+        )
     flat = trajectory.to_graph_trajectory(resumed=resumed)
     return {
         "inputs": flat.inputs,
@@ -83,8 +88,23 @@ def extract_langgraph_trajectory_from_snapshots(
 
 
 def records_from_snapshots(snapshots: Iterable[Any]) -> ThreadRecords:
-    """Best-effort :class:`ThreadRecords` from state snapshots."""
+    """Best-effort :class:`ThreadRecords` from state snapshots.
+
+    Raises:
+        TrajectoryFormatError: ``snapshots`` is no iterable of ``StateSnapshot``.
+        ThreadNotFoundError: it is empty.
+    """
+    if isinstance(snapshots, str | bytes | Mapping) or not isinstance(snapshots, Iterable):
+        raise TrajectoryFormatError(
+            f"snapshots={snapshots!r:.80}: pass list(graph.get_state_history(config))."
+        )
     items = list(snapshots)
+    for index, item in enumerate(items):
+        if not isinstance(item, StateSnapshot):
+            raise TrajectoryFormatError(
+                f"snapshots[{index}]={item!r:.80}: expected a StateSnapshot, as "
+                "graph.get_state_history(config) yields."
+            )
     if not items:
         raise ThreadNotFoundError(
             "No snapshots were given. Pass list(graph.get_state_history(config)) of a thread "

@@ -26,6 +26,7 @@ from langsmith import Client
 from langsmith.utils import LangSmithNotFoundError
 from pydantic import BaseModel, ValidationError
 
+from lg_eval.arguments import checked_instance
 from lg_eval.datasets import Case, Dataset
 from lg_eval.langsmith._errors import LangSmithDatasetError
 
@@ -51,6 +52,7 @@ def example_id(dataset_id: str | uuid.UUID, case_id: str) -> uuid.UUID:
 
 def case_to_example(case: Case) -> dict[str, Any]:
     """``{"inputs", "outputs", "metadata"}`` of the example holding ``case``."""
+    checked_instance(case, Case, "case", "a dataset Case")
     data = case.model_dump(mode="json", by_alias=True)
     expected = {k: v for k, v in (data.get("expected") or {}).items() if v is not None}
     rest = {k: data[k] for k in _CASE_KEYS if data.get(k) not in (None, {}, [])}

@@ -22,6 +22,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langsmith.run_helpers import tracing_context
 
+from lg_eval.arguments import checked_instance
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.inputs import text_arg
 from lg_eval.messages import to_openai_messages
@@ -38,6 +39,7 @@ Checkpointer = str | BaseCheckpointSaver[Any] | None
 
 def outputs_of(thread: ThreadTrajectory, values: Any) -> TargetOutputs:
     """The target outputs of an extracted thread whose final state values are ``values``."""
+    checked_instance(thread, ThreadTrajectory, "thread", "a ThreadTrajectory (extract_thread)")
     messages = _messages(values)
     output = text_arg(messages, "outputs") if messages else _answer(thread)
     return {

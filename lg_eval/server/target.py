@@ -26,6 +26,7 @@ from langgraph.pregel import Pregel
 from langgraph.pregel.remote import RemoteGraph
 
 from lg_eval._effects import Core, adrive, drive
+from lg_eval.arguments import checked_instance
 from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ThreadNotFoundError
 from lg_eval.play import resolve_target
 from lg_eval.server._connection import ServerConnection, request
@@ -223,8 +224,10 @@ def remote_target(remote: RemoteGraph, *, graph: Any = None) -> ServerTarget:
     read from its SDK client), its assistant and its ``config``.
 
     Raises:
-        InvalidOptionError: ``remote`` was built without a URL or client.
+        InvalidOptionError: ``remote`` is no ``RemoteGraph``, or was built without a URL or
+            client.
     """
+    checked_instance(remote, RemoteGraph, "remote", "a langgraph RemoteGraph")
     client = remote.sync_client or remote.client
     if client is None:
         raise InvalidOptionError(

@@ -364,3 +364,44 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name(
         with pytest.raises((InvalidOptionError, DatasetError), match="^" + message):
             call(value)
     assert list(tmp_path.iterdir()) == []  # nothing was written on the way
+
+
+def test_the_edges_refuse_an_argument_of_the_wrong_kind_by_name() -> None:
+    from lg_eval.errors import TrajectoryFormatError
+    from lg_eval.extract import extract_langgraph_trajectory_from_snapshots, to_agentevals
+    from lg_eval.importing import import_reference
+    from lg_eval.langsmith import case_to_example, outputs_of
+    from lg_eval.server import remote_target
+
+    for value in (None, 123, "x", {"config": {}}):
+        with pytest.raises(TrajectoryFormatError, match=r"^snapshots"):
+            extract_langgraph_trajectory_from_snapshots(value)
+    with pytest.raises(
+        TrajectoryFormatError, match=r"^snapshots\[1\]=\{\}: expected a StateSnapshot"
+    ):
+        extract_langgraph_trajectory_from_snapshots([_snapshot(), {}])
+    with pytest.raises(
+        TrajectoryFormatError, match=r"^trajectory=\{\}: expected a ThreadTrajectory"
+    ):
+        to_agentevals({})  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^case=None: use a dataset Case"):
+        case_to_example(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^thread='t': use a ThreadTrajectory"):
+        outputs_of("t", {})  # type: ignore[arg-type]
+    with pytest.raises(
+        InvalidOptionError, match=r"^remote='http://x': use a langgraph RemoteGraph"
+    ):
+        remote_target("http://x")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^reference=None: use 'module:attr' as text"):
+        import_reference(None)  # type: ignore[arg-type]
+
+
+def _snapshot() -> Any:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.weather import build
+
+    graph = build(InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [("user", "weather in Paris?")]}, config)
+    return next(iter(graph.get_state_history(config)))
