@@ -192,7 +192,7 @@ def needs_reference(name: str) -> bool | None:
     """Whether the evaluator registered as ``name``, built without options, needs
     ``reference_outputs`` to score; None when its registration does not say (or it
     depends on the options)."""
-    return _NEEDS_REFERENCE.get(name)
+    return _NEEDS_REFERENCE.get(name) if isinstance(name, str) else None
 
 
 def reference_free_evaluators() -> list[str]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lg_eval.errors import InvalidOptionError
+from lg_eval.feedback import unusable_score
 from lg_eval.testing._asserts import (
     MODES,
     TrajectoryMode,
@@ -28,10 +30,29 @@ def log_feedback(feedback: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> N
 
     Call it inside a ``@pytest.mark.langsmith`` test; with
     ``LANGSMITH_TEST_TRACKING=false`` LangSmith skips it.
+
+    Raises:
+        InvalidOptionError: ``feedback`` is no feedback dict (or list of them) with a text
+            ``key`` and a score that is ``None``, a bool or a finite number.
     """
     from langsmith import testing
 
-    items = [feedback] if isinstance(feedback, Mapping) else list(feedback)
+    if isinstance(feedback, Mapping):
+        items = [feedback]
+    elif isinstance(feedback, str | bytes) or not isinstance(feedback, Iterable):
+        raise InvalidOptionError(f"feedback={feedback!r:.80}: use a feedback dict or a list.")
+    else:
+        items = list(feedback)
+    for index, item in enumerate(items):
+        if not (isinstance(item, Mapping) and isinstance(item.get("key"), str)):
+            raise InvalidOptionError(
+                f"feedback[{index}]={item!r:.80}: use a feedback dict with a text 'key'."
+            )
+        if unusable_score(item.get("score")) is not None:
+            raise InvalidOptionError(
+                f"feedback[{index}] score={item.get('score')!r:.80}: use None, a bool or a "
+                "finite number."
+            )
     for item in items:
         extra = {"comment": item["comment"]} if item.get("comment") else {}
         testing.log_feedback(key=item["key"], score=item.get("score"), **extra)

@@ -405,3 +405,19 @@ def _snapshot() -> Any:
     config = {"configurable": {"thread_id": "t"}}
     graph.invoke({"messages": [("user", "weather in Paris?")]}, config)
     return next(iter(graph.get_state_history(config)))
+
+
+@pytest.mark.parametrize(
+    ("feedback", "message"),
+    [
+        ("key", r"^feedback='key': use a feedback dict or a list"),
+        ([{"score": 1}], r"^feedback\[0\]=\{'score': 1\}: use a feedback dict with a text 'key'"),
+        ({"key": "k", "score": math.nan}, r"^feedback\[0\] score=nan: use None, a bool"),
+        ([{"key": "k", "score": "high"}], r"^feedback\[0\] score='high': use None, a bool"),
+    ],
+)
+def test_log_feedback_sends_nothing_that_is_no_feedback(feedback: Any, message: str) -> None:
+    from lg_eval.testing import log_feedback
+
+    with pytest.raises(InvalidOptionError, match=message):
+        log_feedback(feedback)
