@@ -1,8 +1,8 @@
 """One run's life in the results store: begun (or resumed), what is left, counted, recorded.
 
 Every way of running an experiment — cases played here, cases scored by the scoring
-process, partitions played by an executor's workers — goes through the same steps, so
-they live here once: :meth:`RunLifecycle.begin` names the run and records it as running
+process, partitions played by an executor's workers — and every sweep go through the same
+steps, so they live here once: :meth:`RunLifecycle.begin` names the run and records it as running
 (an existing run id resumes, keeping what is stored), :meth:`RunLifecycle.left` says which
 case × repetition pairs still have to run, :attr:`RunLifecycle.tally` counts finished cases
 and reports progress, and :meth:`RunLifecycle.recording` stores the run's final record
@@ -78,8 +78,15 @@ class RunLifecycle:
     lease: Lease
 
     @classmethod
-    def begin(cls, store: ResultStore, info: RunInfo, progress: Progress | None) -> RunLifecycle:
-        """Take the lease on the run id, then record the run described by ``info`` as
+    def begin(
+        cls,
+        store: ResultStore,
+        info: RunInfo,
+        progress: Progress | None,
+        lease: Lease | None = None,
+    ) -> RunLifecycle:
+        """Take the lease on the run id (or keep ``lease``, taken on it already: a sweep
+        holds it while it lists threads), then record the run described by ``info`` as
         running (resuming a stored one). The caller releases the lease with
         :meth:`release` (``recording`` does) even when it fails before recording.
 
@@ -87,7 +94,7 @@ class RunLifecycle:
             RunInUseError: another live run holds the run id.
             StoreError: the run id exists for another dataset or another version of it.
         """
-        lease = Lease.acquire(store, info.run_id)
+        lease = lease or Lease.acquire(store, info.run_id)
         try:
             info, resumed = store.begin_run(info)
             stored = store.finished(info.run_id)
@@ -112,10 +119,15 @@ class RunLifecycle:
         ]
 
     @contextmanager
-    def recording(self, config: Callable[[], Mapping[str, Any]]) -> Iterator[None]:
+    def recording(
+        self,
+        config: Callable[[], Mapping[str, Any]],
+        fields: Callable[[], Mapping[str, Any]] = dict,
+    ) -> Iterator[None]:
         """Run the body, then store the run's record: ``finished`` when the body returned,
         ``interrupted`` when it raised (re-raised), with ``config()`` merged into its config
-        (what the run learned: judge cache and limiter statistics, the executor)."""
+        (what the run learned: judge cache and limiter statistics, the executor) and the
+        record's other ``fields()`` set (a sweep's count of the threads it scored)."""
         status: RunStatus = "interrupted"
         try:
             with resumable(self.info.run_id):
@@ -127,6 +139,7 @@ class RunLifecycle:
                     "status": status,
                     "finished_at": datetime.now(UTC),
                     "config": {**self.info.config, **config()},
+                    **fields(),
                 }
             )
             try:

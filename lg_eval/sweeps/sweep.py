@@ -31,7 +31,7 @@ from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE
 from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.lease import Lease
-from lg_eval.experiments.lifecycle import resumable
+from lg_eval.experiments.lifecycle import RunLifecycle
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimits
@@ -175,7 +175,8 @@ def sweep_threads(
         }
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
         run_id = run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
-        stack.callback(Lease.acquire(results, run_id).release)  # one live sweep per run id
+        lease = Lease.acquire(results, run_id)  # one live sweep per run id, from the listing on
+        stack.callback(lease.release)
         heads = (
             list_threads(saver, since=since_at, until=until_at, metadata=metadata,
                          page_size=page_size)
@@ -209,7 +210,8 @@ def sweep_threads(
         )
         if first is None and results.run_info(run_id) is None:
             return _nothing_new(info, store)
-        info, _resumed = results.begin_run(info)
+        run = RunLifecycle.begin(results, info, None, lease)
+        info = run.info
         services = stack.enter_context(judge_services(runner, limits, _cache_path(judge_cache)))
         scorer = PartitionScorer(
             run_id=info.run_id,
@@ -224,8 +226,13 @@ def sweep_threads(
         )
         ordinal = state.max_ordinal(info.run_id) + 1
         scored = passed = 0
-        with resumable(info.run_id):  # a store lost mid-sweep names the run to resume
-            status = "interrupted"
+
+        def learned() -> dict[str, Any]:
+            return {} if services is None else services_record(services.stats())
+
+        # finished or interrupted, the record counts the threads scored (a store lost
+        # mid-sweep names the run to resume)
+        with run.recording(learned, lambda: {"cases": scored}):
             try:
                 for pairs in runner.map_partitions(score, _chunks(pending, partition_size)):
                     part_results = [redacted(r, redactor) for _, r in pairs]
@@ -236,15 +243,8 @@ def sweep_threads(
                     passed += sum(r.status == "passed" for r in part_results)
                     if progress is not None:
                         progress(scored, passed, scored - passed)
-                status = "finished"
             except ServerError as exc:  # the server went away mid-sweep: what is stored stays
                 raise cut_off(exc, info.run_id, scored) from exc
-            finally:
-                done: dict[str, Any] = {"status": status, "finished_at": datetime.now(UTC)}
-                if services is not None:
-                    done["config"] = {**info.config, **services_record(services.stats())}
-                final = info.model_copy(update={**done, "cases": scored})
-                results.update_run(final)
         report = stream_report(
             results, info.run_id, worst=worst, history=history, batch=REPORT_PAGE
         )
