@@ -44,17 +44,30 @@ def percentile(values: Sequence[float], q: float) -> float | None:
         raise InvalidOptionError(f"q={q!r:.80}: use a percentile in [0, 100].")
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
         raise InvalidOptionError(f"values={values!r:.80}: use a list of numbers.")
-    if not all(is_finite_number(value) for value in values):
-        raise InvalidOptionError("values: every value must be a finite number.")
     if not values:
         return None
-    ordered = sorted(values)
+    ordered = _sorted_finite(values)
     rank = (len(ordered) - 1) * q / 100
     low, high = math.floor(rank), math.ceil(rank)
     gap = ordered[high] - ordered[low]
     if not math.isfinite(gap):  # values far apart as floats go: weigh the two instead
         return ordered[low] * (1 - (rank - low)) + ordered[high] * (rank - low)
     return ordered[low] + gap * (rank - low)
+
+
+def _sorted_finite(values: Sequence[float]) -> list[float]:
+    """``values`` sorted, refusing what is no finite number. Floats and ints are checked at
+    C speed (no NaN; then the ends of the sorted list bound the rest), other kinds of number
+    one by one: a check one by one would cost 5 times the sort."""
+    try:
+        plain = set(map(type, values)) <= {float, int} and not any(map(math.isnan, values))
+        if plain or all(is_finite_number(value) for value in values):
+            ordered = sorted(values)
+            if math.isfinite(ordered[0]) and math.isfinite(ordered[-1]):
+                return ordered
+    except OverflowError:  # an int too large for a float
+        pass
+    raise InvalidOptionError("values: every value must be a finite number.")
 
 
 def by_case(results: Iterable[CaseResult]) -> dict[str, list[CaseResult]]:
