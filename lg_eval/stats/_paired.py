@@ -108,10 +108,20 @@ def mcnemar_tests(
 
 
 def _check_pairs(pairs: object) -> None:
-    checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
-    for index, pair in enumerate(cast(Sequence[Any], pairs)):
-        if isinstance(pair, str | bytes) or not isinstance(pair, Sequence):
-            raise InvalidOptionError(f"pairs[{index}]={pair!r:.80}: expected an (A, B) pair.")
+    """A list or tuple of pairs passes at once (a comparison checks one sample per case);
+    anything else is held to the sequence rule. Each pair is read by the test itself."""
+    if type(pairs) not in (list, tuple):
+        checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
+
+
+def _pair(pairs: Sample, index: int) -> Sequence[Any]:
+    """Pair ``index``, refusing what is no two-item sequence (text is none)."""
+    pair = pairs[index]
+    if type(pair) not in (tuple, list) and (
+        isinstance(pair, str | bytes) or not isinstance(pair, Sequence)
+    ):
+        raise InvalidOptionError(f"pairs[{index}]={pair!r:.80}: expected an (A, B) pair.")
+    return cast(Sequence[Any], pair)
 
 
 def _check_samples(samples: object, case_ids: object) -> None:
@@ -127,7 +137,8 @@ def _discordant(pairs: Sample) -> tuple[int, int]:
     if not pairs:
         raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
     worse = better = 0
-    for index, pair in enumerate(pairs):
+    for index in range(len(pairs)):
+        pair = _pair(pairs, index)
         if len(pair) != 2 or not all(isinstance(side, bool) for side in pair):
             raise InvalidOptionError(f"pairs[{index}]={pair!r}: expected (bool, bool).")
         worse += pair[0] and not pair[1]
@@ -204,7 +215,8 @@ def _differences(pairs: Sample) -> list[float]:
     if not pairs:
         raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
     differences = []
-    for index, pair in enumerate(pairs):
+    for index in range(len(pairs)):
+        pair = _pair(pairs, index)
         if len(pair) != 2 or not all(
             isinstance(side, int | float) and math.isfinite(side) for side in pair
         ):

@@ -421,3 +421,12 @@ def test_log_feedback_sends_nothing_that_is_no_feedback(feedback: Any, message: 
 
     with pytest.raises(InvalidOptionError, match=message):
         log_feedback(feedback)
+
+
+@pytest.mark.parametrize("pair", [5, "ab", None, b"xy"])
+def test_a_pair_that_is_no_pair_is_refused_by_its_index(pair: Any) -> None:
+    from lg_eval.stats import mcnemar_test, wilcoxon_test
+
+    for test in (mcnemar_test, wilcoxon_test):
+        with pytest.raises(InvalidOptionError, match=r"^pairs\[1\]=.*: expected an \(A, B\) pair"):
+            test([(True, True) if test is mcnemar_test else (1.0, 0.5), pair])
