@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict, cast
 from pydantic import BaseModel, ConfigDict
 
 from lg_eval.arguments import is_finite_number
+from lg_eval.describe import describe_error, safe_text
 from lg_eval.errors import InvalidOptionError
 
 ScoreValue = bool | int | float | None
@@ -296,27 +297,6 @@ def checked_thresholds(value: object, name: str = "thresholds") -> dict[str, flo
             )
         out[key] = cast(float, checked_threshold(minimum, f"{name}[{key!r:.60}]", optional=False))
     return out
-
-
-# --------------------------------------------------------------------------- errors
-
-
-def describe_error(error: BaseException) -> str:
-    """``'ErrorType: message'``, how feedback, results and replies name an error; it
-    survives an exception whose ``__str__`` raises (:func:`safe_text`)."""
-    return f"{type(error).__name__}: {safe_text(error)}"
-
-
-def safe_text(value: Any, limit: int = 2000) -> str:
-    """``str(value)`` (else its ``repr``, else a placeholder), at most ``limit`` characters."""
-    for render in (str, repr):
-        try:
-            text = render(value)
-        except Exception:
-            continue
-        if isinstance(text, str):
-            return text if len(text) <= limit else text[:limit] + "…"
-    return f"<{type(value).__name__} that cannot be shown>"
 
 
 def score_range(value: ScoreRangeLike | None) -> ScoreRange | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lg_eval.describe import describe_error
 from lg_eval.errors import InvalidOptionError
 
 
@@ -42,7 +43,7 @@ def import_reference(reference: str, *, what: str = "reference", allow_code: boo
         )
         raise InvalidOptionError(
             f"{what} {reference!r}: importing module {module_name!r} failed with "
-            f"{type(exc).__name__}: {exc}{hint}."
+            f"{describe_error(exc)}{hint}."
         ) from exc
     for part in attr.split("."):
         try:

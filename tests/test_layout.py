@@ -173,6 +173,7 @@ FLOORS: dict[str, int] = {
     # 1: typed errors, the effect core, executors and leaf helpers that know no lg_eval model
     "errors": 1,
     "arguments": 1,
+    "describe": 1,
     "_effects": 1,
     "executors": 1,
     "_files": 1,

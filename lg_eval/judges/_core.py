@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from lg_eval._effects import Core, Effect, adrive, drive, sleep
+from lg_eval.describe import describe_error
 from lg_eval.errors import LgEvalError
 from lg_eval.feedback import Feedback
 from lg_eval.judges import prompts
@@ -299,7 +300,7 @@ def _provider_error(failure: _ProviderFailure) -> dict[str, str]:
     return {
         "type": kind,
         "message": f"the judge model call failed after {failure.attempts} attempt(s) "
-        f"({type(cause).__name__}: {cause})",
+        f"({describe_error(cause)})",
     }
 
 

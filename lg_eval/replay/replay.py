@@ -23,6 +23,7 @@ from typing import Any
 
 from lg_eval._effects import drive
 from lg_eval.arguments import checked_count
+from lg_eval.describe import describe_error
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.executors import LocalExecutor
 from lg_eval.experiments import CaseEvaluator
@@ -194,7 +195,7 @@ class _Job:
                 scored(self.new, fresh, self.scoring),
             )
         except LgEvalError as exc:  # a thread the readers refuse is this thread's error
-            row.status, row.reason = "error", f"{type(exc).__name__}: {exc}"
+            row.status, row.reason = "error", describe_error(exc)
             return row
         row.old_steps, row.new_steps = old.trajectory or [], now.trajectory or []
         row.scores = score_changes(old.scores, now.scores)

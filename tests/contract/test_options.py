@@ -430,3 +430,23 @@ def test_a_pair_that_is_no_pair_is_refused_by_its_index(pair: Any) -> None:
     for test in (mcnemar_test, wilcoxon_test):
         with pytest.raises(InvalidOptionError, match=r"^pairs\[1\]=.*: expected an \(A, B\) pair"):
             test([(True, True) if test is mcnemar_test else (1.0, 0.5), pair])
+
+
+def test_an_import_that_fails_with_an_unprintable_error_is_described_not_raised_again(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lg_eval.describe
+    import lg_eval.feedback
+    from lg_eval.importing import import_reference
+
+    (tmp_path / "unprintable_mod.py").write_text(
+        "class Odd(Exception):\n"
+        "    def __str__(self):\n"
+        "        raise RuntimeError('no text')\n"
+        "raise Odd()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(InvalidOptionError, match=r"failed with Odd: Odd\(\)"):
+        import_reference("unprintable_mod:graph")
+    # one description of an error, re-exported where feedback is read
+    assert lg_eval.feedback.describe_error is lg_eval.describe.describe_error

@@ -31,6 +31,8 @@ import threading
 from importlib.util import find_spec
 from typing import IO, Any
 
+from lg_eval.describe import describe_error
+
 HELPER_MMAP_BYTES = 1 << 40
 
 
@@ -138,7 +140,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
         try:
             answer: tuple[bool, Any] = (True, _read(read_rows, file, thread_id))
         except Exception as exc:
-            answer = (False, f"{type(exc).__name__}: {exc}")
+            answer = (False, describe_error(exc))
         pickle.dump(answer, answers)
         answers.flush()
 
