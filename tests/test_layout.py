@@ -175,6 +175,7 @@ FLOORS: dict[str, int] = {
     "arguments": 1,
     "describe": 1,
     "_effects": 1,
+    "_retry_after": 1,
     "executors": 1,
     "_files": 1,
     "_heap": 1,

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import random
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
-from typing import Any
 
 from langchain_core.exceptions import ModelError, ModelTimeoutError
 
+from lg_eval._retry_after import asked_wait
 from lg_eval.arguments import checked_count, checked_seconds, is_finite_number
 from lg_eval.errors import InvalidOptionError
 
@@ -68,30 +66,11 @@ def is_timeout(exc: BaseException) -> bool:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked to wait, if it said: ``Retry-After-Ms`` (OpenAI's), else
-    ``Retry-After`` in seconds or as an HTTP date."""
+    """Seconds the provider asked to wait, if it said, from the headers of the exception's
+    response (:func:`lg_eval._retry_after.asked_wait`: ``Retry-After-Ms``, else
+    ``Retry-After`` in seconds or as an HTTP date)."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    millis = _number(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000
-    value = headers.get("retry-after")
-    seconds = _number(value)
-    if seconds is not None or not isinstance(value, str):
-        return seconds
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
-
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number >= 0 else None
+    return asked_wait(headers) if isinstance(headers, Mapping) else None
 
 
 @dataclass(frozen=True)
