@@ -150,7 +150,15 @@ def check_score(score: object, declared: ScoreRange | None) -> tuple[ScoreValue,
     ``None`` passes; a bool or a finite real number must lie inside ``declared``, or
     inside :data:`DEFAULT_RANGE` when the evaluator declares nothing; anything else is
     refused. The reason reads after "evaluator 'x' produced ...".
+
+    Raises:
+        InvalidOptionError: ``declared`` is no :class:`ScoreRange` (see :func:`score_range`).
     """
+    if declared is not None and not isinstance(declared, ScoreRange):
+        raise InvalidOptionError(
+            f"declared={declared!r:.80}: use a ScoreRange (score_range('bool'), "
+            "score_range((low, high))) or None."
+        )
     problem = unusable_score(score)
     if problem is not None:
         return None, problem
@@ -202,7 +210,14 @@ def checked_score(result: FeedbackDict, allowed: ScoreRange | None) -> FeedbackD
     why, and ``metadata["error"]`` holds ``{"type": "invalid_score", "message",
     "score"}`` (the score as text) and the scorer's own comment. :func:`refusal`
     reads it back.
+
+    Raises:
+        InvalidOptionError: ``result`` is no feedback dict (``{"key", "score", ...}``).
     """
+    if not isinstance(result, Mapping) or "score" not in result:
+        raise InvalidOptionError(
+            f"result={result!r:.80}: use a feedback dict with a 'score' (feedback_dict)."
+        )
     value, problem = check_score(result["score"], allowed)
     if problem is None:
         return result if value is result["score"] else {**result, "score": value}

@@ -115,6 +115,9 @@ def route_on_score(
         LgEvalError: at routing time, when the state holds no evaluation yet.
     """
     threshold = checked_threshold(threshold, "threshold")
+    for name, node_name in (("passed", passed), ("failed", failed), ("exhausted", exhausted)):
+        if node_name is not None and not (isinstance(node_name, str) and node_name):
+            raise InvalidOptionError(f"{name}={node_name!r:.80}: use the name of a node.")
     if (max_failures is None) != (exhausted is None):
         raise InvalidOptionError("Give max_failures and exhausted together (or neither).")
     if max_failures is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from lg_eval.arguments import checked_instance
 from lg_eval.errors import InvalidOptionError, SweepError
 
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns ticks from 1582-10-15 to 1970-01-01
@@ -38,6 +39,7 @@ class ThreadHead:
 
 def checkpoint_bound(when: datetime) -> str:
     """The smallest uuid6 checkpoint id made at ``when`` (ids compare as their times)."""
+    checked_instance(when, datetime, "when", "a datetime")
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     ticks = int(when.timestamp() * 10_000_000) + _UUID_EPOCH
@@ -46,10 +48,21 @@ def checkpoint_bound(when: datetime) -> str:
 
 
 def checkpoint_time(checkpoint_id: str) -> datetime:
-    """When a uuid6 checkpoint id was made."""
-    digits = checkpoint_id.replace("-", "")
-    ticks = (int(digits[:8], 16) << 28) | (int(digits[8:12], 16) << 12) | int(digits[13:16], 16)
-    return datetime.fromtimestamp((ticks - _UUID_EPOCH) / 10_000_000, UTC)
+    """When a uuid6 checkpoint id was made.
+
+    Raises:
+        InvalidOptionError: ``checkpoint_id`` is no uuid6 (as LangGraph's savers make).
+    """
+    digits = checkpoint_id.replace("-", "") if isinstance(checkpoint_id, str) else ""
+    try:
+        if len(digits) != 32 or digits[12] != "6":
+            raise ValueError(checkpoint_id)
+        ticks = (int(digits[:8], 16) << 28) | (int(digits[8:12], 16) << 12) | int(digits[13:16], 16)
+        return datetime.fromtimestamp((ticks - _UUID_EPOCH) / 10_000_000, UTC)
+    except (ValueError, OverflowError, OSError):
+        raise InvalidOptionError(
+            f"checkpoint_id={checkpoint_id!r:.80}: expected a uuid6 checkpoint id."
+        ) from None
 
 
 def parse_time(

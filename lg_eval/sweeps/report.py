@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from lg_eval._files import atomic_writer, write_atomic
+from lg_eval.arguments import checked_instance
 from lg_eval.experiments import CaseResult
 from lg_eval.reports import CaseReport, Report, render_html
 from lg_eval.reports.build import case_report
@@ -54,6 +55,7 @@ def write_sweep_json(
     ``report``: the report whose aggregates head the document (default
     ``result.report``); its ``results`` are replaced by every thread of the run.
     """
+    _checked(result)
     if isinstance(out, str | Path):
         with atomic_writer(out) as handle:
             write_sweep_json(result, handle, report, indent=indent, batch=batch)
@@ -91,7 +93,12 @@ def sweep_json(result: SweepResult, report: Report | None = None, *, indent: int
 def write_sweep_html(result: SweepResult, out: str | Path, report: Report | None = None) -> None:
     """Write the sweep's HTML report (summary, distributions, worst threads) to ``out``, whole
     or not at all (:class:`~lg_eval.errors.OutputWriteError` when it cannot be written)."""
+    _checked(result)
     write_atomic(out, render_html(report or result.report))
+
+
+def _checked(result: object) -> None:
+    checked_instance(result, SweepResult, "result", "a SweepResult (sweep_threads)")
 
 
 def _worst(thread: WorstThread) -> dict[str, Any]:

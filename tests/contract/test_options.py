@@ -450,3 +450,44 @@ def test_an_import_that_fails_with_an_unprintable_error_is_described_not_raised_
         import_reference("unprintable_mod:graph")
     # one description of an error, re-exported where feedback is read
     assert lg_eval.feedback.describe_error is lg_eval.describe.describe_error
+
+
+def test_routes_sweep_helpers_and_the_range_rule_refuse_the_wrong_kind_by_name() -> None:
+    from lg_eval.feedback import check_score, checked_score
+    from lg_eval.sweeps import checkpoint_bound, checkpoint_time, sweep_json, write_sweep_html
+
+    with pytest.raises(InvalidOptionError, match=r"^passed=\['a'\]: use the name of a node"):
+        route_on_score(passed=["a"], failed="b")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^failed='': use the name of a node"):
+        route_on_score(passed="a", failed="")
+    for bad in (None, "x", "1ef0b2c4-5d6e-4f70-8000-000000000000"):  # the last is a uuid4
+        with pytest.raises(InvalidOptionError, match=r"^checkpoint_id=.*: expected a uuid6"):
+            checkpoint_time(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^when='2026-01-01': use a datetime"):
+        checkpoint_bound("2026-01-01")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^result=None: use a SweepResult"):
+        sweep_json(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^result=None: use a SweepResult"):
+        write_sweep_html(None, "sweep.html")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^declared=\(0, 10\): use a ScoreRange"):
+        check_score(5, (0, 10))  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match=r"^result=0.5: use a feedback dict"):
+        checked_score(0.5, None)  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_id_s_time_is_when_langgraph_made_it() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.weather import build
+    from lg_eval.sweeps import checkpoint_bound, checkpoint_time
+
+    before = datetime.now(UTC)
+    graph = build(InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [("user", "weather in sf?")]}, config)
+    made = checkpoint_time(graph.get_state(config).config["configurable"]["checkpoint_id"])
+    assert before - timedelta(seconds=1) <= made <= datetime.now(UTC) + timedelta(seconds=1)
+    # the smallest id made at that moment reads back as that moment (to the id's 100 ns)
+    assert abs(checkpoint_time(checkpoint_bound(made)) - made) < timedelta(microseconds=10)
