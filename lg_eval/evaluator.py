@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from typing_extensions import TypeVar
 
 from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval.describe import safe_text
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.feedback import (
     Feedback,
@@ -168,10 +169,10 @@ class Evaluator(Generic[R]):
             if inspect.isgenerator(outcome):
                 outcome = yield from outcome
         except TrajectoryFormatError as exc:
-            hint = _hint(str(exc), outputs, reference_outputs, self.reads)
+            hint = _hint(safe_text(exc), outputs, reference_outputs, self.reads)
             if not hint:
                 raise
-            raise TrajectoryFormatError(f"{exc}{hint}") from exc
+            raise TrajectoryFormatError(f"{safe_text(exc)}{hint}") from exc
         except RecursionError as exc:  # the last line of defence; readers check depth first
             raise TrajectoryFormatError(
                 f"{self.key}: outputs or reference_outputs are nested too deeply to evaluate "

@@ -31,6 +31,7 @@ from rich.text import Text
 
 from lg_eval._files import write_atomic
 from lg_eval._visible import visible
+from lg_eval.describe import safe_text
 from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
 
 T = TypeVar("T")
@@ -87,7 +88,7 @@ def exit_code(exc: LgEvalError) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = safe_text(exc).strip() or type(exc).__name__
     return text if "\n" not in text else text.replace("\n", " ")
 
 

@@ -18,6 +18,7 @@ from langgraph.pregel.remote import RemoteException, RemoteGraph
 from langgraph.types import Interrupt, PregelTask, StateSnapshot
 
 from lg_eval._effects import Core, adrive, drive
+from lg_eval.describe import safe_text
 from lg_eval.errors import InvalidOptionError, ServerRunError
 from lg_eval.server._connection import ServerConnection, request
 
@@ -138,7 +139,7 @@ def run_failure(exc: RemoteException) -> ServerRunError:
     it does locally); a name that is not a Python identifier stays ``ServerRunError``."""
     data = exc.args[0] if exc.args else None
     if not isinstance(data, Mapping):
-        return ServerRunError(str(exc))
+        return ServerRunError(safe_text(exc))
     name, message = str(data.get("error") or ""), str(data.get("message") or "")
     if not name.isidentifier():
         return ServerRunError(f"{name}: {message}" if name else message)

@@ -491,3 +491,18 @@ def test_a_checkpoint_id_s_time_is_when_langgraph_made_it() -> None:
     assert before - timedelta(seconds=1) <= made <= datetime.now(UTC) + timedelta(seconds=1)
     # the smallest id made at that moment reads back as that moment (to the id's 100 ns)
     assert abs(checkpoint_time(checkpoint_bound(made)) - made) < timedelta(microseconds=10)
+
+
+def test_a_scorer_s_format_error_whose_text_raises_stays_a_format_error() -> None:
+    from lg_eval.errors import TrajectoryFormatError
+    from lg_eval.evaluator import make_evaluator
+
+    class Odd(TrajectoryFormatError):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    def scorer(*, outputs: Any, **_: Any) -> bool:
+        raise Odd("outputs['x'] is odd")
+
+    with pytest.raises(TrajectoryFormatError):
+        make_evaluator("odd", scorer)(outputs={"x": 1})
