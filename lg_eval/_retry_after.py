@@ -22,10 +22,11 @@ def asked_wait(headers: Mapping[str, Any] | None, *, now: datetime | None = None
     readable (``"soon"``, ``"inf"``, ``"nan"``)."""
     if headers is None:
         return None
-    millis = _seconds(_header(headers, "retry-after-ms"))
+    named = {str(key).lower(): value for key, value in headers.items()}  # names ignore case
+    millis = _seconds(named.get("retry-after-ms"))
     if millis is not None:
         return millis / 1000
-    value = _header(headers, "retry-after")
+    value = named.get("retry-after")
     seconds = _seconds(value)
     if seconds is not None or not isinstance(value, str):
         return seconds
@@ -36,14 +37,6 @@ def asked_wait(headers: Mapping[str, Any] | None, *, now: datetime | None = None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def _header(headers: Mapping[str, Any], name: str) -> Any:
-    """The header ``name`` of any mapping: httpx's headers ignore case, a dict may not."""
-    value = headers.get(name)
-    if value is None and not hasattr(headers, "get_list"):  # not httpx.Headers
-        value = next((v for k, v in headers.items() if str(k).lower() == name), None)
-    return value
 
 
 def _seconds(value: Any) -> float | None:

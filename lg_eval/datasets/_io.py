@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +24,10 @@ from pydantic_core import ErrorDetails
 
 from lg_eval._files import write_atomic
 from lg_eval._visible import data_escaped, has_data_escaped
-from lg_eval.arguments import checked_flag, checked_instance
+from lg_eval.arguments import checked_flag, checked_instance, checked_path
 from lg_eval.datasets._limits import check_data, check_yaml_tree
 from lg_eval.datasets._models import Case, Dataset
-from lg_eval.errors import DatasetError, InvalidOptionError
+from lg_eval.errors import DatasetError
 
 YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIXES = (".jsonl",)
@@ -51,7 +50,7 @@ def load_dataset(path: str | Path) -> Dataset:
         DatasetError: the file cannot be read, or its data is no valid dataset (the
             message names the file, the case and the field).
     """
-    path = Path(_checked_path(path, "path"))
+    path = Path(checked_path(path, "path", "the dataset file's path"))
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -307,7 +306,7 @@ def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
     write, and loading the dump gives an equal dataset.
     """
     checked_instance(dataset, Dataset, "dataset", "a Dataset (load_dataset)")
-    path = Path(_checked_path(path, "path"))
+    path = Path(checked_path(path, "path", "the dataset file's path"))
     suffix = path.suffix.lower()
     document = _plain(dataset)
     if suffix in YAML_SUFFIXES:
@@ -338,12 +337,6 @@ def dataset_hash(dataset: Dataset) -> str:
     document = dataset.model_dump(mode="json", by_alias=True)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _checked_path(value: object, name: str) -> str | os.PathLike[str]:
-    if isinstance(value, str | os.PathLike) and str(value).strip():
-        return value
-    raise InvalidOptionError(f"{name}={value!r:.80}: use the dataset file's path.")
 
 
 __all__ = ["dataset_from_dict", "dataset_hash", "dump_dataset", "field_path", "load_dataset"]

@@ -43,6 +43,13 @@ AUTO_MIN_CASES = 64
 """The fewest cases × repetitions ``scoring="auto"`` starts the scoring process for."""
 
 
+def checked_scoring(value: object) -> Scoring:
+    """``value`` if it is one of :data:`SCORINGS`, else an error naming ``scoring``."""
+    if value not in SCORINGS:
+        raise InvalidOptionError(f"scoring={value!r}: use one of {', '.join(SCORINGS)}.")
+    return value
+
+
 def scoring_spec(
     scoring: Scoring,
     *,
@@ -64,9 +71,7 @@ def scoring_spec(
         InvalidOptionError: ``scoring`` is not one of :data:`SCORINGS`, or it is
             ``"process"`` and the run cannot use the process (the message says why).
     """
-    if scoring not in SCORINGS:
-        raise InvalidOptionError(f"scoring={scoring!r}: use one of {', '.join(SCORINGS)}.")
-    if scoring == "inline":
+    if checked_scoring(scoring) == "inline":
         return None
     problem = (
         "a deployed assistant's threads are read back from its server, inline"
@@ -127,4 +132,4 @@ def _builtin(name: str, options: Mapping[str, Any]) -> bool:
     return all(isinstance(part, str) and is_builtin(part) for part in parts)
 
 
-__all__ = ["AUTO_MIN_CASES", "SCORINGS", "Scoring", "scoring_spec"]
+__all__ = ["AUTO_MIN_CASES", "SCORINGS", "Scoring", "checked_scoring", "scoring_spec"]

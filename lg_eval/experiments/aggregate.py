@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from lg_eval.arguments import is_finite_number
+from lg_eval.arguments import checked_sequence, is_finite_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.results import CaseResult, ExperimentRun, checked_run
 from lg_eval.feedback import ScoreValue
@@ -42,8 +42,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     """
     if not (is_finite_number(q) and 0 <= q <= 100):
         raise InvalidOptionError(f"q={q!r:.80}: use a percentile in [0, 100].")
-    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise InvalidOptionError(f"values={values!r:.80}: use a list of numbers.")
+    checked_sequence(values, "values", "a list of numbers")
     if not values:
         return None
     ordered = _sorted_finite(values)

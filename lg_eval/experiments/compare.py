@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from lg_eval.arguments import is_finite_number
+from lg_eval.arguments import checked_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.aggregate import (
     latency_percentiles,
@@ -43,8 +43,7 @@ def compare_runs(
     """
     checked_run(run_a, "run_a")
     checked_run(run_b, "run_b")
-    if not (is_finite_number(tolerance) and tolerance >= 0):
-        raise InvalidOptionError(f"tolerance={tolerance!r:.80}: use a score difference >= 0.")
+    checked_number(tolerance, "tolerance", at_least=0, what="a score difference")
     level = check_alpha(alpha)
     a = {(r.case_id, r.repetition): r for r in run_a.results}
     b = {(r.case_id, r.repetition): r for r in run_b.results}

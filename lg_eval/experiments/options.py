@@ -16,7 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval.arguments import checked_count, checked_flag, checked_fraction, checked_seconds
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments._scoring_choice import SCORINGS, Scoring
+from lg_eval.experiments._scoring_choice import Scoring, checked_scoring
 from lg_eval.experiments._upstream import Dataset
 from lg_eval.experiments.judge_cache import JudgeCache
 from lg_eval.experiments.redaction import RedactOption, make_redactor
@@ -72,8 +72,7 @@ class RunOptions:
             checked_fraction(self.fail_under, "fail_under", zero=True)
         checked_flag(self.require_verdict, "require_verdict")
         checked_flag(self.langsmith, "langsmith")
-        if self.scoring not in SCORINGS:
-            raise InvalidOptionError(f"scoring={self.scoring!r}: use one of {', '.join(SCORINGS)}.")
+        checked_scoring(self.scoring)
         if self.run_id is not None and not (isinstance(self.run_id, str) and self.run_id):
             raise InvalidOptionError(f"run_id={self.run_id!r:.80}: use a non-empty text, or None.")
         if not isinstance(self.judge_cache, bool | str | Path | JudgeCache):

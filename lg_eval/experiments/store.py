@@ -20,7 +20,6 @@ files are created ``0600`` in a ``0700`` directory and run in WAL mode.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from lg_eval.arguments import checked_path
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
 from lg_eval.experiments._upstream import redact_url
@@ -438,10 +438,8 @@ def open_store(url: str | Path | None = None) -> ResultStore:
         InvalidOptionError: ``url`` cannot name a results store (no text or path, empty,
             ``memory://``, a libpq keyword DSN).
     """
-    if url is not None and (not isinstance(url, str | os.PathLike) or not str(url).strip()):
-        raise InvalidOptionError(
-            f"store={url!r:.80}: use a file path, sqlite:///file.sqlite or postgresql://..."
-        )
+    if url is not None:
+        checked_path(url, "store", "a file path, sqlite:///file.sqlite or postgresql://...")
     opened = connect(str(url) if url is not None else DEFAULT_STORE)
     try:
         return ResultStore(

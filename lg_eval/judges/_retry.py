@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from langchain_core.exceptions import ModelError, ModelTimeoutError
 
 from lg_eval._retry_after import asked_wait
-from lg_eval.arguments import checked_count, checked_seconds, is_finite_number
-from lg_eval.errors import InvalidOptionError
+from lg_eval.arguments import checked_count, checked_number, checked_seconds
 
 _TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 _TRANSIENT_NAMES = {
@@ -96,9 +95,7 @@ class RetryPolicy:
         for name in ("max_retries", "parse_retries"):
             checked_count(getattr(self, name), name, 0)
         for name in ("backoff_base", "backoff_max"):
-            value = getattr(self, name)
-            if not (is_finite_number(value) and value >= 0):
-                raise InvalidOptionError(f"{name}={value!r:.80}: use seconds >= 0.")
+            checked_number(getattr(self, name), name, at_least=0, what="seconds")
         checked_seconds(self.timeout, "timeout")
 
     def delay(self, attempt: int, exc: BaseException) -> float:

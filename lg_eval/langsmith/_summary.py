@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from lg_eval.arguments import checked_flag
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
 from lg_eval.feedback import checked_threshold
@@ -78,8 +79,7 @@ def pass_rate(
     """
     if not evaluators:
         raise InvalidOptionError("pass_rate(...) needs at least one lg_eval evaluator.")
-    if not isinstance(require_verdict, bool):
-        raise InvalidOptionError(f"require_verdict={require_verdict!r}: use True or False.")
+    checked_flag(require_verdict, "require_verdict")
     threshold = cast(float, checked_threshold(threshold, "threshold", optional=False))
 
     def summary_pass_rate(

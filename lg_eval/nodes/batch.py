@@ -24,7 +24,7 @@ from langgraph.types import StateSnapshot
 from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
-from lg_eval.arguments import checked_count, checked_instance
+from lg_eval.arguments import checked_count, checked_instance, checked_sequence
 from lg_eval.errors import InvalidOptionError, MissingCheckpointerError
 from lg_eval.feedback import describe_error
 from lg_eval.nodes.evaluation_state import EvalCase, EvaluationResult
@@ -109,8 +109,7 @@ def _jobs(
 ) -> list[Core[BatchItem]]:
     checked_count(max_concurrency, "max_concurrency", 1)
     checked_instance(graph, Pregel, "graph", "the compiled evaluation graph")
-    if isinstance(cases, str | bytes | Mapping) or not isinstance(cases, Sequence):
-        raise InvalidOptionError(f"cases={cases!r:.80}: use a list of EvalCase (or dicts).")
+    checked_sequence(cases, "cases", "a list of EvalCase (or dicts)")
     if not isinstance(graph.checkpointer, BaseCheckpointSaver):
         raise MissingCheckpointerError(
             "A batch keeps one evaluation thread per case, so the evaluation graph needs a "

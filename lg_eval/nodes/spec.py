@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.arguments import checked_seconds
+from lg_eval.arguments import checked_seconds, checked_sequence
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import as_evaluator
 from lg_eval.evaluators import resolve_evaluator
@@ -142,11 +142,11 @@ def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
         if isinstance(evaluators, str | EvalSpec) or callable(evaluators)
         else evaluators
     )
-    if isinstance(items, bytes | Mapping) or not isinstance(items, Sequence):
-        raise InvalidOptionError(
-            f"evaluators={evaluators!r:.80}: use an evaluator (a function, a registered name "
-            "or an EvalSpec) or a list of them."
-        )
+    checked_sequence(
+        items,
+        "evaluators",
+        "an evaluator (a function, a registered name or an EvalSpec) or a list of them",
+    )
     if not items:
         raise InvalidOptionError("Give at least one evaluator (a function, a name or EvalSpec).")
     return [_bind(item if isinstance(item, EvalSpec) else EvalSpec(item)) for item in items]

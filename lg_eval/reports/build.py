@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import checked_instance, checked_sequence
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import aggregate
 from lg_eval.experiments.results import (
@@ -66,11 +66,8 @@ def build_report(
             :class:`~lg_eval.experiments.Comparison`.
     """
     checked_run(run)
-    if (
-        not isinstance(history, Sequence)
-        or isinstance(history, str)
-        or not all(isinstance(item, ExperimentRun) for item in history)
-    ):
+    checked_sequence(history, "history", "a list of ExperimentRun")
+    if not all(isinstance(item, ExperimentRun) for item in history):
         raise InvalidOptionError(f"history={history!r:.80}: use a list of ExperimentRun.")
     if comparison is not None:
         checked_instance(comparison, Comparison, "comparison", "a Comparison (compare_runs)")

@@ -83,13 +83,15 @@ class Binner:
         self.lo, self.hi = lo, hi
         self.width = (hi - lo) / BINS
         self.counts = [0] * BINS
+        # a span wider than the largest float is measured in halves, which fit
+        self._half_width = None if math.isfinite(self.width) else hi / 2 / BINS - lo / 2 / BINS
 
     def add(self, value: float) -> None:
         """Count ``value`` (which lies in ``[lo, hi]``)."""
-        if math.isfinite(self.width):
+        if self._half_width is None:
             at = (value - self.lo) / self.width
-        else:  # a span wider than the largest float: its halves fit
-            at = (value / 2 - self.lo / 2) / (self.hi / 2 / BINS - self.lo / 2 / BINS)
+        else:
+            at = (value / 2 - self.lo / 2) / self._half_width
         self.counts[min(max(int(at), 0), BINS - 1)] += 1
 
     def histogram(self, label: str) -> Histogram:

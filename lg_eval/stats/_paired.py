@@ -107,13 +107,6 @@ def mcnemar_tests(
     return tests
 
 
-def _check_pairs(pairs: object) -> None:
-    """A list or tuple of pairs passes at once (a comparison checks one sample per case);
-    anything else is held to the sequence rule. Each pair is read by the test itself."""
-    if type(pairs) not in (list, tuple):
-        checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
-
-
 def _pair(pairs: Sample, index: int) -> Sequence[Any]:
     """Pair ``index``, refusing what is no two-item sequence (text is none)."""
     pair = pairs[index]
@@ -133,7 +126,7 @@ def _check_samples(samples: object, case_ids: object) -> None:
 
 def _discordant(pairs: Sample) -> tuple[int, int]:
     """``(worse, better)``: pairs that passed in A only, and in B only."""
-    _check_pairs(pairs)
+    checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
     if not pairs:
         raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
     worse = better = 0
@@ -211,7 +204,7 @@ def wilcoxon_tests(
 
 def _differences(pairs: Sample) -> list[float]:
     """B − A of each pair, refusing what is not two finite numbers."""
-    _check_pairs(pairs)
+    checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
     if not pairs:
         raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
     differences = []

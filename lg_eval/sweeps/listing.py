@@ -24,6 +24,7 @@ from lg_eval.arguments import checked_instance
 from lg_eval.errors import InvalidOptionError, SweepError
 
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns ticks from 1582-10-15 to 1970-01-01
+_HEX = re.compile(r"[0-9a-fA-F]+")
 _KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -54,15 +55,12 @@ def checkpoint_time(checkpoint_id: str) -> datetime:
         InvalidOptionError: ``checkpoint_id`` is no uuid6 (as LangGraph's savers make).
     """
     digits = checkpoint_id.replace("-", "") if isinstance(checkpoint_id, str) else ""
-    try:
-        if len(digits) != 32 or digits[12] != "6":
-            raise ValueError(checkpoint_id)
-        ticks = (int(digits[:8], 16) << 28) | (int(digits[8:12], 16) << 12) | int(digits[13:16], 16)
-        return datetime.fromtimestamp((ticks - _UUID_EPOCH) / 10_000_000, UTC)
-    except (ValueError, OverflowError, OSError):
+    if len(digits) != 32 or digits[12] != "6" or not _HEX.fullmatch(digits):
         raise InvalidOptionError(
             f"checkpoint_id={checkpoint_id!r:.80}: expected a uuid6 checkpoint id."
-        ) from None
+        )
+    ticks = (int(digits[:8], 16) << 28) | (int(digits[8:12], 16) << 12) | int(digits[13:16], 16)
+    return datetime.fromtimestamp((ticks - _UUID_EPOCH) / 10_000_000, UTC)
 
 
 def parse_time(

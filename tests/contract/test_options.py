@@ -176,19 +176,10 @@ def _graph_without_saver() -> Any:
 
 
 def _run() -> Any:
-    from datetime import UTC, datetime
+    """An empty run (the aggregate tests' run builder)."""
+    from tests.experiments.test_aggregate import run
 
-    from lg_eval.experiments import ExperimentRun, RunInfo
-
-    info = RunInfo(
-        run_id="a",
-        dataset="d",
-        dataset_hash="h",
-        target="t",
-        checkpointer="c",
-        started_at=datetime(2026, 1, 1, tzinfo=UTC),
-    )
-    return ExperimentRun(info=info, results=[])
+    return run("a")
 
 
 @given(value=garbage)
