@@ -8,6 +8,7 @@ registry and the player can both use it without importing each other.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import Any
 
@@ -50,9 +51,20 @@ def import_reference(reference: str, *, what: str = "reference", allow_code: boo
             obj = getattr(obj, part)
         except AttributeError:
             raise InvalidOptionError(
-                f"{what} {reference!r}: module {module_name!r} has no attribute {attr!r}."
+                f"{what} {reference!r}: module {module_name!r} has no attribute {attr!r}"
+                f"{_near(part, obj)}."
             ) from None
     return obj
+
+
+def _near(name: str, holder: Any) -> str:
+    """``" (did you mean 'build'?)"`` for a public attribute of ``holder`` close to ``name``."""
+    try:
+        names = [n for n in dir(holder) if not n.startswith("_")]
+    except Exception:  # a stranger's __dir__
+        return ""
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return f" (did you mean {found[0]!r}?)" if found else ""
 
 
 __all__ = ["import_reference"]

@@ -68,6 +68,13 @@ def say(message: str) -> None:
     stderr.print(Text(visible(message)), soft_wrap=True)
 
 
+def done(message: str) -> None:
+    """A line that says what the command did (``wrote report.html``, ``3 threads scored``):
+    on stdout, where a successful command's output goes, made visible as :func:`say`
+    makes it; progress, warnings and errors stay on stderr."""
+    stdout.print(Text(visible(message)), soft_wrap=True)
+
+
 @contextmanager
 def input_errors() -> Iterator[None]:
     """lg_eval's typed errors become a one-line message and their exit code: 4 for a file
@@ -97,7 +104,7 @@ def write_file(path: Path, text: str) -> None:
     where it went; a failure is one line on stderr and exit code 4 (``WRITE_FAILED``)."""
     with input_errors():
         write_atomic(path, text)
-    say(f"wrote {path}")
+    done(f"wrote {path}")
 
 
 def parse_pairs(items: list[str], option: str, convert: Callable[[str], T]) -> dict[str, T]:
@@ -127,6 +134,7 @@ __all__ = [
     "PASSED",
     "RUN_IN_USE",
     "WRITE_FAILED",
+    "done",
     "exit_code",
     "fail",
     "input_errors",

@@ -16,11 +16,13 @@ commands that only read stores (``runs``, ``view``) start without it.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import yaml
 
 from lg_eval.cli._common import fail, parse_pairs
 from lg_eval.errors import InvalidOptionError
@@ -66,7 +68,11 @@ JudgeInFlight = Annotated[
 # Which threads (sweep, replay) and how they are scored.
 Evaluators = Annotated[
     list[str] | None,
-    typer.Option(help="A registry name or module:attr (repeatable; default redundancy)."),
+    typer.Option(
+        help="A registry name or module:attr (repeatable; default redundancy), with its "
+        "options after a colon: call_budget:max_tool_calls=2 or "
+        "keywords:keywords=[refund],mode=any (values read as YAML: numbers, true, [lists])."
+    ),
 ]
 Since = Annotated[
     str | None, typer.Option(help="Newest checkpoint at or after: 24h, 30m, 7d or ISO 8601.")
@@ -95,9 +101,54 @@ DEFAULT_PERSONA = "a careful human reviewer"
 DEFAULT_EVALUATORS = ("redundancy",)
 
 
-def evaluator_names(given: list[str] | None) -> list[str]:
-    """``--evaluator`` as given, or the default (``redundancy``) when none is."""
-    return list(given or DEFAULT_EVALUATORS)
+def evaluator_specs(given: list[str] | None) -> list[str | dict[str, Any]]:
+    """``--evaluator`` items as the library takes them: a name (``redundancy``,
+    ``module:attr``) as it is, a name with options (``call_budget:max_tool_calls=2``) as
+    ``{"name", "options"}``; the default (``redundancy``) when none is given. A malformed
+    item is a usage error naming it."""
+    return [_evaluator_spec(item) for item in given or DEFAULT_EVALUATORS]
+
+
+_WITH_OPTIONS = re.compile(r"^(?P<name>[^=]+?):(?P<options>[A-Za-z_]\w*=.*)$", re.DOTALL)
+
+
+def _evaluator_spec(item: str) -> str | dict[str, Any]:
+    found = _WITH_OPTIONS.match(item)
+    if found is None:
+        return item
+    options: dict[str, Any] = {}
+    for pair in _top_level(found["options"], item):
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            fail(f"--evaluator {item!r}: {pair!r} is not KEY=VALUE (options: NAME:K=V,K=V)")
+        if key in options:
+            fail(f"--evaluator {item!r}: option {key!r} is given twice")
+        try:
+            options[key] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError:
+            fail(f"--evaluator {item!r}: the value of {key!r}, {text!r}, is not valid YAML")
+    return {"name": found["name"], "options": options}
+
+
+def _top_level(text: str, item: str) -> list[str]:
+    """``text`` cut at the commas outside brackets, braces and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for at, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+    if quote or depth:
+        fail(f"--evaluator {item!r}: an unclosed quote or bracket in its options")
+    return [*parts, text[start:]]
 
 
 def time_bound(option: str, value: str | None) -> datetime | None:
@@ -162,7 +213,7 @@ __all__ = [
     "Since",
     "Store",
     "Until",
-    "evaluator_names",
+    "evaluator_specs",
     "judge_limits",
     "metadata_filter",
     "simulated_reviewer",

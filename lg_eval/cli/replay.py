@@ -11,12 +11,13 @@ from lg_eval.cli import _options as shared
 from lg_eval.cli._common import (
     CASES_ERRORED,
     PASSED,
+    done,
     fail,
     input_errors,
-    say,
     stdout,
     write_file,
 )
+from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.replay import DEFAULT_TARGET, replay_threads
 
 
@@ -95,6 +96,7 @@ def replay(
             "--thread names the threads to replay; --since, --until and --metadata choose "
             "among all threads, so they would be ignored: give one or the other."
         )
+    existing_checkpointer(checkpointer)  # the production threads are only read
     with input_errors():
         result = replay_threads(
             graph,
@@ -103,7 +105,7 @@ def replay(
             thread_ids=thread or None,
             fork=fork,
             target=target,
-            evaluators=shared.evaluator_names(evaluator),
+            evaluators=shared.evaluator_specs(evaluator),
             on_new_question="stop" if reviewer is None else "reviewer",
             reviewer=reviewer,
             since=since_at,
@@ -118,7 +120,7 @@ def replay(
         stdout.print(result.table(only_changed=only_changed))
     counts = result.counts()
     reused = sum(t.reused for t in result.threads)
-    say(
+    done(
         f"replayed {len(result.threads)} threads: {counts['changed']} changed, "
         f"{counts['stopped']} stopped, {counts['error']} errored, {counts['skipped']} skipped"
         + (f" ({reused} forks reused)" if reused else "")

@@ -12,6 +12,7 @@ from lg_eval.cli._common import (
     CASES_ERRORED,
     GATE_FAILED,
     PASSED,
+    done,
     fail,
     input_errors,
     parse_pairs,
@@ -188,7 +189,7 @@ def _through_langsmith(
     results = run_langsmith_experiment(
         dataset, graph, name=name, evaluators=evaluators, checkpointer=checkpointer
     )
-    say(f"LangSmith experiment: {getattr(results, 'experiment_name', results)}")
+    done(f"LangSmith experiment: {getattr(results, 'experiment_name', results)}")
 
 
 def _server_options(

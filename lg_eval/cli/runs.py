@@ -13,6 +13,7 @@ from rich.text import Text
 from lg_eval._visible import visible
 from lg_eval.cli import _options as shared
 from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
+from lg_eval.cli._read_only import existing_store
 from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
 from lg_eval.reports import build_report, render_comparison, render_terminal
@@ -47,6 +48,7 @@ def runs(
     dataset: Annotated[str | None, typer.Option(help="Only runs of this dataset.")] = None,
 ) -> None:
     """List the stored runs, newest first."""
+    existing_store(store)
     with input_errors(), open_store(store) as results:
         infos = [i for i in results.runs() if dataset is None or i.dataset == dataset]
     table = Table(title="stored runs")
@@ -73,6 +75,7 @@ def report(
     ] = 10,
 ) -> None:
     """Render a stored run as a terminal summary, HTML, Markdown, JSON or JUnit XML."""
+    existing_store(store)
     with input_errors(), open_store(store) as results:
         run = _load(results, run_id)
         earlier = [r for r in results.latest_runs(run.info.dataset, history + 1)]
@@ -115,6 +118,7 @@ def compare(
     The terminal shows only the comparison (`lg-eval report RUN_B` shows the run itself);
     the file formats hold RUN_B's report with the comparison in it.
     """
+    existing_store(store)
     with input_errors(), open_store(store) as results:
         baseline, candidate = _load(results, run_a), _load(results, run_b)
         comparison = compare_runs(baseline, candidate, tolerance=tolerance, alpha=alpha)

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli import _options as shared
-from lg_eval.cli._common import CASES_ERRORED, PASSED, fail, input_errors, say, stdout
+from lg_eval.cli._common import CASES_ERRORED, PASSED, done, fail, input_errors, say, stdout
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
+from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.reports import render_terminal
 from lg_eval.server import STATUSES
@@ -100,6 +101,8 @@ def sweep(
         fail("--assistant, --status, --api-key and --header go with --server")
     if status is not None and status not in STATUSES:
         raise typer.BadParameter(f"use one of {', '.join(STATUSES)}", param_hint="--status")
+    if checkpointer is not None:
+        existing_checkpointer(checkpointer)  # the threads are only read: create no file
     with input_errors():
         connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)
@@ -115,7 +118,7 @@ def sweep(
                 metadata=pairs,
                 sample=sample,
                 limit=limit,
-                evaluators=shared.evaluator_names(evaluator),
+                evaluators=shared.evaluator_specs(evaluator),
                 store=store,
                 executor=chosen,
                 name=name,
@@ -130,23 +133,47 @@ def sweep(
     report = result.report  # bounded: aggregates, distributions, worst threads, trend
     if not result.stored:
         name = result.info.dataset.removeprefix("sweep:")
-        say(f"sweep {name}: no thread is new or changed; no run stored")
+        done(f"sweep {name}: {_nothing_to_score(result.matched, pairs, since, until, sample)}")
         raise typer.Exit(PASSED)
     if not quiet:
-        say(f"sweep {result.info.run_id}: {result.scored} threads scored")
+        done(f"sweep {result.info.run_id}: {result.scored} threads scored")
         render_terminal(report, stdout)
     with input_errors():  # a file that cannot be written: exit 4
         if html is not None:
             write_sweep_html(result, html)
-            say(f"wrote {html}")
+            done(f"wrote {html}")
         if json_file is not None:
             write_sweep_json(result, json_file)
-            say(f"wrote {json_file}")
+            done(f"wrote {json_file}")
     counts = report.summary.counts
     errored = counts.error + counts.timeout
     if errored:
         say(f"{errored} of {counts.total} threads errored; see the report's errors")
     raise typer.Exit(CASES_ERRORED if errored else PASSED)
+
+
+def _nothing_to_score(
+    matched: int | None,
+    metadata: object,
+    since: str | None,
+    until: str | None,
+    sample: float | None,
+) -> str:
+    """Why a sweep stored no run: no thread matched its filters, or none that did changed."""
+    if matched:
+        return (
+            f"none of the {matched} threads that matched is new or changed since the last "
+            "sweep; no run stored (--full scores them again)"
+        )
+    given = [
+        option
+        for option, value in (
+            ("--metadata", metadata), ("--since", since), ("--until", until), ("--sample", sample)
+        )
+        if value is not None
+    ]  # fmt: skip
+    filters = f" ({', '.join(given)})" if given else ""
+    return f"no thread matched the filters{filters}; no run stored"
 
 
 def _scored(update: Update) -> SweepProgress:

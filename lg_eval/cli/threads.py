@@ -12,8 +12,9 @@ import typer
 from rich.text import Text
 
 from lg_eval._visible import data_escaped, visible
-from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say, stderr, stdout
+from lg_eval.cli._common import INPUT_ERROR, done, fail, input_errors, say, stderr, stdout
 from lg_eval.cli._conventions import Command
+from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.display import print_trajectory
 from lg_eval.extract import extract_thread
@@ -77,9 +78,9 @@ def validate(
             stderr.print(line, soft_wrap=True)
         if checked.problems:
             raise typer.Exit(INPUT_ERROR)
-        say(f"{path}: {len(dataset.cases)} cases, valid")
+        done(f"{path}: {len(dataset.cases)} cases, valid")
         for item in checked.unchecked:
-            say(f"  not checked: {item}")
+            done(f"  not checked: {item}")
 
 
 @dataset_app.command("from-thread", cls=Command)
@@ -102,7 +103,7 @@ def from_thread(
         case = case_from_thread(trajectory, case_id=case_id or thread, tags=tag or None)
         dataset = Dataset(name=case.id, graph=graph, cases=[case])
         if output is not None:
-            say(f"wrote {dump_dataset(dataset, output)}")
+            done(f"wrote {dump_dataset(dataset, output)}")
             return
         with tempfile.TemporaryDirectory() as folder:  # dump_dataset writes files; print it
             path = dump_dataset(dataset, Path(folder) / "case.yaml")
@@ -110,6 +111,7 @@ def from_thread(
 
 
 def _extracted(graph: str, thread: str, checkpointer: str | None) -> ThreadTrajectory:
+    existing_checkpointer(checkpointer)
     with input_errors(), open_checkpointer(checkpointer) as saver:
         target = resolve_target(graph, saver)
         trajectory = extract_thread(target, thread_config(thread))

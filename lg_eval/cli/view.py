@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lg_eval.cli import _options as shared
-from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say
-from lg_eval.errors import LgEvalError
-from lg_eval.urls import parse_checkpointer_url, redact_url
+from lg_eval.cli._common import INPUT_ERROR, done, fail, input_errors
+from lg_eval.cli._read_only import DEFAULT_STORE_PATH, existing_store
+from lg_eval.urls import redact_url
 
 DEFAULT_PORT = 7575
-DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
 
 
 def view(
@@ -38,33 +36,19 @@ def view(
     """
     from lg_eval.viewer import make_viewer
 
-    _must_exist(store)
+    existing_store(store)
     with input_errors():
         try:
             server = make_viewer(store, host=host, port=port)
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", INPUT_ERROR)
-    say(f"lg-eval view: {redact_url(store or str(DEFAULT_STORE_PATH))} at {server.url}")
+    done(f"lg-eval view: {redact_url(store or str(DEFAULT_STORE_PATH))} at {server.url}")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
-
-
-def _must_exist(store: str | None) -> None:
-    """A SQLite store must be there already: the viewer would otherwise create an empty one."""
-    if store is None:
-        path: Path | None = DEFAULT_STORE_PATH
-    else:
-        try:
-            parsed = parse_checkpointer_url(store)
-        except LgEvalError:
-            return  # not a URL of that form (a bare path, ...): open_store judges it
-        path = parsed.path if parsed.kind == "sqlite" else None
-    if path is not None and not path.exists():
-        fail(f"no results store at {path}; run `lg-eval run` first or pass --store")
 
 
 __all__ = ["view"]

@@ -56,6 +56,7 @@ from lg_eval.evaluators.metrics_tools import (
 from lg_eval.evaluators.registry import (
     available_evaluators,
     get_evaluator,
+    near_name,
     needs_reference,
     reference_free_evaluators,
     register_evaluator,
@@ -116,6 +117,7 @@ __all__ = [
     "graph_trajectory_strict_match_async",
     "json_valid",
     "levenshtein",
+    "near_name",
     "needs_reference",
     "reference_free_evaluators",
     "register_evaluator",

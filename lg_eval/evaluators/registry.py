@@ -21,6 +21,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, overload
 
+from rapidfuzz import fuzz, process
+
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, as_evaluator, evaluator_of, feedback_dict
 from lg_eval.feedback import Feedback
@@ -111,8 +113,10 @@ def get_evaluator(name: str, **options: Any) -> Evaluator:
         )
     factory = _REGISTRY.get(name)
     if factory is None:
+        near = near_name(name)
         raise InvalidOptionError(
-            f"No evaluator is registered as {name!r}. Known evaluators: "
+            f"No evaluator is registered as {name!r}"
+            f"{f'; did you mean {near!r}?' if near else '.'} Known evaluators: "
             f"{', '.join(available_evaluators())}."
         )
     try:
@@ -212,6 +216,16 @@ def available_evaluators() -> list[str]:
     return sorted(_REGISTRY)
 
 
+NEAR = 75.0
+"""The rapidfuzz ratio (0-100) from which a registered name is offered as "did you mean"."""
+
+
+def near_name(name: str) -> str | None:
+    """The registered name closest to ``name`` (a typo's likely meaning), if one is near."""
+    found = process.extractOne(name, available_evaluators(), scorer=fuzz.ratio, score_cutoff=NEAR)
+    return None if found is None else str(found[0])
+
+
 def _wrapped(name: str, function: Callable[..., Any]) -> Evaluator:
     """A plain evaluator function as an :class:`Evaluator` keyed by its registry name."""
     if not callable(function):
@@ -252,6 +266,7 @@ def _origin(factory: Factory) -> Any:
 __all__ = [
     "available_evaluators",
     "get_evaluator",
+    "near_name",
     "needs_reference",
     "reference_free_evaluators",
     "register_evaluator",

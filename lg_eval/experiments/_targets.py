@@ -37,12 +37,15 @@ from lg_eval.trajectory import ThreadTrajectory
 
 
 class CaseTargets:
-    """Resolve each case's target; every reference is imported (and checked) up front."""
+    """Resolve each case's target; every reference is imported (and checked) up front.
 
-    def __init__(self, explicit: Any, dataset: Dataset, saver: Saver) -> None:
+    ``saver`` may be None to check the references only (before anything is opened): such
+    targets describe the run but play no case."""
+
+    def __init__(self, explicit: Any, dataset: Dataset, saver: Saver | None) -> None:
         self._explicit = explicit
         self._dataset = dataset
-        self._saver = saver
+        self._saver = cast(Saver, saver)  # None only for a check: for_case is not called
         self._objects: dict[str, Any] = {}
         self._bound: dict[int, Graph] = {}
         self._lock = threading.Lock()
@@ -51,6 +54,9 @@ class CaseTargets:
         self._server_graph = None if self._server is None else self._server.player_graph()
         if self._server is not None:
             return  # checked by ready(), which the runner drives before any case
+        if isinstance(explicit, str):  # a typo fails here, before any case runs
+            self._objects[explicit] = import_reference(explicit, what="target")
+            return
         for case in dataset.cases:
             self._object(case)  # a bad or missing reference fails before any case runs
 
@@ -107,6 +113,8 @@ class CaseTargets:
         return ", ".join(names) if names else (self._dataset.graph or "")
 
     def _object(self, case: Case) -> Any:
+        if isinstance(self._explicit, str):
+            return self._objects[self._explicit]
         if self._explicit is not None:
             return self._explicit
         reference = self._dataset.target_for(case)

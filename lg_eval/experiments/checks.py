@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz, process
-
-from lg_eval.errors import LgEvalError
-from lg_eval.evaluators import available_evaluators
+from lg_eval.errors import InvalidOptionError, LgEvalError
+from lg_eval.evaluators import available_evaluators, near_name
 from lg_eval.experiments._upstream import Dataset, EvaluatorRef, import_reference
 from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.feedback import describe_error
 
-_NEAR = 75.0  # rapidfuzz ratio from which a registered name is offered as "did you mean"
 RUN_ONLY = (
     "whether each case's turns fit the graph (the interrupts it asks, the nodes pending): "
     "only a run can tell",
@@ -37,8 +34,38 @@ class DatasetCheck:
 
 def check_dataset(dataset: Dataset) -> DatasetCheck:
     """Resolve every evaluator, graph and ``resume_fn`` reference of ``dataset``."""
+    problems = evaluator_problems(dataset, EvaluatorResolver(dataset))
+    unchecked = list(RUN_ONLY)
+    for where, reference in dataset.code_references():
+        if "evaluators[" in where:
+            continue  # resolved above
+        try:
+            import_reference(reference, what=where, allow_code=dataset.allows_code)
+        except LgEvalError as exc:
+            problems.append(str(exc))
+    if dataset.graph is None and any(case.graph is None for case in dataset.cases):
+        unchecked.append("the target graph: the dataset names none (it is given to lg-eval run)")
+    return DatasetCheck(problems, unchecked)
+
+
+def check_evaluators(dataset: Dataset, resolver: EvaluatorResolver) -> None:
+    """What a run checks before it opens anything: every evaluator the dataset names can be
+    built (with ``resolver``, which keeps what it built for the run).
+
+    Raises:
+        InvalidOptionError: the first problem, worded as ``lg-eval dataset validate`` words
+            it (the field, a near name) and prefixed with the dataset's file when it has one.
+    """
+    problems = evaluator_problems(dataset, resolver)
+    if problems:
+        where = f"{dataset.source}: " if dataset.source is not None else ""
+        more = f" (and {len(problems) - 1} more; see lg-eval dataset validate)"
+        raise InvalidOptionError(f"{where}{problems[0]}{more if len(problems) > 1 else ''}")
+
+
+def evaluator_problems(dataset: Dataset, resolver: EvaluatorResolver) -> list[str]:
+    """Each evaluator reference of ``dataset`` that cannot be built, named by its field."""
     problems: list[str] = []
-    resolver = EvaluatorResolver(dataset)
     names = available_evaluators()
     refs: list[tuple[str, EvaluatorRef]] = [
         (f"evaluators[{i}]", ref) for i, ref in enumerate(dataset.evaluators)
@@ -60,24 +87,12 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
             problems.append(f"{where}: {exc}")
         except Exception as exc:  # a user's factory raised while it was built
             problems.append(f"{where}: building {ref.name!r} raised {describe_error(exc)}")
-    unchecked = list(RUN_ONLY)
-    for where, reference in dataset.code_references():
-        if "evaluators[" in where:
-            continue  # resolved above
-        try:
-            import_reference(reference, what=where, allow_code=dataset.allows_code)
-        except LgEvalError as exc:
-            problems.append(str(exc))
-    if dataset.graph is None and any(case.graph is None for case in dataset.cases):
-        unchecked.append("the target graph: the dataset names none (it is given to lg-eval run)")
-    return DatasetCheck(problems, unchecked)
+    return problems
 
 
 def _guess(name: str, names: list[str]) -> str:
-    found = process.extractOne(name, names, scorer=fuzz.ratio, score_cutoff=_NEAR)
-    if found is not None:
-        return f"; did you mean {found[0]!r}?"
-    return f"; registered: {', '.join(names)}."
+    found = near_name(name)
+    return f"; did you mean {found!r}?" if found else f"; registered: {', '.join(names)}."
 
 
-__all__ = ["DatasetCheck", "check_dataset"]
+__all__ = ["DatasetCheck", "check_dataset", "check_evaluators", "evaluator_problems"]

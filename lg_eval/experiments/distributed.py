@@ -43,6 +43,7 @@ from lg_eval.experiments._upstream import (
     parse_checkpointer_url,
 )
 from lg_eval.experiments.case_threads import CaseThreads
+from lg_eval.experiments.checks import check_evaluators
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
 from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id, run_info
@@ -90,10 +91,8 @@ def _orchestrate(
     dataset = shipped.dataset
     assert isinstance(dataset, Dataset)
     run_id = options.run_id or new_run_id(dataset.name)
-    targets = CaseTargets(options.target, dataset, cast(Any, None))  # bad references fail here
-    resolver = EvaluatorResolver(dataset)
-    for case in dataset.cases:
-        resolver.for_case(case)  # an evaluator that cannot be built fails before any task
+    check_evaluators(dataset, EvaluatorResolver(dataset))  # they fail before any task
+    targets = CaseTargets(options.target, dataset, None)  # so does a bad target
     with ExitStack() as stack:
         store = options.store
         if not isinstance(store, ResultStore):

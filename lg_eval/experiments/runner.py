@@ -40,6 +40,7 @@ from lg_eval.experiments._upstream import (
 )
 from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.case_threads import CaseThreads
+from lg_eval.experiments.checks import check_evaluators
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
 from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id, run_info
 from lg_eval.experiments.options import Progress, RunOptions
@@ -229,6 +230,10 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
         dataset = load_dataset(dataset)
     run_id = options.run_id or new_run_id(dataset.name)
     redactor = make_redactor(options.redact)
+    # A typo in a target or an evaluator fails here, before a file is opened or a run stored.
+    resolver = EvaluatorResolver(dataset)
+    check_evaluators(dataset, resolver)
+    CaseTargets(options.target, dataset, None)
     async with AsyncExitStack() as stack:
         spec = scoring_spec(
             options.scoring, run_id=run_id, target=options.target, dataset=dataset,
@@ -259,7 +264,6 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             stack.callback(cache.close)
         limits = options.limits
         limiter = None if limits is None else RateLimiter(limits)
-        resolver = EvaluatorResolver(dataset)
         scoring = "inline" if scorer is None else "process"
         run = RunLifecycle.begin(
             store,

@@ -52,6 +52,9 @@ class SweepResult:
     for each read; left out of ``repr``, as a Postgres URL may carry a password)."""
     stored: bool = True
     """False when the sweep found no thread to score and stored no run."""
+    matched: int | None = None
+    """With nothing stored: how many threads passed the filters and the sample (0: none
+    matched; more: none of them was new or changed)."""
 
     @property
     def scored(self) -> int:

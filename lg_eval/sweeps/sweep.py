@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic_core import to_jsonable_python
 
 from lg_eval.arguments import checked_count, checked_flag, checked_fraction
 from lg_eval.errors import InvalidOptionError, ServerError
@@ -102,8 +103,9 @@ def sweep_threads(
     ``judge_limits``: the judge provider's limits (:class:`~lg_eval.judges.RateLimits`),
     held across every worker; ``judge_cache``: judge answers cached on the driver's disk
     (True: ``.lg_eval/judge_cache.sqlite``; a path; False), shared by every worker.
-    ``evaluators``: reference-free evaluators (names, ``module:attr``, objects); one name
-    alone stands for a list of one. Every option is checked before a thread is listed
+    ``evaluators``: reference-free evaluators (names, ``module:attr``, objects, or
+    ``{"name": ..., "options": {...}}`` to build one with options); one alone stands for
+    a list of one. Every option is checked before a thread is listed
     (:class:`~lg_eval.errors.InvalidOptionError` naming it).
 
     The result's memory does not grow with the number of threads: its report (counts,
@@ -130,7 +132,7 @@ def sweep_threads(
     checked_count(partition_size, "partition_size", 1)
     checked_count(page_size, "page_size", 1)
     checked_flag(incremental, "incremental")
-    if isinstance(evaluators, str):  # one name, not a list of its letters
+    if isinstance(evaluators, str | Mapping):  # one name, not a list of its letters
         evaluators = [evaluators]
     thresholds = checked_thresholds(thresholds)
     since_at, until_at = parse_time(since), parse_time(until)
@@ -169,7 +171,10 @@ def sweep_threads(
             "metadata": dict(metadata or {}),
             "sample": sample,
             "limit": limit,
-            "evaluators": evaluator_names,
+            "evaluators": [  # with their options: another option is another sweep
+                to_jsonable_python(item, fallback=repr) if isinstance(item, Mapping) else name
+                for item, name in zip(evaluators, evaluator_names, strict=True)
+            ],
             "incremental": incremental,
             "thresholds": dict(thresholds or {}),
         }
@@ -185,9 +190,11 @@ def sweep_threads(
                               metadata=metadata, since=since_at, until=until_at,
                               page_size=page_size)
         )  # fmt: skip
+        matched = [0]  # threads listed that pass the filters and the sample
         pending = _pending(
-            state, sweep, run_id, heads, sample=sample, limit=limit, incremental=incremental
-        )
+            state, sweep, run_id, heads, sample=sample, limit=limit, incremental=incremental,
+            matched=matched,
+        )  # fmt: skip
         first = next(pending, None)  # read before the run is stored: none new, none stored
         if first is not None:
             pending = itertools.chain([first], pending)
@@ -209,14 +216,19 @@ def sweep_threads(
             started_at=datetime.now(UTC),
         )
         if first is None and results.run_info(run_id) is None:
-            return _nothing_new(info, store)
+            return _nothing_new(info, store, matched[0])
         run = RunLifecycle.begin(results, info, None, lease)
         info = run.info
         services = stack.enter_context(judge_services(runner, limits, _cache_path(judge_cache)))
         scorer = PartitionScorer(
             run_id=info.run_id,
             graph=graph if remote else bound,
-            evaluators=list(evaluator_names) if remote else list(evaluators),
+            evaluators=[
+                item if isinstance(item, Mapping) else name  # names (and options) ship
+                for item, name in zip(evaluators, evaluator_names, strict=True)
+            ]
+            if remote
+            else list(evaluators),
             checkpointer=checkpointer if remote else None,
             thresholds=dict(thresholds or {}),
             services=services,
@@ -257,12 +269,17 @@ def sweep_threads(
         )
 
 
-def _nothing_new(info: RunInfo, store: ResultStore | str | Path | None) -> SweepResult:
-    """The result of a sweep that found no thread to score: nothing is stored, so
-    incremental sweeps that find nothing new do not pile up empty runs."""
+def _nothing_new(
+    info: RunInfo, store: ResultStore | str | Path | None, matched: int
+) -> SweepResult:
+    """The result of a sweep that found no thread to score (``matched`` threads passed its
+    filters, none of them new or changed): nothing is stored, so incremental sweeps that
+    find nothing new do not pile up empty runs."""
     done = info.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)})
     report = build_report(ExperimentRun(info=done, results=[]))
-    return SweepResult(info=done, report=report, worst=[], store=store, stored=False)
+    return SweepResult(
+        info=done, report=report, worst=[], store=store, stored=False, matched=matched
+    )
 
 
 def _pending(
@@ -274,13 +291,16 @@ def _pending(
     sample: float | None,
     limit: int | None,
     incremental: bool,
+    matched: list[int],
 ) -> Iterator[tuple[str, str]]:
-    """The threads to score, page by page: sampled, changed since scored, not yet in this run."""
+    """The threads to score, page by page: sampled, changed since scored, not yet in this
+    run; ``matched[0]`` counts the threads listed that pass the sample."""
     left = limit
     for page in pages:
         if left is not None and left <= 0:
             return
         heads = [h for h in page if in_sample(h.thread_id, sample)]
+        matched[0] += len(heads)
         ids = [h.thread_id for h in heads]
         done = state.done_in_run(run_id, ids)
         scored = state.scored(sweep, ids) if incremental else {}

@@ -43,27 +43,59 @@ _STACK = ExitStack()
 
 def refuse_reference_needers(evaluators: Sequence[Any]) -> None:
     """Refuse, before anything runs, the registry names declared to need a reference: a
-    thread in a checkpointer has no expectations, so each would error on every thread.
+    thread in a checkpointer has no expectations, so each would error on every thread. A
+    name given with options (``{"name": ..., "options": {...}}``) is let through: its
+    options may hold the expectations (``keywords``' ``keywords``, ``step_efficiency``'s
+    ``expected``).
 
     Raises:
         InvalidOptionError: naming them, and the reference-free evaluators to use instead.
     """
-    needing = [e for e in evaluators if isinstance(e, str) and needs_reference(e)]
+    needing = [
+        name for name, options in map(_named, evaluators) if not options and needs_reference(name)
+    ]
     if needing:
         raise InvalidOptionError(
             f"evaluators: {', '.join(needing)} "
             f"{'needs' if len(needing) == 1 else 'need'} a reference (reference_outputs), "
             "which a swept thread does not have; use a reference-free evaluator: "
-            f"{', '.join(reference_free_evaluators())} (or build one with its expectations "
-            "as options, e.g. create_step_efficiency_evaluator(expected=...))."
+            f"{', '.join(reference_free_evaluators())}, or give the expectations as options "
+            "({'name': 'keywords', 'options': {'keywords': ['refund']}}; on the command line "
+            "--evaluator keywords:keywords=[refund])."
         )
 
 
 def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[Any]]]:
-    """``(name in results, evaluator)`` for registry names, ``module:attr`` references,
-    evaluator objects and plain evaluator functions
+    """``(name in results, evaluator)`` for registry names, ``{"name", "options"}`` dicts
+    (a registry name or ``module:attr`` factory built with those options, as a dataset
+    writes it), ``module:attr`` references, evaluator objects and plain evaluator functions
     (:func:`lg_eval.evaluators.resolve_evaluator`)."""
-    return [resolve_evaluator(item) for item in evaluators]
+    resolved = []
+    for item in evaluators:
+        if isinstance(item, Mapping):
+            name, options = _named(item)
+            resolved.append(resolve_evaluator(name, options))
+        else:
+            resolved.append(resolve_evaluator(item))
+    return resolved
+
+
+def _named(item: Any) -> tuple[Any, Mapping[str, Any] | None]:
+    """``(name, options)`` of an evaluator item: a dict's, else the item with no options."""
+    if not isinstance(item, Mapping):
+        return item, None
+    if set(item) - {"name", "options"} or not isinstance(item.get("name"), str):
+        raise InvalidOptionError(
+            f"evaluators: {dict(item)!r:.120} is no evaluator; a dict is "
+            "{'name': <registry name or module:attr>, 'options': {...}}."
+        )
+    options = item.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise InvalidOptionError(
+            f"evaluators: the options of {item['name']!r} are a dict of keyword arguments, "
+            f"not {type(options).__name__}."
+        )
+    return item["name"], options
 
 
 def _graph_for(graph: str, checkpointer: str) -> Any:

@@ -70,7 +70,9 @@ HELP: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "--evaluator": (
         ("sweep", "replay"),
-        "--evaluator NAME A registry name or module:attr (repeatable; default redundancy).",
+        "--evaluator NAME A registry name or module:attr (repeatable; default redundancy), "
+        "with its options after a colon: call_budget:max_tool_calls=2 or "
+        "keywords:keywords=[refund],mode=any (values read as YAML: numbers, true, [lists]).",
     ),
     "--since": (
         ("sweep", "replay"),

@@ -88,7 +88,8 @@ def test_incremental_sweeps_that_find_nothing_new_store_no_run(threads) -> None:
         again = sweep(threads, "redundancy")
         assert again.exit_code == PASSED, again.output
         assert " ".join(again.output.split()) == (
-            f"sweep {helpers.GRAPH}: no thread is new or changed; no run stored"
+            f"sweep {helpers.GRAPH}: none of the 2 threads that matched is new or changed "
+            "since the last sweep; no run stored (--full scores them again)"
         )
     listed = runner.invoke(app, ["runs", "--store", threads["store"]])
     assert listed.exit_code == PASSED, listed.output
