@@ -99,6 +99,12 @@ def load_command(name: str, entry: Entry) -> Any:
 class LazyGroup(TyperGroup):
     """The root group: lists :data:`COMMANDS` from the table, imports one when it is used."""
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Keep the arguments as given (``ctx.meta``, shared with every subcommand): an
+        interrupted run prints the command that resumes it (:mod:`lg_eval.cli._interrupt`)."""
+        ctx.meta["lg_eval.argv"] = list(args)
+        return list(super().parse_args(ctx, args))
+
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 

@@ -10,7 +10,9 @@ Exit codes (the one table; docs/experiments.md repeats it for users):
 - 3 ``CASES_ERRORED``: one or more cases errored (the graph raised, timed out,
   or the dataset's script did not fit the thread);
 - 4 ``WRITE_FAILED``: a report or output file could not be written;
-- 5 ``RUN_IN_USE``: another live run holds the run id.
+- 5 ``RUN_IN_USE``: another live run holds the run id;
+- 130 ``INTERRUPTED``: Ctrl-C or SIGTERM stopped ``run``, ``sweep`` or ``replay`` (what was
+  finished is stored; the message gives the command that resumes).
 
 Messages
 about user input go to stderr; text from threads or datasets is printed only as
@@ -37,6 +39,7 @@ from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
 T = TypeVar("T")
 
 PASSED, GATE_FAILED, INPUT_ERROR, CASES_ERRORED, WRITE_FAILED, RUN_IN_USE = 0, 1, 2, 3, 4, 5
+INTERRUPTED = 130
 
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (PASSED, "passed, or the command did its job (failing scores alone, without a gate)"),
@@ -45,6 +48,7 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (CASES_ERRORED, "a case or swept thread errored (raised, timed out, script did not fit)"),
     (WRITE_FAILED, "a report or output file could not be written"),
     (RUN_IN_USE, "another live run holds the run id"),
+    (INTERRUPTED, "interrupted (Ctrl-C, SIGTERM); the message says how to resume"),
 )
 """The table above as ``(code, meaning)`` rows, for ``lg-eval --help``."""
 
@@ -131,6 +135,7 @@ __all__ = [
     "EXIT_CODES",
     "GATE_FAILED",
     "INPUT_ERROR",
+    "INTERRUPTED",
     "PASSED",
     "RUN_IN_USE",
     "WRITE_FAILED",

@@ -17,8 +17,10 @@ from lg_eval.cli._common import (
     stdout,
     write_file,
 )
+from lg_eval.cli._interrupt import interruptible
 from lg_eval.cli._read_only import existing_checkpointer
-from lg_eval.replay import DEFAULT_TARGET, replay_threads
+from lg_eval.replay import DEFAULT_TARGET, new_run_name, replay_threads
+from lg_eval.urls import redact_url
 
 
 def replay(
@@ -97,7 +99,19 @@ def replay(
             "among all threads, so they would be ignored: give one or the other."
         )
     existing_checkpointer(checkpointer)  # the production threads are only read
-    with input_errors():
+    run_id = run_id or new_run_name()  # named here, so a Ctrl-C can name it
+    replayed = [0, 0]  # threads done, threads chosen
+
+    def counted(done: int, total: int) -> None:
+        replayed[:] = [done, total]
+
+    def kept() -> str:
+        done = f"{replayed[0]} of {replayed[1]} threads replayed"
+        if target.lower().startswith("memory://"):
+            return f"{done}, none kept (--target memory:// is gone with this process)"
+        return f"{done}, their forks kept in {redact_url(target)}"
+
+    with input_errors(), interruptible(kept, run_id):
         result = replay_threads(
             graph,
             checkpointer,
@@ -115,6 +129,7 @@ def replay(
             run=run_id,
             incremental=not full,
             concurrency=concurrency,
+            progress=counted,
         )
     if not quiet:
         stdout.print(result.table(only_changed=only_changed))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -19,12 +20,14 @@ from lg_eval.cli._common import (
     say,
     stdout,
 )
+from lg_eval.cli._interrupt import interruptible, stored_in
 from lg_eval.cli._progress import build_executor, progress_display, throughput_of
 from lg_eval.cli._reports import write_reports
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import ExperimentRun, Scoring, open_store, run_experiment
+from lg_eval.experiments.lifecycle import new_run_id
 from lg_eval.langsmith import run_langsmith_experiment
 from lg_eval.reports import build_report, render_terminal
 from lg_eval.server import server_target
@@ -146,8 +149,13 @@ def run(
         return
     with input_errors():
         loaded = load_dataset(dataset)
+        run_id = run_id or new_run_id(loaded.name)  # named here, so a Ctrl-C can name it
         chosen = build_executor(executor, ray_address)
-        with progress_display(quiet, "cases", throughput_of(chosen)) as progress:
+        stored = partial(stored_in, store, run_id, "cases", of_planned=True)
+        with (
+            interruptible(stored, run_id),
+            progress_display(quiet, "cases", throughput_of(chosen)) as progress,
+        ):
             result = run_experiment(
                 target,
                 loaded,

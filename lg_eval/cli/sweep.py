@@ -3,15 +3,18 @@ only those that changed."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 import typer
 
 from lg_eval.cli import _options as shared
 from lg_eval.cli._common import CASES_ERRORED, PASSED, done, fail, input_errors, say, stdout
+from lg_eval.cli._interrupt import interruptible, stored_in
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.cli._server import ApiKey, Header, server_connection
+from lg_eval.experiments.lifecycle import new_run_id
 from lg_eval.reports import render_terminal
 from lg_eval.server import STATUSES
 from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json
@@ -106,7 +109,12 @@ def sweep(
     with input_errors():
         connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)
-        with progress_display(quiet, "threads", throughput_of(chosen)) as update:
+        run_id = run_id or new_run_id("sweep")  # named here, so a Ctrl-C can name it
+        stored = partial(stored_in, store, run_id, "threads scored and", of_planned=False)
+        with (
+            interruptible(stored, run_id),
+            progress_display(quiet, "threads", throughput_of(chosen)) as update,
+        ):
             result = sweep_threads(
                 graph,
                 checkpointer,

@@ -14,7 +14,7 @@ checkpoint are reused (:mod:`lg_eval.replay.state`).
 
 from lg_eval.replay.drive import MAX_CALLS, OnNewQuestion, Outcome
 from lg_eval.replay.fork import ForkSpec, Humans
-from lg_eval.replay.replay import DEFAULT_TARGET, replay_threads
+from lg_eval.replay.replay import DEFAULT_TARGET, new_run_name, replay_threads
 from lg_eval.replay.result import ReplayedThread, ReplayResult, ReplayStatus, ScoreChange
 
 __all__ = [
@@ -28,5 +28,6 @@ __all__ = [
     "ReplayStatus",
     "ReplayedThread",
     "ScoreChange",
+    "new_run_name",
     "replay_threads",
 ]

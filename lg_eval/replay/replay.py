@@ -15,7 +15,7 @@ named replay incremental.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -66,6 +66,7 @@ def replay_threads(
     run: str | None = None,
     incremental: bool = True,
     concurrency: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ReplayResult:
     """Fork the production threads of ``checkpointer`` and replay them with ``graph``.
 
@@ -86,7 +87,8 @@ def replay_threads(
     ``"reviewer"`` (then ``reviewer`` answers what the original never did).
     ``concurrency``: threads replayed at once, in a thread pool (the savers and graphs
     must allow use from several threads: a SQLite connection opened with
-    ``check_same_thread=False``, as checkpointer URLs are).
+    ``check_same_thread=False``, as checkpointer URLs are). ``progress(done, total)`` is
+    called as each thread is done.
     """
     spec = ForkSpec.parse(fork)
     if on_new_question not in ("stop", "reviewer"):
@@ -123,7 +125,7 @@ def replay_threads(
             graph=graph if isinstance(graph, str) else _name(graph),
             fork=str(spec),
             target=redact_url(target) if isinstance(target, str) else type(target).__name__,
-            run=run or secrets.token_hex(4),
+            run=run or new_run_name(),
         )
         job = _Job(
             spec=spec,
@@ -144,9 +146,18 @@ def replay_threads(
             else all_threads(source, parse_time(since), parse_time(until), metadata)
         )
         chosen = ids[:limit] if limit is not None else ids
-        rows = LocalExecutor(concurrency).map_partitions(job.replay, chosen)
+        rows = []
+        for row in LocalExecutor(concurrency).map_partitions(job.replay, chosen):
+            rows.append(row)
+            if progress is not None:
+                progress(len(rows), len(chosen))
         result.threads.extend(sorted(rows, key=lambda row: row.thread_id))
         return result
+
+
+def new_run_name() -> str:
+    """A replay's name when none is given (``run=``): eight random hex digits."""
+    return secrets.token_hex(4)
 
 
 @dataclass(frozen=True)
@@ -231,4 +242,4 @@ def _name(graph: Any) -> str:
     return type(graph).__name__
 
 
-__all__ = ["DEFAULT_TARGET", "replay_threads"]
+__all__ = ["DEFAULT_TARGET", "new_run_name", "replay_threads"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
@@ -32,7 +31,7 @@ from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE
 from lg_eval.experiments.judge_services import judge_services, services_record
 from lg_eval.experiments.lease import Lease
-from lg_eval.experiments.lifecycle import RunLifecycle
+from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimits
@@ -179,7 +178,7 @@ def sweep_threads(
             "thresholds": dict(thresholds or {}),
         }
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-        run_id = run_id or f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+        run_id = run_id or new_run_id("sweep")
         lease = Lease.acquire(results, run_id)  # one live sweep per run id, from the listing on
         stack.callback(lease.release)
         heads = (

@@ -182,8 +182,10 @@ def test_a_password_in_a_url_is_never_printed(here: dict[str, str], tmp_path: Pa
 def test_a_killed_cli_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path: Path) -> None:
     """kill -9 the CLI mid-run; the same --run-id stores each case once, equal to an
     uninterrupted run, and starts again only cases that were in flight: for these quick
-    cases, at most a batch per worker (``--concurrency`` batches)."""
+    cases, at most a batch per worker (``--concurrency`` batches). The cases from the 20th
+    on wait for a file until the kill, so the kill always lands mid-run."""
     log, cases, concurrency = tmp_path / "starts.log", 60, 2
+    go, held_from = tmp_path / "go", 20
     data = tmp_path / "quick.yaml"
     data.write_text(
         json.dumps(
@@ -193,7 +195,12 @@ def test_a_killed_cli_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path
                 "cases": [
                     {
                         "id": f"c{n:02d}",
-                        "turns": [{"input": {"text": f"w{n}", "delay": 0.005, "log": str(log)}}],
+                        "turns": [
+                            {
+                                "input": {"text": f"w{n}", "delay": 0.005, "log": str(log)}
+                                | ({"hold": str(go)} if n >= held_from else {})
+                            }
+                        ],
                         "expected": {"output": f"W{n}" if n % 3 else "nope"},
                     }
                     for n in range(cases)
@@ -212,12 +219,14 @@ def test_a_killed_cli_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(command("k1"), cwd=ROOT, env=env, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and sum(starts(log).values()) < cases // 3:
-        time.sleep(0.005)
+    deadline = time.monotonic() + 300  # a guard against a hang, not a measure of speed
+    while _stored(store) < held_from or "w20" not in starts(log):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    assert 0 < _stored(store) < cases  # killed mid-run
+    assert _stored(store) == held_from  # killed mid-run
+    go.touch()
     resumed = subprocess.run(command("k1"), cwd=ROOT, env=env, capture_output=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr.decode()
     started = starts(log)

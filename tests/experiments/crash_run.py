@@ -2,7 +2,9 @@
 
 Every case start is appended (and fsynced) to ``DIR/starts.log`` before the
 case's node runs, so the test can count how often each case was started across a
-``kill -9`` and the resumed run.
+``kill -9`` and the resumed run. The cases from :data:`HELD_FROM` on wait until
+``DIR/go`` exists: a run the test stops is stopped with exactly the cases before them
+stored, however fast or slow the machine is (the test creates the file before a rerun).
 """
 
 from __future__ import annotations
@@ -19,17 +21,24 @@ CASES = 60
 CONCURRENCY = 2
 DELAY = 0.005
 """Seconds each case's node sleeps."""
+HELD_FROM = CASES // 3
+"""The first case that waits for ``DIR/go``."""
 
 
 def dataset(folder: Path, delay: float = DELAY) -> Dataset:
-    log = str(folder / "starts.log")
+    log, go = str(folder / "starts.log"), str(folder / "go")
     return Dataset.model_validate(
         {
             "name": "slow",
             "cases": [
                 {
                     "id": f"case-{n:02d}",
-                    "turns": [{"input": {"text": f"word {n}", "delay": delay, "log": log}}],
+                    "turns": [
+                        {
+                            "input": {"text": f"word {n}", "delay": delay, "log": log}
+                            | ({"hold": go} if n >= HELD_FROM else {})
+                        }
+                    ],
                     "expected": {"output": f"WORD {n}" if n % 3 else "nope"},
                 }
                 for n in range(CASES)

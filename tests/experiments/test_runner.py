@@ -293,23 +293,30 @@ def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, s
     """kill -9 (the run's process only: a scoring process dies with it) or Ctrl-C mid-run,
     then the same run id: every case stored once, equal to an uninterrupted run, and no
     more cases started twice than can be in flight: one per worker inline; with the scoring
-    process, one playing and one being scored per worker."""
-    log = tmp_path / "starts.log"
+    process, one playing and one being scored per worker.
+
+    The child is stopped at a known point, not after a while: the cases from
+    ``crash_run.HELD_FROM`` on wait for a file, and the test signals once the cases before
+    them are stored and the first held ones have started."""
+    log, go = tmp_path / "starts.log", tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [
         sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1", scoring
     ]  # fmt: skip
     child = subprocess.Popen(command, cwd=tmp_path, env=env)
-    deadline = time.monotonic() + 60
-    while sum(starts(log).values()) < crash_run.CASES // 3 and time.monotonic() < deadline:
-        time.sleep(0.005)
+    held = {f"word {n}" for n in range(crash_run.HELD_FROM, crash_run.HELD_FROM + 2)}
+    wait_until(lambda: held <= set(starts(log)) and stored_count(tmp_path) == crash_run.HELD_FROM,
+               child)  # fmt: skip
     child.send_signal(stop)  # SIGKILL: no cleanup of any kind; SIGINT: Ctrl-C
-    assert child.wait(timeout=30) != 0
-    with open_store(tmp_path / "results.sqlite") as store:
-        interrupted = store.load_run("r1")
-    assert 0 < len(interrupted.results) < crash_run.CASES
+    if stop == signal.SIGINT:  # its held cases are let go once the run is recorded
+        wait_until(lambda: stored_run(tmp_path).info.status == "interrupted", child)
+        go.touch()
+    assert child.wait(timeout=300) != 0
+    interrupted = stored_run(tmp_path)
+    assert len(interrupted.results) == crash_run.HELD_FROM
     assert interrupted.info.status == ("running" if stop == signal.SIGKILL else "interrupted")
 
+    go.touch()
     crash_run.main(tmp_path, "r1", scoring)  # the rerun
     started = starts(log)
     crash_run.main(tmp_path, "clean", scoring)  # an uninterrupted run to compare with
@@ -324,6 +331,28 @@ def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, s
     restarted = sorted(text for text, count in started.items() if count > 1)
     in_flight = crash_run.CONCURRENCY * (2 if scoring == "process" else 1)
     assert len(restarted) <= in_flight, restarted
+
+
+def stored_run(folder: Path) -> Any:
+    """Run ``r1`` as the crash test's store holds it now (None before it is recorded)."""
+    if not (folder / "results.sqlite").exists():
+        return None
+    with open_store(folder / "results.sqlite") as store:
+        return store.load_run("r1") if store.run_info("r1") is not None else None
+
+
+def stored_count(folder: Path) -> int:
+    run = stored_run(folder)
+    return 0 if run is None else len(run.results)
+
+
+def wait_until(condition: Any, child: subprocess.Popen[Any]) -> None:
+    """Return once ``condition()`` holds (a guard against a hang gives up after 300 s)."""
+    deadline = time.monotonic() + 300
+    while not condition():
+        assert child.poll() is None, "the child exited before the test could stop it"
+        assert time.monotonic() < deadline, "gave up waiting for the child"
+        time.sleep(0.01)
 
 
 def essentials(run: Any) -> list[tuple[Any, ...]]:

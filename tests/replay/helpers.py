@@ -10,6 +10,7 @@ answer. :func:`build_v2` is the new version: refunds over 150 go through a new
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -24,6 +25,9 @@ from lg_eval.feedback import Feedback
 N_THREADS = 200
 DIE_AT = "LG_EVAL_REPLAY_TEST_DIE_AT"
 """When set to a refund amount, the new graph's process exits at once there (no cleanup)."""
+HOLD_AT = "LG_EVAL_REPLAY_TEST_HOLD_AT"
+"""When set to ``AMOUNT:PATH``, the new graph waits there until PATH exists (an interrupt
+test stops the replay at a known thread)."""
 
 
 def thread_id(n: int) -> str:
@@ -59,6 +63,13 @@ def _review(state: MessagesState) -> dict[str, Any]:
 def _escalate(state: MessagesState) -> dict[str, Any]:
     if os.environ.get(DIE_AT) == str(_amount(state)):  # the crash test's kill -9
         os._exit(9)
+    amount, _, hold = os.environ.get(HOLD_AT, "").partition(":")
+    if amount == str(_amount(state)):  # the interrupt test's Ctrl-C lands here
+        with open(f"{hold}.waiting", "w"):  # tells the test the replay got here
+            pass
+        deadline = time.monotonic() + 120
+        while not os.path.exists(hold) and time.monotonic() < deadline:
+            time.sleep(0.02)
     return {"messages": [AIMessage("Escalated to finance.")]}
 
 

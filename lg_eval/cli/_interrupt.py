@@ -1,0 +1,131 @@
+"""Ctrl-C and SIGTERM during ``run``, ``sweep`` and ``replay``: one line and exit 130.
+
+Inside :func:`interruptible`, SIGTERM does what Ctrl-C does: it calls the handler SIGINT
+has at that moment, which is the event loop's while an experiment runs (its main task is
+cancelled and the run's record stored as ``interrupted``) and Python's own otherwise (a
+``KeyboardInterrupt``). Either way what was finished stays stored, and the command then
+prints one line (interrupted, how much is stored, and the exact command that resumes: the
+same arguments, ``--run-id`` set to the run's id) and exits 130, the shell's code for a
+command ended by Ctrl-C.
+
+The command line is the one ``lg-eval`` was given (:class:`lg_eval.cli.LazyGroup` keeps
+it), shown with secrets hidden: an ``--api-key`` or ``--header`` value as ``***`` and a
+URL's password redacted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from lg_eval.cli._common import INTERRUPTED, fail
+from lg_eval.urls import redact_url
+
+ARGV_KEY = "lg_eval.argv"
+"""Where the root group keeps the arguments it was given (``click.Context.meta``)."""
+_SECRET_OPTIONS = frozenset({"--api-key", "--header"})
+_HIDDEN = "***"
+
+
+@contextlib.contextmanager
+def interruptible(what: Callable[[], str], run_id: str) -> Iterator[None]:
+    """Run the body with SIGTERM acting as Ctrl-C; on either, fail with ``interrupted:
+    {what()}; resume with: {command}`` and exit code 130. ``what()`` says how much is
+    stored (it is called after the body has unwound, so the run's record is written)."""
+    previous = _terminate_as_interrupt()
+    try:
+        yield
+    except KeyboardInterrupt:
+        try:
+            stored = what()
+        except Exception:  # the store itself may be what went away
+            stored = "what was finished is stored"
+        fail(f"interrupted: {stored}; resume with: {resume_command(run_id)}", INTERRUPTED)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def stored_in(store: str | None, run_id: str, unit: str, *, of_planned: bool) -> str:
+    """``"5 of 20 cases stored in run r1"``: what the store holds of the run (``of_planned``:
+    out of the cases the run planned)."""
+    from lg_eval.experiments import open_store
+
+    with open_store(store) as results:
+        info = results.run_info(run_id)
+        count = 0 if info is None else len(results.finished(run_id))
+    planned = f" of {info.cases}" if of_planned and info is not None and info.cases else ""
+    return f"{count}{planned} {unit} stored in run {run_id}"
+
+
+def resume_command(run_id: str) -> str:
+    """``lg-eval`` with the arguments it was given, ``--run-id`` set to ``run_id``, secrets
+    hidden; quoted for a POSIX shell."""
+    args = _given_arguments()
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--run-id":
+            skip = True
+            continue
+        if arg.startswith("--run-id="):
+            continue
+        kept.append(arg)
+    shown = _hidden(kept)
+    return shlex.join(["lg-eval", *shown, "--run-id", run_id])
+
+
+def _given_arguments() -> list[str]:
+    context = click.get_current_context(silent=True)
+    given = None if context is None else context.meta.get(ARGV_KEY)
+    return list(given) if given is not None else sys.argv[1:]
+
+
+def _hidden(args: list[str]) -> list[str]:
+    """``args`` with the values of secret options replaced and URL passwords redacted."""
+    shown: list[str] = []
+    secret_next = False
+    for arg in args:
+        if secret_next:
+            shown.append(_HIDDEN)
+            secret_next = False
+            continue
+        option, equals, _ = arg.partition("=")
+        if option in _SECRET_OPTIONS:
+            if equals:
+                shown.append(f"{option}={_HIDDEN}")
+            else:
+                shown.append(arg)
+                secret_next = True
+            continue
+        shown.append(redact_url(arg) if "://" in arg else arg)
+    return shown
+
+
+def _terminate_as_interrupt() -> Any:
+    """Make SIGTERM call SIGINT's current handler; return the handler it replaced (None
+    off the main thread, where Python cannot set handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def as_interrupt(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIG_IGN or SIG_DFL: Ctrl-C would not raise either; stop as Python does
+            raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, as_interrupt)
+
+
+__all__ = ["ARGV_KEY", "interruptible", "resume_command", "stored_in"]
