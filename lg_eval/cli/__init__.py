@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from lg_eval.cli._common import EXIT_CODES
+from lg_eval.cli._common import EXIT_CODES, readable_warnings
 from lg_eval.cli._conventions import Command
 
 
@@ -156,6 +156,7 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     show_version: Annotated[
         bool,
         typer.Option(
@@ -167,6 +168,7 @@ def _root(
     ] = False,
 ) -> None:
     """Evaluate LangGraph agents from their checkpointed threads."""
+    ctx.with_resource(readable_warnings())  # no raw Python warning reaches the terminal
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ about user input go to stderr; text from threads or datasets is printed only as
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,6 +126,31 @@ def parse_pairs(items: list[str], option: str, convert: Callable[[str], T]) -> d
     return pairs
 
 
+@contextmanager
+def readable_warnings() -> Iterator[None]:
+    """Inside, a Python warning is one line on stderr (``lg-eval: warning: Type: text``),
+    once per text, never the raw ``file:line: Category: text`` and source line; the
+    filters a command sets inside (``run`` records extraction warnings in its report,
+    ``--quiet`` ignores them all) are undone on exit."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        line = _one_line(message) if isinstance(message, Warning) else " ".join(message.split())
+        text = f"warning: {category.__name__}: {line}"
+        if text not in shown:
+            shown.add(text)
+            say(f"lg-eval: {text}")
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+def quiet_warnings() -> None:
+    """Ignore every warning from here on (``--quiet``; see :func:`readable_warnings`)."""
+    warnings.simplefilter("ignore")
+
+
 def interactive() -> bool:
     """Whether stderr is a terminal (live progress) or a log (plain lines)."""
     return sys.stderr.isatty()
@@ -145,6 +171,8 @@ __all__ = [
     "input_errors",
     "interactive",
     "parse_pairs",
+    "quiet_warnings",
+    "readable_warnings",
     "say",
     "stderr",
     "stdout",

@@ -14,6 +14,7 @@ from lg_eval.cli._common import (
     done,
     fail,
     input_errors,
+    quiet_warnings,
     stdout,
     write_file,
 )
@@ -90,6 +91,8 @@ def replay(
     a --target that is the production store), 3 when the new graph raised on a thread, 4
     when --json cannot be written.
     """
+    if quiet:
+        quiet_warnings()
     pairs = shared.metadata_filter(metadata)
     since_at, until_at = shared.time_bound("--since", since), shared.time_bound("--until", until)
     reviewer = shared.simulated_reviewer(reviewer_model, reviewer_persona, reviewer_instructions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from pathlib import Path
 from typing import Annotated, cast
@@ -17,6 +18,7 @@ from lg_eval.cli._common import (
     fail,
     input_errors,
     parse_pairs,
+    quiet_warnings,
     say,
     stdout,
 )
@@ -28,6 +30,7 @@ from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
 from lg_eval.experiments import ExperimentRun, Scoring, open_store, run_experiment
 from lg_eval.experiments.lifecycle import new_run_id
+from lg_eval.extract import ExtractionWarning
 from lg_eval.langsmith import run_langsmith_experiment
 from lg_eval.reports import build_report, render_terminal
 from lg_eval.server import server_target
@@ -134,6 +137,10 @@ def run(
     a report file cannot be written, 5 when another live run holds the run id.
     """
     thresholds = parse_pairs(threshold or [], "--threshold", float)
+    # The report shows what extraction could not tell, once per run (its notes).
+    warnings.filterwarnings("ignore", category=ExtractionWarning)
+    if quiet:
+        quiet_warnings()
     target: object = graph
     if server is not None or assistant is not None:
         _server_options(server, assistant, checkpointer, langsmith)

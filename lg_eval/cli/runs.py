@@ -7,16 +7,31 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from lg_eval._visible import visible
 from lg_eval.cli import _options as shared
-from lg_eval.cli._common import GATE_FAILED, PASSED, fail, input_errors, stdout, write_file
+from lg_eval.cli._common import (
+    GATE_FAILED,
+    PASSED,
+    done,
+    fail,
+    input_errors,
+    say,
+    stdout,
+    write_file,
+)
 from lg_eval.cli._read_only import existing_store
 from lg_eval.cli._reports import RENDERERS
-from lg_eval.experiments import ExperimentRun, ResultStore, compare_runs, open_store
+from lg_eval.experiments import (
+    Comparison,
+    ExperimentRun,
+    ResultStore,
+    compare_runs,
+    open_store,
+)
 from lg_eval.reports import build_report, render_comparison, render_terminal
+from lg_eval.reports.columns import Column, fitted_table
 
 
 class FailOn(StrEnum):
@@ -51,18 +66,26 @@ def runs(
     existing_store(store)
     with input_errors(), open_store(store) as results:
         infos = [i for i in results.runs() if dataset is None or i.dataset == dataset]
-    table = Table(title="stored runs")
-    for column in ("run id", "dataset", "status", "cases", "started"):
-        table.add_column(column, overflow="fold")
-    for info in sorted(infos, key=lambda i: i.started_at, reverse=True):
-        table.add_row(
+    rows = [
+        (
             Text(visible(info.run_id)),
             Text(visible(info.dataset)),
             info.status,
             str(info.cases),
             info.started_at.strftime("%Y-%m-%d %H:%M:%S"),
         )
-    stdout.print(table)
+        for info in sorted(infos, key=lambda i: i.started_at, reverse=True)
+    ]
+    stdout.print(fitted_table(RUN_COLUMNS, rows, stdout.width, title="stored runs"))
+
+
+RUN_COLUMNS = (
+    Column("run id"),  # whole: it is copied into `report` and `compare`
+    Column("dataset", wrap=True),
+    Column("status"),
+    Column("cases", "right", priority=2),
+    Column("started", priority=1),
+)
 
 
 def report(
@@ -131,12 +154,30 @@ def compare(
             typer.echo(text)
         else:
             write_file(output, text)
-    failed = (
-        comparison.significant_regression
-        if fail_on is FailOn.significant_regression
-        else comparison.regressed
-    )
+    significant = fail_on is FailOn.significant_regression
+    failed = comparison.significant_regression if significant else comparison.regressed
+    line = verdict(comparison, significant, GATE_FAILED if failed else PASSED)
+    (done if format is Format.terminal or output is not None else say)(line)
     raise typer.Exit(GATE_FAILED if failed else PASSED)
+
+
+def verdict(comparison: Comparison, significant: bool, code: int) -> str:
+    """What ``compare`` concluded, in words, with the exit code it gives."""
+    regressed = sum(change.change == "regressed" for change in comparison.cases)
+    cases = f"{regressed} of {len(comparison.cases)} case repetitions regressed"
+    level = f"at alpha {comparison.alpha:g}"
+    if significant:
+        if comparison.significant_regression:
+            found = f"significant regression: a paired test {level} finds {comparison.run_b} worse"
+            return f"verdict: {found} than {comparison.run_a} ({cases}); exit {code}"
+        return f"verdict: no significant regression {level} ({cases}); exit {code}"
+    if regressed:
+        return (
+            f"verdict: regression: {cases} (passed in {comparison.run_a}, not in "
+            f"{comparison.run_b}, or a score dropped by more than --tolerance "
+            f"{comparison.tolerance:g}); exit {code}"
+        )
+    return f"verdict: no regression ({cases}); exit {code}"
 
 
 def _load(results: ResultStore, run_id: str) -> ExperimentRun:

@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli import _options as shared
-from lg_eval.cli._common import CASES_ERRORED, PASSED, done, fail, input_errors, say, stdout
+from lg_eval.cli._common import (
+    CASES_ERRORED,
+    PASSED,
+    done,
+    fail,
+    input_errors,
+    quiet_warnings,
+    say,
+    stdout,
+)
 from lg_eval.cli._interrupt import interruptible, stored_in
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.cli._read_only import existing_checkpointer
@@ -94,6 +103,8 @@ def sweep(
     rest), 3 when a thread could not be scored (an evaluator raised on it). A sweep that
     finds nothing new stores no run.
     """
+    if quiet:
+        quiet_warnings()
     pairs = shared.metadata_filter(metadata)
     since_at, until_at = shared.time_bound("--since", since), shared.time_bound("--until", until)
     if (checkpointer is None) == (server is None):

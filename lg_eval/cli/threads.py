@@ -65,7 +65,10 @@ def validate(
 ) -> None:
     """Check dataset files and resolve the evaluators and code they name.
 
-    Exit 0 when every file is valid, 2 at the first file with a problem (each is listed).
+    Per case and evaluator, a reference the evaluator needs that the case does not state is
+    listed with how a run will score it: no verdict (the file is still valid), or an error
+    (a problem). Exit 0 when every file is valid, 2 at the first file with a problem (each
+    is listed).
     """
     from lg_eval.experiments.checks import check_dataset
 
@@ -77,8 +80,12 @@ def validate(
             line = Text(visible(f"lg-eval: {path}: {problem}"), style="bold red")
             stderr.print(line, soft_wrap=True)
         if checked.problems:
+            for item in checked.no_verdicts:
+                say(f"lg-eval: {path}: {item}")
             raise typer.Exit(INPUT_ERROR)
         done(f"{path}: {len(dataset.cases)} cases, valid")
+        for item in checked.no_verdicts:
+            done(f"  no verdict: {item}")
         for item in checked.unchecked:
             done(f"  not checked: {item}")
 

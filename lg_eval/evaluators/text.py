@@ -210,9 +210,18 @@ def create_text_evaluator(metric: TextMetric, *, case_sensitive: bool = False) -
 
 
 def reference_texts(value: Any) -> list[str]:
-    """One or more reference texts: a list of strings, or anything :func:`text_arg` reads."""
+    """One or more reference texts: a list of strings, a dataset's ``{equals: text}``, or
+    anything :func:`text_arg` reads. A dataset's ``{contains: [...]}`` lists keywords, not
+    a text to compare with: an InvalidOptionError says to use ``keywords``."""
     if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
         return list(value)
+    if isinstance(value, Mapping) and set(value) == {"equals"}:
+        return reference_texts(value["equals"])
+    if isinstance(value, Mapping) and set(value) == {"contains"}:
+        raise InvalidOptionError(
+            "reference_outputs is {contains: [...]}, keywords to look for, not a text to "
+            "compare the answer with: use the keywords evaluator, or give the text."
+        )
     text = text_arg(value, "reference_outputs")
     return [] if text is None else [text]
 
@@ -228,7 +237,8 @@ def create_keywords_evaluator(
     ``mode="all"`` scores the share of keywords found (1.0 when all are);
     ``"any"`` scores 1.0 when at least one is found, else 0.0. Keywords come
     from this option or, when ``None``, from ``reference_outputs`` (a list of
-    strings or a dict with ``"keywords"``). Key ``keywords``.
+    strings, a dict with ``"keywords"``, or a dataset's ``{contains: [...]}`` under
+    ``output``). Key ``keywords``.
 
     Raises:
         InvalidOptionError: an unknown mode, or keywords that are not strings.
@@ -325,6 +335,8 @@ class _Automaton:
 def _keywords(value: Any, where: str) -> list[str]:
     if isinstance(value, Mapping) and "keywords" in value:
         value = value["keywords"]
+    elif isinstance(value, Mapping) and set(value) == {"contains"}:  # a dataset's output
+        value = value["contains"]
     if isinstance(value, str):
         value = [value]
     if value is None:

@@ -11,6 +11,7 @@ with blocking calls and :func:`~lg_eval._effects.adrive` awaits it.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,7 +33,9 @@ from lg_eval.experiments.scoring import (
     reference_of,
     score_thread,
 )
+from lg_eval.extract import ExtractionWarning, ambiguous_resumes
 from lg_eval.feedback import describe_error
+from lg_eval.trajectory import ThreadTrajectory
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""
@@ -203,7 +206,11 @@ def score_attempt(
     """
     config = cast(RunnableConfig, played.config)
     thread = yield from ctx.targets.extraction(graph, config)
+    notes = case_notes(thread, played.turns)
+    for note in notes:  # raised here, where the run's caller and its filters see them
+        warnings.warn(note, ExtractionWarning, stacklevel=2)
     base = _base(ctx, plan, played.thread_id, played.turns)
+    base.notes = notes
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:
             raise InfrastructureError(played.error)
@@ -223,6 +230,23 @@ def score_attempt(
             require_verdict=ctx.require_verdict,
         )
     )
+
+
+_ONE_RESUME = frozenset({"resume", "resume_by_node", "resume_fn"})
+"""Played turns that send one ``Command(resume=...)``, whatever number of interrupts it answers."""
+
+
+def case_notes(thread: ThreadTrajectory, turns: list[PlayedTurnRecord]) -> list[str]:
+    """The extraction's warnings about the case's thread, without those the case's own play
+    explains: a turn the script played as one resume answering several interrupts reads,
+    from storage, as possibly several resumes; the player knows it was one."""
+    played = [turn for turn in turns if turn.kind != "update"]  # the thread's own turns
+    ours: set[str] = set()
+    if len(played) == len(thread.turns):
+        for turn, record in zip(thread.turns, played, strict=True):
+            if record.kind in _ONE_RESUME:
+                ours.update(ambiguous_resumes([turn]))
+    return [note for note in thread.warnings if note not in ours]
 
 
 def finish(
@@ -294,6 +318,7 @@ __all__ = [
     "CasePlan",
     "InfrastructureError",
     "PlayedAttempt",
+    "case_notes",
     "failed_attempt",
     "finish",
     "is_infrastructure",

@@ -98,10 +98,12 @@ class CaseTargets:
 
     def extraction(self, graph: Graph, config: RunnableConfig) -> Core[ThreadTrajectory]:
         """Read back the thread ``config`` names, which ``graph`` played (from the server
-        for a server target)."""
+        for a server target); its warnings are left in the trajectory, for the case to
+        sort (:func:`~lg_eval.experiments._case.case_notes`)."""
         if self._server is not None:
-            return self._server.extraction(str(config["configurable"]["thread_id"]))
-        return extraction(graph, config)
+            thread_id = str(config["configurable"]["thread_id"])
+            return self._server.extraction(thread_id, warn=False)
+        return extraction(graph, config, warn=False)
 
     def describe(self) -> str:
         """How the run names its target (for the run record)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.evaluators import available_evaluators, near_name
 from lg_eval.experiments._upstream import Dataset, EvaluatorRef, import_reference
+from lg_eval.experiments.references import reference_gap
 from lg_eval.experiments.scoring import EvaluatorResolver
 from lg_eval.feedback import describe_error
 
@@ -26,10 +27,12 @@ RUN_ONLY = (
 
 @dataclass(frozen=True)
 class DatasetCheck:
-    """The problems found (each names where), and what could not be checked."""
+    """The problems found (each names where), what could not be checked, and the
+    evaluators that will give a case no verdict for want of a reference."""
 
     problems: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
+    no_verdicts: list[str] = field(default_factory=list)
 
 
 def check_dataset(dataset: Dataset) -> DatasetCheck:
@@ -45,7 +48,30 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
             problems.append(str(exc))
     if dataset.graph is None and any(case.graph is None for case in dataset.cases):
         unchecked.append("the target graph: the dataset names none (it is given to lg-eval run)")
-    return DatasetCheck(problems, unchecked)
+    errors, no_verdicts = reference_gaps(dataset)
+    return DatasetCheck(problems + errors, unchecked, no_verdicts)
+
+
+def reference_gaps(dataset: Dataset) -> tuple[list[str], list[str]]:
+    """Per case and evaluator, a reference the evaluator needs that the case lacks (the
+    rule a run applies, :func:`~lg_eval.experiments.references.reference_gap`): those that
+    will be errors, and those that will give no verdict."""
+    errors: list[str] = []
+    no_verdicts: list[str] = []
+    for case in dataset.cases:
+        own = case.evaluators is not None
+        refs = case.evaluators if case.evaluators is not None else dataset.evaluators
+        for i, ref in enumerate(refs):
+            gap = reference_gap(ref.name, ref.options, case.expected)
+            if gap is None:
+                continue
+            field = f"evaluators[{i}]" if own else f"the dataset's evaluators[{i}]"
+            where = f"case {case.id!r}, {field}"
+            if gap.outcome == "error":
+                errors.append(f"{where}: {gap.reason}; a run records an error")
+            else:
+                no_verdicts.append(f"{where}: {gap.reason}; a run gives it no verdict")
+    return errors, no_verdicts
 
 
 def check_evaluators(dataset: Dataset, resolver: EvaluatorResolver) -> None:
@@ -95,4 +121,10 @@ def _guess(name: str, names: list[str]) -> str:
     return f"; did you mean {found!r}?" if found else f"; registered: {', '.join(names)}."
 
 
-__all__ = ["DatasetCheck", "check_dataset", "check_evaluators", "evaluator_problems"]
+__all__ = [
+    "DatasetCheck",
+    "check_dataset",
+    "check_evaluators",
+    "evaluator_problems",
+    "reference_gaps",
+]

@@ -94,6 +94,12 @@ class CaseResult(_Model):
     model_calls: int = 0
     attempts: int = Field(default=1, description="1 + the retries after infrastructure errors.")
     finished_at: datetime | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the thread's checkpoints could not tell (the extraction's "
+        "warnings), one sentence each; none for what lg_eval itself did (one resume "
+        "answering several interrupts).",
+    )
 
     def score_of(self, key: str) -> ScoreValue:
         """The score under ``key`` (None if absent)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -39,6 +39,7 @@ from lg_eval.evaluators import (
     resolve_evaluator,
 )
 from lg_eval.experiments._upstream import Case, Dataset, EvaluatorRef, Expected
+from lg_eval.experiments.references import ReferenceGap, reference_gap
 from lg_eval.experiments.results import CaseResult, CaseStatus, ScoreRow
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import final_answer
@@ -60,6 +61,16 @@ class CaseEvaluator:
     evaluator: Evaluator[Any]
     reference: Any = None
     own_reference: bool = False
+    gap: ReferenceGap | None = None
+    """What the case lacks for this evaluator (:mod:`.references`): it is then not called,
+    and its row is the gap's no verdict or error."""
+
+    def unscored(self) -> Scored:
+        """The feedback of an evaluator the case cannot feed (:attr:`gap`)."""
+        assert self.gap is not None
+        if self.gap.outcome == "error":
+            return Scored(key=self.evaluator.key, error=f"DatasetError: {self.gap.reason}.")
+        return Scored(key=self.evaluator.key, comment=f"{self.gap.reason}.")
 
     def calling(self, outputs: Any, reference: Any, inputs: Any) -> EvaluatorCall:
         """The scoring step's call of this evaluator on one thread: ``reference`` (the
@@ -81,9 +92,13 @@ class EvaluatorResolver:
         self._built: dict[str, CaseEvaluator] = {}
 
     def for_case(self, case: Case) -> list[CaseEvaluator]:
-        """The case's evaluators (else the dataset's), then the built-in checks it needs."""
-        refs = case.evaluators if case.evaluators is not None else self._dataset.evaluators
-        listed = [self.resolve(ref) for ref in refs]
+        """The case's evaluators (else the dataset's), each with what the case lacks for it
+        (:func:`~lg_eval.experiments.references.reference_gap`), then the built-in checks
+        it needs."""
+        listed = []
+        for ref in case.evaluators if case.evaluators is not None else self._dataset.evaluators:
+            item, gap = self.resolve(ref), reference_gap(ref.name, ref.options, case.expected)
+            listed.append(item if gap is None else replace(item, gap=gap))
         return listed + builtin_checks(case.expected, listed)
 
     def resolve(self, ref: EvaluatorRef) -> CaseEvaluator:
@@ -213,10 +228,12 @@ def score_thread(
     result.tool_calls = recorded_tool_calls(messages)
     outputs = case_outputs(thread, messages)
     usage = thread_usage(messages)
-    calls = [item.calling(outputs, reference, inputs) for item in evaluators]
+    calls = [item.calling(outputs, reference, inputs) for item in evaluators if item.gap is None]
     outcomes = yield call_evaluators(calls)
-    for item, call, outcome in zip(evaluators, calls, outcomes, strict=True):
-        rows, judged = score_rows(item.name, read_outcome(call, outcome), thresholds)
+    answered = iter(zip(calls, outcomes, strict=True))
+    for item in evaluators:
+        feedback = [item.unscored()] if item.gap is not None else read_outcome(*next(answered))
+        rows, judged = score_rows(item.name, feedback, thresholds)
         result.scores.extend(rows)
         usage.add(judged)
     result.tokens, result.cost, result.model_calls = usage.total_tokens, usage.cost, usage.calls

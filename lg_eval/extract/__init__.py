@@ -7,8 +7,11 @@ them per storage round trip where the saver allows it. The agentevals names
 (:func:`extract_langgraph_trajectory_from_thread` and its async twin,
 :func:`extract_langgraph_trajectory_from_snapshots`) return agentevals' dict
 shape; :func:`to_agentevals` converts an extracted trajectory to it.
+:func:`ambiguous_resumes` words the warning of a turn that resumed several interrupts
+at once (a runner that sent that one resume itself knows there is no ambiguity).
 """
 
+from lg_eval.extract._turns import ambiguous_resumes
 from lg_eval.extract.agentevals_compat import (
     aextract_langgraph_trajectory_from_thread,
     extract_langgraph_trajectory_from_snapshots,
@@ -23,6 +26,7 @@ __all__ = [
     "aextract_langgraph_trajectory_from_thread",
     "aextract_thread",
     "aextract_threads",
+    "ambiguous_resumes",
     "extract_langgraph_trajectory_from_snapshots",
     "extract_langgraph_trajectory_from_thread",
     "extract_thread",

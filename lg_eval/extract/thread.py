@@ -96,9 +96,13 @@ def extraction(
     config: RunnableConfig,
     reader: Reader = "auto",
     fast: Callable[[], Core[ThreadRecords]] | None = None,
+    *,
+    warn: bool = True,
 ) -> Core[ThreadTrajectory]:
     """The one extraction core behind the sync and async entry points (and, per thread, the
-    batch extraction's, whose ``fast`` reads the thread from rows read for the whole batch)."""
+    batch extraction's, whose ``fast`` reads the thread from rows read for the whole batch).
+    ``warn=False`` leaves the trajectory's ``warnings`` to the caller (an experiment, which
+    knows what it played) instead of raising them as :class:`ExtractionWarning`."""
     check_reader(reader)
     saver = checkpointer_of(graph)
     thread_id, checkpoint_id = thread_of(config)
@@ -114,7 +118,7 @@ def extraction(
                 _warn_untested(exc, stacklevel=5)
     if trajectory is None:
         trajectory = _assemble((yield from read_generic(graph, saver, thread_id, checkpoint_id)))
-    for message in trajectory.warnings:
+    for message in trajectory.warnings if warn else ():
         warnings.warn(message, ExtractionWarning, stacklevel=4)
     return trajectory
 

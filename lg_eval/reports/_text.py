@@ -98,6 +98,14 @@ def test_verdict(test: PairedTest) -> str:
     return "significant improvement" if test.improvement else "not significant"
 
 
+def note_line(note: Any) -> str:
+    """A run note (:class:`~lg_eval.reports.model.RunNote`) as one line: its text, then how
+    many cases carry it and which: ``... (2 cases: refund, review)``."""
+    more = "…" if note.cases > len(note.case_ids) else ""
+    noun = "case" if note.cases == 1 else "cases"
+    return f"{note.text} ({note.cases} {noun}: {', '.join(note.case_ids)}{more})"
+
+
 def money(value: float | None) -> str:
     """A cost in dollars: ``$0.0123``; ``None`` → ``–``."""
     return "–" if value is None else f"${value:.4f}"
@@ -105,6 +113,7 @@ def money(value: float | None) -> str:
 
 __all__ = [
     "money",
+    "note_line",
     "number",
     "p_value",
     "percent",

@@ -24,6 +24,7 @@ from markupsafe import Markup
 from lg_eval.reports import charts
 from lg_eval.reports._text import (
     money,
+    note_line,
     number,
     p_value,
     percent,
@@ -82,6 +83,7 @@ def environment() -> Environment:
         seconds=seconds,
         number=number,
         money=money,
+        note=note_line,
         signed=signed,
         span=span,
         span_number=lambda interval: span(interval, number),

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from lg_eval.reports._text import (
     money,
+    note_line,
     number,
     p_value,
     percent,
@@ -91,6 +92,8 @@ def render_markdown(report: Report) -> str:
             ]
         ],
     )
+    for note in summary.notes:
+        out += [f"> note: {md(note_line(note))}", ""]
     if report.evaluators:
         out += ["## Evaluators", ""]
         out += table(

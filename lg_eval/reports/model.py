@@ -54,6 +54,15 @@ class StatusCounts(_Model):
         return count
 
 
+class RunNote(_Model):
+    """A note the run's cases carry (:attr:`CaseResult.notes`): what their threads'
+    checkpoints could not tell, said once for the run."""
+
+    text: str
+    cases: int = Field(description="The case repetitions carrying it.")
+    case_ids: list[str] = Field(description="The first few of them (at most 3).")
+
+
 class Summary(_Model):
     """The run's headline numbers."""
 
@@ -81,6 +90,9 @@ class Summary(_Model):
     cost: float | None = Field(default=None, description="None when no result reports a cost.")
     model_calls: int = 0
     retries: int = Field(default=0, description="Attempts beyond the first, over all results.")
+    notes: list[RunNote] = Field(
+        default_factory=list, description="The cases' notes, each once, in first-seen order."
+    )
 
 
 class EvaluatorSummary(_Model):
@@ -365,6 +377,7 @@ __all__ = [
     "Histogram",
     "PlayedTurn",
     "Report",
+    "RunNote",
     "ScoreLine",
     "StatusCounts",
     "Step",

@@ -19,6 +19,7 @@ from lg_eval.experiments.results import CaseResult, ScoreRow
 from lg_eval.reports.model import (
     EvaluatorSummary,
     Histogram,
+    RunNote,
     StatusCounts,
     Summary,
     TagSummary,
@@ -26,6 +27,10 @@ from lg_eval.reports.model import (
 from lg_eval.stats import Interval, MeanSample, wilson_interval
 
 BINS = 10
+NOTE_CASES = 3
+"""Case ids a run note names (it counts them all)."""
+NOTES = 20
+"""Distinct notes a run's summary keeps (a tally's memory stays bounded over any run)."""
 
 
 def rate(part: int, whole: int) -> float | None:
@@ -160,6 +165,7 @@ class RunTally:
         self.retries = 0
         self.evaluators: dict[str, EvaluatorTally] = {}
         self.tags: dict[str, StatusCounts] = {}
+        self.notes: dict[str, RunNote] = {}
         self.lowest: float | None = None
         self.highest: float | None = None
         self.in_unit = True
@@ -186,6 +192,15 @@ class RunTally:
                 self._score(value)
         for tag in dict.fromkeys(result.tags):
             _bump(self.tags.setdefault(tag, StatusCounts()), result)
+        for text in dict.fromkeys(result.notes):
+            note = self.notes.get(text)
+            if note is None:
+                if len(self.notes) >= NOTES:
+                    continue
+                note = self.notes[text] = RunNote(text=text, cases=0, case_ids=[])
+            note.cases += 1
+            if len(note.case_ids) < NOTE_CASES and result.case_id not in note.case_ids:
+                note.case_ids.append(result.case_id)
 
     def _score(self, value: float) -> None:
         self.lowest = value if self.lowest is None or value < self.lowest else self.lowest
@@ -228,6 +243,7 @@ class RunTally:
             cost=self.cost,
             model_calls=self.model_calls,
             retries=self.retries,
+            notes=list(self.notes.values()),
         )
 
     def evaluator_summaries(self) -> list[EvaluatorSummary]:

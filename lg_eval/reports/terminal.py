@@ -17,6 +17,7 @@ from rich.text import Text
 from lg_eval.errors import InvalidOptionError
 from lg_eval.reports._text import (
     money,
+    note_line,
     number,
     p_value,
     percent,
@@ -28,6 +29,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
+from lg_eval.reports.columns import Column, fitted_table
 from lg_eval.reports.model import (
     CaseReport,
     ComparisonReport,
@@ -46,10 +48,11 @@ def text(content: object, style: str = "") -> Text:
 
 
 def render_terminal(report: Report, console: Console | None = None) -> None:
-    """Print the report to ``console`` (a new :class:`rich.console.Console` by default)."""
+    """Print the report to ``console`` (a new :class:`rich.console.Console` by default),
+    its tables fitted to the console's width (:mod:`lg_eval.reports.columns`)."""
     report = checked_report(report)
     console = console or Console()
-    for renderable in renderables(report):
+    for renderable in renderables(report, console.width):
         console.print(renderable)
 
 
@@ -69,18 +72,23 @@ def render_comparison(report: Report, console: Console | None = None) -> None:
             "comparison=compare_runs(run_a, run_b)))."
         )
     console = console or Console()
-    console.print(_comparison(report))
+    for part in _comparison(report, console.width):
+        console.print(part)
     if report.comparison.tests:
-        console.print(_tests(report.comparison))
+        console.print(_tests(report.comparison, console.width))
 
 
-def renderables(report: Report) -> list[RenderableType]:
-    """The report's rich renderables, in print order."""
+def renderables(report: Report, width: int = 80) -> list[RenderableType]:
+    """The report's rich renderables, in print order, their tables fitted to ``width``."""
     parts: list[RenderableType] = [_summary(report)]
+    for note in report.summary.notes:
+        line = Text("note: ", style="yellow")
+        line.append_text(text(note_line(note)))
+        parts.append(line)
     if report.evaluators:
-        parts.append(_evaluators(report))
+        parts.append(_evaluators(report, width))
     if report.tags:
-        parts.append(_tags(report))
+        parts.append(_tags(report, width))
     for case in report.failures:
         parts.append(_failed(case))
     for case in report.cases:
@@ -94,9 +102,9 @@ def renderables(report: Report) -> list[RenderableType]:
             line.append(percent(point.pass_rate), style="bold" if point.current else "")
         parts.append(line)
     if report.comparison:
-        parts.append(_comparison(report))
+        parts.extend(_comparison(report, width))
         if report.comparison.tests:
-            parts.append(_tests(report.comparison))
+            parts.append(_tests(report.comparison, width))
     return parts
 
 
@@ -141,40 +149,57 @@ def _summary(report: Report) -> Table:
     return table
 
 
-def _evaluators(report: Report) -> Table:
-    table = Table(title="evaluators")
-    table.add_column("key", no_wrap=True)
-    for column in ("pass", "95% CI", "passed", "failed", "none", "errors", "mean", "95% CI"):
-        table.add_column(column, justify="right")
-    table.add_column("min–max", justify="right")
-    for e in report.evaluators:
-        table.add_row(
+EVALUATOR_COLUMNS = (
+    Column("key", wrap=True),
+    Column("pass", "right", priority=1),
+    Column("passed", "right"),
+    Column("failed", "right"),
+    Column("no verdict", "right"),
+    Column("errors", "right"),
+    Column("mean", "right", priority=2),
+    Column("min–max", "right", priority=3),
+    Column("pass 95% CI", "right", priority=4),
+    Column("mean 95% CI", "right", priority=5),
+)
+"""The evaluators table's columns; when the width is short the intervals go first, the
+counts never (the Markdown and HTML reports show every column)."""
+
+
+def _evaluators(report: Report, width: int) -> Table:
+    rows = [
+        (
             text(e.key),
             percent(e.pass_rate),
-            span(e.pass_rate_interval),
             str(e.passed),
             str(e.failed),
             str(e.no_verdict),
             str(e.errors),
             number(e.mean),
-            span(e.mean_interval, number),
             f"{number(e.min)}–{number(e.max)}",
+            span(e.pass_rate_interval),
+            span(e.mean_interval, number),
         )
-    return table
+        for e in report.evaluators
+    ]
+    return fitted_table(EVALUATOR_COLUMNS, rows, width, title="evaluators")
 
 
-def _tags(report: Report) -> Table:
-    table = Table(title="tags")
-    for column in ("tag", "results", "passed", "failed", "error", "timeout", "pass rate"):
-        table.add_column(column, justify="left" if column == "tag" else "right")
-    for t in report.tags:
-        table.add_row(
+def _tags(report: Report, width: int) -> Table:
+    columns = (
+        Column("tag", wrap=True),
+        *(Column(c, "right") for c in ("results", "passed", "failed", "error", "timeout")),
+        Column("pass rate", "right"),
+    )
+    rows: list[list[Text | str]] = [
+        [
             text(t.tag),
             str(t.counts.total),
             *(str(t.counts.of(s)) for s in ("passed", "failed", "error", "timeout")),
             percent(t.pass_rate),
-        )
-    return table
+        ]
+        for t in report.tags
+    ]
+    return fitted_table(columns, rows, width, title="tags")
 
 
 def _failed(case: CaseReport) -> RenderableType:
@@ -247,61 +272,84 @@ def _steps(steps: list[Step]) -> Text:
     return out or Text("–")
 
 
-def _comparison(report: Report) -> Table:
+COMPARISON_COLUMNS = (
+    Column("case", wrap=True),
+    Column("change"),
+    Column("status", priority=1),
+    Column("score changes (B − A)", wrap=True),
+)
+TEST_COLUMNS = (
+    Column("case", wrap=True),
+    Column("on", wrap=True),
+    Column("verdict"),
+    Column("effect (B − A)", wrap=True, priority=1),
+    Column("p", "right", priority=2),
+    Column("p adj.", "right", priority=3),
+    Column("pairs", "right", priority=4),
+    Column("test", priority=5),
+)
+
+
+def _comparison(report: Report, width: int) -> list[RenderableType]:
+    """The changed cases (with the scores that moved), then the mean change per key."""
     comparison = report.comparison
     assert comparison is not None
-    table = Table(
-        title=text(
-            f"{comparison.run_b} against {comparison.run_a}: pass rate "
-            f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
+    style = {"regressed": "red", "improved": "green", "added": "cyan", "removed": "yellow"}
+    rows = [
+        (
+            text(f"{change.case_id}#{change.repetition}" if change.repetition else change.case_id),
+            Text(change.change, style=style[change.change]),
+            text(f"{change.status_a or '–'} → {change.status_b or '–'}"),
+            text(", ".join(f"{k} {signed(v)}" for k, v in change.score_deltas.items() if v)
+                 or "none"),
         )
+        for change in (
+            *comparison.regressions,
+            *comparison.improvements,
+            *comparison.added,
+            *comparison.removed,
+        )
+    ]  # fmt: skip
+    title = text(
+        f"{comparison.run_b} against {comparison.run_a}: pass rate "
+        f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
     )
-    table.caption = (
+    table = fitted_table(COMPARISON_COLUMNS, rows, width, title=title)
+    counted = (
         f"{len(comparison.regressions)} regressed, {len(comparison.improvements)} improved, "
         f"{len(comparison.added)} added, {len(comparison.removed)} removed, "
         f"{comparison.unchanged} unchanged"
     )
-    for column in ("case", "change", "status", "score deltas"):
-        table.add_column(column)
-    style = {"regressed": "red", "improved": "green", "added": "cyan", "removed": "yellow"}
-    for change in (
-        *comparison.regressions,
-        *comparison.improvements,
-        *comparison.added,
-        *comparison.removed,
-    ):
-        table.add_row(
-            text(
-                change.case_id if not change.repetition else f"{change.case_id}#{change.repetition}"
-            ),
-            Text(change.change, style=style[change.change]),
-            text(f"{change.status_a or '–'} → {change.status_b or '–'}"),
-            text(", ".join(f"{k} {signed(v)}" for k, v in change.score_deltas.items())),
-        )
-    for key, delta in comparison.evaluator_deltas.items():
-        table.add_row(text(key), "mean", "", signed(delta))
-    return table
+    table.caption = f"{counted}; {table.caption}" if table.caption else counted
+    moved = [f"{k} {signed(v)}" for k, v in comparison.evaluator_deltas.items() if v]
+    kept = len(comparison.evaluator_deltas) - len(moved)
+    line = Text("mean score change (B − A): ", style="bold")
+    line.append_text(text(", ".join(moved) or "none"))
+    if moved and kept:
+        line.append(f"; {kept} other keys unchanged")
+    return [table, line] if comparison.evaluator_deltas else [table]
 
 
-def _tests(comparison: ComparisonReport) -> Table:
+def _tests(comparison: ComparisonReport, width: int) -> Table:
     """The pooled paired tests, then the cases whose own test is significant."""
-    table = Table(title=f"paired tests (alpha {number(comparison.alpha)})")
-    for column in ("case", "on", "test", "pairs", "effect (B − A)", "p", "p adj.", "verdict"):
-        table.add_column(column)
     style = {"significant regression": "red", "significant improvement": "green"}
+    rows = []
     for test in (*comparison.pooled_tests, *comparison.significant_cases):
         verdict = test_verdict(test)
-        table.add_row(
-            text("all cases" if test.case_id is None else test.case_id),
-            text(test_subject(test)),
-            test.test,
-            str(test.pairs),
-            test_effect(test),
-            p_value(test.p_value),
-            p_value(test.p_adjusted),
-            Text(verdict, style=style.get(verdict, "")),
+        rows.append(
+            (
+                text("all cases" if test.case_id is None else test.case_id),
+                text(test_subject(test)),
+                Text(verdict, style=style.get(verdict, "")),
+                text(test_effect(test)),
+                p_value(test.p_value),
+                p_value(test.p_adjusted),
+                str(test.pairs),
+                test.test,
+            )
         )
-    return table
+    title = f"paired tests (alpha {number(comparison.alpha)})"
+    return fitted_table(TEST_COLUMNS, rows, width, title=title)
 
 
 __all__ = ["render_comparison", "render_terminal", "renderables", "text"]

@@ -16,10 +16,16 @@ from lg_eval.trajectory import ThreadTrajectory
 
 
 def server_extraction(
-    server: ServerConnection, thread_id: str, checkpoint_id: str | None, graph: Any
+    server: ServerConnection,
+    thread_id: str,
+    checkpoint_id: str | None,
+    graph: Any,
+    *,
+    warn: bool = True,
 ) -> Core[ThreadTrajectory]:
     """Read thread ``thread_id`` of ``server`` and assemble it (warnings are emitted as
-    :class:`~lg_eval.extract.thread.ExtractionWarning`)."""
+    :class:`~lg_eval.extract.thread.ExtractionWarning`, unless ``warn=False`` leaves them
+    to the caller)."""
     if not isinstance(thread_id, str) or not thread_id:
         raise InvalidConfigError(
             f"thread_id={thread_id!r}: expected the id of a thread on the server (a UUID "
@@ -27,7 +33,7 @@ def server_extraction(
         )
     records = yield from read_server(server, thread_id, checkpoint_id, graph)
     trajectory = assemble(records)
-    for message in trajectory.warnings:
+    for message in trajectory.warnings if warn else ():
         warnings.warn(message, ExtractionWarning, stacklevel=4)
     return trajectory
 

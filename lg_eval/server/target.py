@@ -129,9 +129,9 @@ class ServerTarget:
         )
         return server_id
 
-    def extraction(self, thread_id: str) -> Core[ThreadTrajectory]:
+    def extraction(self, thread_id: str, *, warn: bool = True) -> Core[ThreadTrajectory]:
         """Read server thread ``thread_id`` into a trajectory (with :attr:`graph`)."""
-        return server_extraction(self.server, thread_id, None, self.graph)
+        return server_extraction(self.server, thread_id, None, self.graph, warn=warn)
 
     def _graph_ids(self) -> Core[list[str]]:
         query = {"limit": 100}

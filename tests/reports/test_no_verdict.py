@@ -15,7 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from lg_eval.cli import app
+from lg_eval.datasets import Expected
 from lg_eval.evaluators import get_evaluator
+from lg_eval.experiments.references import reference_gap
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 from lg_eval.experiments.scoring import status_of
 from lg_eval.reports import build_report, render_html, render_junit, render_markdown
@@ -57,13 +59,16 @@ def write_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def reason() -> str:
-    """What hitl_match itself says when the reference names no interrupt and no resume."""
+    """What a run says of hitl_match when the case's expectations name no interrupt and no
+    resume (the dataset rule, which gives no verdict as hitl_match itself does)."""
     steps = [["__start__", "echo"]]
     feedback = get_evaluator("hitl_match")(
         outputs=GraphTrajectory(steps=steps), reference_outputs={"trajectory": {"steps": steps}}
     )
     assert feedback["score"] is None
-    return str(feedback["comment"])
+    gap = reference_gap("hitl_match", {}, Expected(trajectory=GraphTrajectory(steps=steps)))
+    assert gap is not None and gap.outcome == "no verdict"
+    return f"{gap.reason}."
 
 
 def test_the_terminal_prints_the_reason(outputs: dict[str, str]) -> None:
