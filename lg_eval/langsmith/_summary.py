@@ -8,7 +8,10 @@ one feedback per evaluator key: ``<key>:pass_rate`` / ``<key>:mean``, and, from
 :func:`pass_rate`, the rows' own ``pass_rate``.
 
 Verdicts follow the runner's rule (:mod:`lg_eval.verdicts`): a ``None`` score is
-"no verdict", counted apart and never as a pass.
+"no verdict", counted apart and never as a pass. An evaluator that raises on a row is
+that row's error, as a case's error in ``lg-eval run``: counted apart in the comment (with
+the first error's description), the row not passed, the other rows and keys summarised as
+usual; the summary itself never fails for it.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from lg_eval.arguments import checked_flag
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
 from lg_eval.feedback import checked_threshold
-from lg_eval.scoring import EvaluatorCall, call_evaluators, raise_first, read_outcome
+from lg_eval.scoring import EvaluatorCall, call_evaluators, read_outcome
 from lg_eval.verdicts import case_verdict, verdict
 
 SummaryEvaluator = Callable[..., dict[str, Any]]
-Row = list[tuple[str, Any]]
-"""One row's feedback: ``(key, score)`` of every evaluator, in order."""
+Row = list[tuple[str, Any, str | None]]
+"""One row's feedback: ``(key, score, error)`` of every evaluator, in order (``error``:
+``'ErrorType: message'`` when the evaluator raised on the row)."""
 
 
 def _rows(
@@ -40,20 +44,26 @@ def _rows(
         kwargs = {"outputs": output, "reference_outputs": reference, "inputs": given}
         calls = [EvaluatorCall.of(evaluator, kwargs) for evaluator in ready]
         outcomes = call_evaluators(calls).run()
-        raise_first(outcomes)  # a row an evaluator cannot score is no summary
         row: Row = []
         for call, outcome in zip(calls, outcomes, strict=True):
-            row.extend((feedback.key, feedback.score) for feedback in read_outcome(call, outcome))
+            row.extend((f.key, f.score, f.error) for f in read_outcome(call, outcome))
         rows.append(row)
     return rows
 
 
-def _by_key(rows: list[Row]) -> dict[str, list[Any]]:
-    table: dict[str, list[Any]] = {}
+def _by_key(rows: list[Row]) -> dict[str, list[tuple[Any, str | None]]]:
+    table: dict[str, list[tuple[Any, str | None]]] = {}
     for row in rows:
-        for key, score in row:
-            table.setdefault(key, []).append(score)
+        for key, score, error in row:
+            table.setdefault(key, []).append((score, error))
     return table
+
+
+def _errored(scored: list[tuple[Any, str | None]]) -> str:
+    """``"; 1 errored (ValueError: ...)"``: the rows an evaluator raised on, and the first
+    error (nothing when none did)."""
+    errors = [error for _, error in scored if error is not None]
+    return f"; {len(errors)} errored ({errors[0]})" if errors else ""
 
 
 def _evaluator(item: Any) -> Evaluator[Any]:
@@ -87,10 +97,12 @@ def pass_rate(
     ) -> dict[str, Any]:
         rows = _rows(evaluators, outputs, reference_outputs, inputs)
         results = []
-        for key, scores in _by_key(rows).items():
+        for key, scored in _by_key(rows).items():
+            scores = [score for score, error in scored if error is None]
             verdicts = [v for v in (verdict(s, threshold) for s in scores) if v is not None]
             rate = sum(verdicts) / len(verdicts) if verdicts else None
             comment = f"{sum(verdicts)} of {len(verdicts)} passed" + _unjudged(scores)
+            comment += _errored(scored)
             results.append({"key": f"{key}:pass_rate", "score": rate, "comment": comment})
         results.append(_rows_passed(rows, threshold, require_verdict))
         return {"results": results}
@@ -99,16 +111,20 @@ def pass_rate(
 
 
 def _rows_passed(rows: list[Row], threshold: float, require_verdict: bool) -> dict[str, Any]:
-    """``pass_rate`` of the rows: passed, failed (a verdict failed) and no verdict apart."""
-    passed = failed = 0
+    """``pass_rate`` of the rows: passed, failed (a verdict failed), no verdict and errored
+    (an evaluator raised on it) apart."""
+    passed = failed = errored = 0
     for row in rows:
-        verdicts = [verdict(score, threshold) for _, score in row]
-        if case_verdict(verdicts, require_verdict=require_verdict) == "passed":
+        verdicts = [verdict(score, threshold) for _, score, _ in row]
+        if any(error is not None for _, _, error in row):
+            errored += 1
+        elif case_verdict(verdicts, require_verdict=require_verdict) == "passed":
             passed += 1
         elif False in verdicts:
             failed += 1
-    unjudged = len(rows) - passed - failed
+    unjudged = len(rows) - passed - failed - errored
     comment = f"{passed} of {len(rows)} rows passed, {failed} failed, {unjudged} no verdict"
+    comment += f", {errored} errored" if errored else ""
     rate = passed / len(rows) if rows else None
     return {"key": "pass_rate", "score": rate, "comment": comment}
 
@@ -123,10 +139,11 @@ def mean_score(*evaluators: Any) -> SummaryEvaluator:
     ) -> dict[str, Any]:
         results = []
         rows = _rows(evaluators, outputs, reference_outputs, inputs)
-        for key, scores in _by_key(rows).items():
+        for key, scored in _by_key(rows).items():
+            scores = [score for score, error in scored if error is None]
             numbers = [float(s) for s in scores if s is not None]
             mean = sum(numbers) / len(numbers) if numbers else None
-            comment = f"mean of {len(numbers)} scores" + _unjudged(scores)
+            comment = f"mean of {len(numbers)} scores" + _unjudged(scores) + _errored(scored)
             results.append({"key": f"{key}:mean", "score": mean, "comment": comment})
         return {"results": results}
 
