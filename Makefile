@@ -1,4 +1,5 @@
 # Developer entry points. Everything runs inside .venv, (re)built from pyproject.toml on demand.
+#   make demo          the golden datasets on SQLite and the HTML report (installs lg_eval only)
 #   make test          pytest (Postgres tests skip unless LG_EVAL_PG_DSN is set, see pg-start)
 #   make pg-start      throwaway PostgreSQL on 127.0.0.1:54329; prints the export line to use
 #   make test PYTEST_ARGS="-k sqlite -x"
@@ -9,6 +10,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 PYTEST_ARGS ?=
 # One pytest-xdist worker per core (at most 4); tests sharing a server, Ray or the clock run
 # on one worker (their groups: tests/conftest.py). XDIST_ARGS= runs the suite in one process.
@@ -29,7 +31,15 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev,postgres,openai]"
 	touch $@
 
-demo: $(STAMP)
+# The demo needs lg_eval and its own dependencies only, not the test tools (pytest, Ray,
+# langgraph-cli, Playwright, ...): a fresh `make demo` installs that much; `make test` adds the
+# rest to the same .venv. A .venv already built for the tests serves the demo as it is.
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
+	  $(PY) -m pip install --quiet --upgrade pip && \
+	  $(PY) -m pip install --quiet -e . && touch $@; fi
+
+demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py
 
 # pytest exits 5 when it collected nothing; say so explicitly instead of a bare "Error 5".

@@ -15,6 +15,7 @@ too.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -53,6 +54,12 @@ def main(out: Path) -> None:
     judge = bool(os.environ.get("OPENAI_API_KEY"))
     if not judge:
         console.print("No OPENAI_API_KEY: the LLM judge is skipped; deterministic evaluators only.")
+    elif importlib.util.find_spec("langchain_openai") is None:
+        console.print(
+            "OPENAI_API_KEY is set, but the judge's provider is not installed "
+            '(pip install -e ".[openai]"): the LLM judge is skipped.'
+        )
+        judge = False
     out.mkdir(parents=True, exist_ok=True)
     checkpoints, results = out / "demo-checkpoints.sqlite", out / "demo-results.sqlite"
     for stale in (checkpoints, results):

@@ -9,10 +9,16 @@ linted with ruff (unused imports, undefined names).
     .venv/bin/python -m pytest tests/test_docs.py --update-examples  # rewrite the #> output
 
 Blocks in other fences (```bash, ```text, plain ```) are not run.
+
+A block runs as a reader's script would, from any folder: in an empty working directory,
+with neither the repository on ``sys.path`` nor its ``graphs``, ``examples`` or ``tests``
+packages importable. A block that needs a checkout of lg_eval says so on its first line
+(:data:`CHECKOUT`) and runs from the repository's root.
 """
 
 from __future__ import annotations
 
+import sys
 import traceback
 from pathlib import Path
 
@@ -21,6 +27,9 @@ from pytest_examples import CodeExample, EvalExample, find_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "docs"]
+CHECKOUT = "# Run from the root of a checkout of lg_eval"
+"""How a block that needs the repository's files begins (the rest of the line says which)."""
+LOCAL_PACKAGES = frozenset({"graphs", "examples", "tests"})
 
 
 def _id(example: CodeExample) -> str:
@@ -28,12 +37,18 @@ def _id(example: CodeExample) -> str:
 
 
 @pytest.mark.parametrize("example", list(find_examples(*PAGES)), ids=_id)
-def test_doc_example(example: CodeExample, eval_example: EvalExample, monkeypatch) -> None:
+def test_doc_example(
+    example: CodeExample, eval_example: EvalExample, monkeypatch, tmp_path: Path
+) -> None:
     # No block may reach a real model: a judge created without judge= would need this.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("LG_EVAL_JUDGE_MODEL", raising=False)
     eval_example.set_config(line_length=100, target_version="py311", ruff_ignore=["E501"])
-    eval_example.lint_ruff(example)
+    eval_example.lint_ruff(example)  # from the repository: ruff reads its configuration
+    if example.source.startswith(CHECKOUT):
+        monkeypatch.chdir(ROOT)
+    else:
+        _anywhere(monkeypatch, tmp_path)
     error = None
     try:
         if eval_example.update_examples:
@@ -44,6 +59,22 @@ def test_doc_example(example: CodeExample, eval_example: EvalExample, monkeypatc
         error = _explain(example, exc)
     if error:  # outside the except block: the Failed must not carry the exception as context
         pytest.fail(error, pytrace=False)
+
+
+def _anywhere(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Run as from ``folder``, a folder of the reader's: the repository is not on
+    ``sys.path`` and its own packages cannot be imported (not even from ``sys.modules``)."""
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p or ".").resolve() != ROOT])
+    for name in [n for n in sys.modules if n.partition(".")[0] in LOCAL_PACKAGES]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_a_block_that_needs_a_checkout_says_why() -> None:
+    for example in find_examples(*PAGES):
+        first = example.source.splitlines()[0]
+        if first.startswith(CHECKOUT):
+            assert len(first) > len(CHECKOUT) + 10, f"{_id(example)}: say what it needs"
 
 
 def _explain(example: CodeExample, exc: Exception) -> str:

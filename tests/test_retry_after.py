@@ -36,8 +36,9 @@ def test_the_server_and_the_judge_read_one_wait_from_the_same_headers(
     assert by_server is None or (math.isfinite(by_server) and by_server >= 0)
     if by_server is None or by_judge is None:
         assert by_server is by_judge is None
-    else:  # an HTTP date is read against the clock, a moment apart
-        assert abs(by_server - by_judge) < 1.0
+    else:  # an HTTP date is read against the clock, a moment apart (a busy machine's
+        # moment: what is compared is the reading of one header, not the time it takes)
+        assert abs(by_server - by_judge) < 60.0
 
 
 def test_a_wait_is_read_in_milliseconds_seconds_or_an_http_date_and_never_below_zero() -> None:

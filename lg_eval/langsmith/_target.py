@@ -24,6 +24,7 @@ from langsmith.run_helpers import tracing_context
 
 from lg_eval.arguments import checked_instance
 from lg_eval.errors import TrajectoryFormatError
+from lg_eval.importing import import_reference
 from lg_eval.inputs import text_arg
 from lg_eval.messages import to_openai_messages
 from lg_eval.offline import tracing_is_local
@@ -184,11 +185,16 @@ def graph_target(
 
     Returns a function of the example's ``inputs`` returning the target outputs
     (``trajectory``, ``thread``, ``messages``, ``output``).
+
+    Raises:
+        InvalidOptionError: a ``"module:attr"`` target that does not import (raised here,
+            not as an error on every row of the experiment).
     """
+    graph = _imported(target)
 
     def run_graph_target(inputs: dict[str, Any]) -> TargetOutputs:
         return play_outputs(
-            target,
+            graph,
             case_from_inputs(inputs),
             checkpointer=checkpointer,
             allow_code=allow_code,
@@ -207,10 +213,11 @@ def agraph_target(
     reviewer: Any = None,
 ) -> Callable[[dict[str, Any]], Awaitable[TargetOutputs]]:
     """:func:`graph_target` for ``langsmith.aevaluate``: awaited, on an async checkpointer."""
+    graph = _imported(target)
 
     async def run_graph_target(inputs: dict[str, Any]) -> TargetOutputs:
         return await aplay_outputs(
-            target,
+            graph,
             case_from_inputs(inputs),
             checkpointer=checkpointer,
             allow_code=allow_code,
@@ -219,6 +226,12 @@ def agraph_target(
 
     run_graph_target.__name__ = _name(target)
     return run_graph_target
+
+
+def _imported(target: Any) -> Any:
+    """A ``"module:attr"`` target imported now (the caller named it: it is code it trusts),
+    so a typo fails when the target is made; anything else as it is."""
+    return import_reference(target, what="target") if isinstance(target, str) else target
 
 
 def _name(target: Any) -> str:

@@ -65,7 +65,7 @@ def test_a_valid_dataset_says_what_was_not_checked(tmp_path: Path) -> None:
     result = validate(tmp_path, text)
     assert result.exit_code == 0
     text = " ".join(result.output.split())
-    assert text.startswith(f"{tmp_path / 'golden.yaml'}: 1 cases, valid not checked: whether")
+    assert text.startswith(f"{tmp_path / 'golden.yaml'}: 1 cases, valid no verdict: case 'a'")
     assert "not checked: whether each case's turns fit the graph" in text
 
 

@@ -362,12 +362,14 @@ def test_an_error_retrying_cannot_fix_is_sent_once(mode, monkeypatch):
 
 
 def test_a_stalled_response_hits_the_timeout(mode, monkeypatch):
-    with ChatServer([Reply({}, stall=30)]) as server:
+    """The server would answer after five minutes (or when the test closes it): a result of
+    type ``timeout`` came from the judge's own 0.4 s timeout, never from the answer."""
+    with ChatServer([Reply({}, stall=300)]) as server:
         judge = default_judge(server, monkeypatch, timeout=0.4, max_retries=0)
         started = time.monotonic()
         result = judged(judge, mode)
         elapsed = time.monotonic() - started
-    assert 0.4 <= elapsed < 2.0
+    assert elapsed >= 0.4  # it waited its timeout (a slower machine only waits longer)
     assert len(server.received) == 1
     assert result["score"] is None
     assert result["metadata"]["error"]["type"] == "timeout"

@@ -28,7 +28,11 @@ from tests.langsmith.servers import RecordingServer
 WORK = Path(__file__).with_name("offline_work.py")
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "lsv2_pt_0123456789abcdefSECRET_fedcba9876543210"
-EXIT_BUDGET = 2.0
+EXIT_BUDGET = 30.0
+"""Seconds from the work's end to the process's exit that count as prompt: generous, so a
+busy machine cannot fail it; a process that tried to flush traces to a server would wait
+out the client's retries (minutes). The exit's usual time is measured by
+``tests/benchmarks/bench_promptness.py``."""
 
 
 def run_offline_path(

@@ -200,20 +200,48 @@ def sleeper(seconds: float, name: str) -> Any:
     return evaluator
 
 
-def async_sleeper(seconds: float, name: str) -> Any:
-    async def evaluator(**_: Any) -> bool:
-        await asyncio.sleep(seconds)
-        return True
+class Hung:
+    """Evaluators that hang until :meth:`release` (the end of the test): when the host
+    returns while they still hang, it went on without them, whatever the machine's speed."""
 
-    evaluator.__name__ = name
-    return evaluator
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.returned: list[str] = []
+
+    def sync(self, name: str) -> Any:
+        def evaluator(**_: Any) -> bool:
+            self.released.wait(120)
+            self.returned.append(name)
+            return True
+
+        evaluator.__name__ = name
+        return evaluator
+
+    def awaited(self, name: str) -> Any:
+        async def evaluator(**_: Any) -> bool:
+            while not self.released.is_set():
+                await asyncio.sleep(0.01)
+            self.returned.append(name)
+            return True
+
+        evaluator.__name__ = name
+        return evaluator
+
+    def release(self) -> None:
+        self.released.set()
 
 
-def test_a_hanging_evaluator_times_out_and_the_host_goes_on(tmp_path):
-    node = EvalNode([EvalSpec(sleeper(30, "hangs"), timeout=0.2), returning(True, "quick")])
-    started = time.monotonic()
+@pytest.fixture
+def hung() -> Any:
+    evaluators = Hung()
+    yield evaluators
+    evaluators.release()
+
+
+def test_a_hanging_evaluator_times_out_and_the_host_goes_on(tmp_path, hung):
+    node = EvalNode([EvalSpec(hung.sync("hangs"), timeout=0.2), returning(True, "quick")])
     state = run(node, tmp_path / "db")
-    assert time.monotonic() - started < 5
+    assert hung.returned == []  # the node returned while "hangs" still ran
     hangs, quick = stored(state)
     assert hangs.error == (
         "EvaluatorTimeoutError: evaluator 'hangs' did not finish within its timeout of 0.2s; "
@@ -223,35 +251,33 @@ def test_a_hanging_evaluator_times_out_and_the_host_goes_on(tmp_path):
     assert state["log"] == ["start", "work", "finish:1"]
 
 
-def test_the_node_timeout_bounds_all_evaluators_together(tmp_path):
+def test_the_node_timeout_bounds_all_evaluators_together(tmp_path, hung):
     node = EvalNode(
-        [sleeper(0.4, "first"), sleeper(30, "second"), returning(1, "third")], timeout=0.6
+        [returning(True, "first"), hung.sync("second"), returning(1, "third")], timeout=0.6
     )
-    started = time.monotonic()
     first, second, third = stored(run(node, tmp_path / "db"))
-    assert time.monotonic() - started < 5
+    assert hung.returned == []
     assert first.error is None
     assert "did not finish within the node's timeout of 0.6s" in second.error
     assert "was not run: the node's timeout of 0.6s was used up" in third.error
 
 
-def test_evaluator_timeout_is_the_default_for_every_spec(tmp_path):
+def test_evaluator_timeout_is_the_default_for_every_spec(tmp_path, hung):
     node = EvalNode(
-        [sleeper(30, "slow"), EvalSpec(sleeper(0.3, "allowed"), timeout=5)], evaluator_timeout=0.1
+        [hung.sync("slow"), EvalSpec(sleeper(0.3, "allowed"), timeout=60)], evaluator_timeout=0.1
     )
     slow, allowed = stored(run(node, tmp_path / "db"))
     assert "within its timeout of 0.1s" in slow.error
     assert allowed.error is None
 
 
-async def test_async_hosts_time_out_async_and_sync_evaluators():
+async def test_async_hosts_time_out_async_and_sync_evaluators(hung):
     node = EvalNode(
-        [async_sleeper(30, "async_hang"), sleeper(30, "sync_hang"), returning(True, "ok")],
+        [hung.awaited("async_hang"), hung.sync("sync_hang"), returning(True, "ok")],
         evaluator_timeout=0.2,
     )
-    started = time.monotonic()
     state = await arun(node, InMemorySaver())
-    assert time.monotonic() - started < 5
+    assert hung.returned == []
     hang_a, hang_s, ok = stored(state)
     assert "'async_hang' did not finish within its timeout of 0.2s" in hang_a.error
     assert "'sync_hang' did not finish within its timeout of 0.2s" in hang_s.error
@@ -259,9 +285,9 @@ async def test_async_hosts_time_out_async_and_sync_evaluators():
     assert without_evaluations(state)["log"] == ["start", "work", "finish:1"]
 
 
-def test_the_evaluation_graph_times_out_an_evaluator():
+def test_the_evaluation_graph_times_out_an_evaluator(hung):
     graph = create_evaluation_graph(
-        [sleeper(30, "hangs"), returning(True, "ok")],
+        [hung.sync("hangs"), returning(True, "ok")],
         evaluator_timeout=0.2,
         checkpointer=InMemorySaver(),
     )

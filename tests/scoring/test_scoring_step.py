@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -112,30 +112,46 @@ def test_rename_replaces_the_key_of_a_single_feedback_only() -> None:
     assert [s.key for s in two] == ["a", "mine"]
 
 
-async def slow(**_: Any) -> dict[str, Any]:
-    await asyncio.sleep(0.3)
-    return {"score": True}
-
-
 def test_awaited_calls_run_together_and_keep_their_order() -> None:
+    """Each of two awaited evaluators waits until the other has started: run in turn, the
+    first would wait for ever (its guard gives up after a minute and scores False)."""
+    started = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+    def meeting(own: str, other: str) -> Any:
+        async def evaluator(**_: Any) -> dict[str, Any]:
+            started[own].set()
+            try:
+                await asyncio.wait_for(started[other].wait(), timeout=60)
+            except TimeoutError:
+                return {"score": False}
+            return {"score": True}
+
+        return evaluator
+
     def fast(**_: Any) -> bool:
         return False
 
-    calls = [call_of(slow, "a"), call_of(slow, "b"), call_of(fast, "c")]
-    started = time.monotonic()
+    calls = [call_of(meeting("a", "b"), "a"), call_of(meeting("b", "a"), "b"), call_of(fast, "c")]
     outcomes = asyncio.run(call_evaluators(calls).arun())
-    elapsed = time.monotonic() - started
     assert [result for result, _ in outcomes] == [{"score": True}, {"score": True}, False]
-    assert elapsed < 0.55  # together: about one sleep, not two
 
 
 def test_driven_sync_the_calls_run_in_turn_and_share_the_budget() -> None:
-    def sleeps(**_: Any) -> bool:
-        time.sleep(0.3)
+    """The first answers at once; the second hangs (until the test ends) and is cut off by
+    what is left of the shared budget."""
+    hung = threading.Event()
+
+    def answers(**_: Any) -> bool:
         return True
 
-    calls = [call_of(sleeps, "a"), call_of(sleeps, "b")]
-    first, second = call_evaluators(calls, timeout=0.45).run()
+    def hangs(**_: Any) -> bool:
+        return hung.wait(60)
+
+    calls = [call_of(answers, "a"), call_of(hangs, "b")]
+    try:
+        first, second = call_evaluators(calls, timeout=0.45).run()
+    finally:
+        hung.set()
     assert first == (True, None)
     assert isinstance(second[1], EvaluatorTimeoutError)
     assert "the node's timeout of 0.45s" in str(second[1])
