@@ -280,7 +280,8 @@ def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
 def _base(
     ctx: CaseContext, plan: CasePlan, thread_id: str, turns: list[PlayedTurnRecord]
 ) -> CaseResult:
-    expected = plan.case.expected.trajectory
+    expected = plan.case.expected
+    stated = expected.model_dump(mode="json", include={"tool_calls", "output"}, by_alias=True)
     return CaseResult(
         run_id=ctx.run_id,
         case_id=plan.case.id,
@@ -289,8 +290,17 @@ def _base(
         tags=list(plan.case.tags),
         thread_id=thread_id,
         turns=turns,
-        expected_trajectory=expected.steps if expected is not None else None,
+        expected_trajectory=expected.trajectory.steps if expected.trajectory is not None else None,
+        expected_tool_calls=stated.get("tool_calls"),
+        expected_output=_without_nones(stated.get("output")),
     )
+
+
+def _without_nones(output: Any) -> Any:
+    """An output expectation as written: ``{contains: [...]}`` without the unset ``equals``."""
+    if isinstance(output, dict):
+        return {key: value for key, value in output.items() if value is not None}
+    return output
 
 
 def failed_attempt(

@@ -81,6 +81,15 @@ class CaseResult(_Model):
         default=None, description="The steps that ran, per turn (GraphTrajectory.steps)."
     )
     expected_trajectory: list[list[str]] | None = None
+    expected_tool_calls: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The case's expected.tool_calls, {'name', 'args'} each (args None: any).",
+    )
+    expected_output: str | dict[str, Any] | None = Field(
+        default=None,
+        description="The case's expected.output: the text, or {'contains': [...]} / "
+        "{'equals': '...'}.",
+    )
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None,
         description="The tool calls in the thread's final messages, in call order: "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lg_eval._visible import visible
@@ -65,6 +65,24 @@ def signed(value: float | None, digits: int = 3) -> str:
     return text if text.startswith("-") or text == "0" else f"+{text}"
 
 
+def signed_seconds(value: float | None) -> str:
+    """A change of duration with its sign and unit: ``+120ms``, ``-1.50s``, ``0ms``."""
+    if value is None:
+        return "–"
+    shown = seconds(abs(value))
+    return shown if shown in ("0ms",) else f"{'-' if value < 0 else '+'}{shown}"
+
+
+def dataset_changes(points: Sequence[Any]) -> list[bool]:
+    """For each trend point (``dataset_hash``), whether the dataset changed since the point
+    before it (never for the first, nor where a hash is unknown)."""
+    return [
+        n > 0 and None not in (p.dataset_hash, points[n - 1].dataset_hash)
+        and p.dataset_hash != points[n - 1].dataset_hash
+        for n, p in enumerate(points)
+    ]  # fmt: skip
+
+
 def span(interval: Interval | None, shown: Callable[[float | None], str] = percent) -> str:
     """An interval as ``[71.2%, 86.6%]`` (each end through ``shown``); ``None`` → ``–``."""
     return "–" if interval is None else f"[{shown(interval.low)}, {shown(interval.high)}]"
@@ -112,6 +130,7 @@ def money(value: float | None) -> str:
 
 
 __all__ = [
+    "dataset_changes",
     "money",
     "note_line",
     "number",
@@ -120,6 +139,7 @@ __all__ = [
     "seconds",
     "shorten",
     "signed",
+    "signed_seconds",
     "span",
     "test_effect",
     "test_subject",

@@ -137,6 +137,7 @@ def _trend(run: ExperimentRun, history: Sequence[ExperimentRun]) -> list[TrendPo
             pass_rate=r.pass_rate,
             results=len(r.results),
             current=r.info.run_id == run.info.run_id,
+            dataset_hash=r.info.dataset_hash,
         )
         for r in sorted(runs.values(), key=lambda r: r.info.started_at)
     ]
@@ -191,6 +192,8 @@ def case_report(index: int, result: CaseResult) -> CaseReport:
         trajectory=trajectory or None,
         trajectory_flat=None if not trajectory else [step for turn in trajectory for step in turn],
         reference=result.expected_trajectory if both is None else both[0],
+        expected_tool_calls=result.expected_tool_calls,
+        expected_output=result.expected_output,
         tool_calls=result.tool_calls,
         diff=diff_turns(*both) if both else [],
         turns=[_played(turn) for turn in result.turns],

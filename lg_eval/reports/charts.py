@@ -7,9 +7,10 @@ rest of the page. No chart library, no script: the charts are static inline SVG.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
-from lg_eval.reports._text import number, percent, shorten, visible
+from lg_eval.reports._text import dataset_changes, number, percent, shorten, visible
 from lg_eval.reports.model import EvaluatorSummary, Histogram, TrendPoint
 
 WIDTH = 560
@@ -40,11 +41,20 @@ class Chart:
     points: tuple[tuple[float, float, str, str], ...] = ()  # x, y, label, tooltip
     ticks: tuple[tuple[float, float, str, str], ...] = ()  # x, y, text, text-anchor
     baseline: float = 0.0
+    breaks: tuple[int, ...] = ()
+    """Indexes of ``points`` where the dataset changed: the line stops before each."""
 
     @property
-    def polyline(self) -> str:
-        """The ``points`` attribute of the trend line."""
-        return " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in self.points)
+    def polylines(self) -> list[str]:
+        """The ``points`` attribute of each piece of the trend line (one per dataset)."""
+        cuts = [0, *self.breaks, len(self.points)]
+        pieces = [self.points[a:b] for a, b in itertools.pairwise(cuts)]
+        return [" ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in piece) for piece in pieces]
+
+    @property
+    def break_lines(self) -> list[float]:
+        """The x of a dashed line between two runs whose datasets differ."""
+        return [round((self.points[n - 1][0] + self.points[n][0]) / 2, 1) for n in self.breaks]
 
 
 def pass_rate_bars(evaluators: list[EvaluatorSummary]) -> Chart:
@@ -73,8 +83,12 @@ def pass_rate_bars(evaluators: list[EvaluatorSummary]) -> Chart:
 
 
 def histogram_chart(title: str, histogram: Histogram, unit: str = "") -> Chart:
-    """Vertical bars of a histogram, with the edges of the first, middle and last bins."""
+    """Vertical bars of a histogram, with the edges of the first, middle and last bins; a
+    histogram of nothing (no result has the value: no cost, say) says "no data" instead
+    of drawing an empty axis."""
     left, bottom, top, plot_height = 40.0, 170.0, 20.0, 150.0
+    if not any(histogram.counts):
+        return Chart(title=title, width=WIDTH, height=int(bottom + 24))
     slot = (WIDTH - left - 20) / len(histogram.counts)
     peak = max(histogram.counts, default=0) or 1
     edges = histogram.edges
@@ -101,18 +115,21 @@ def histogram_chart(title: str, histogram: Histogram, unit: str = "") -> Chart:
 
 
 def trend_chart(points: list[TrendPoint]) -> Chart:
-    """A line of the pass rate per stored run, oldest on the left."""
+    """A line of the pass rate per stored run, oldest on the left, cut (and marked with a
+    dashed line) where the dataset changed between two runs."""
     left, right, top, bottom = 50.0, WIDTH - 50.0, 20.0, 170.0
     step = (right - left) / max(len(points) - 1, 1)
+    changes = dataset_changes(points)
     placed = tuple(
         (
             round(left + n * step, 1),
             round(bottom - (bottom - top) * (p.pass_rate or 0.0), 1),
             percent(p.pass_rate),
             f"{visible(p.run_id)} ({p.started_at:%Y-%m-%d %H:%M}): {percent(p.pass_rate)}"
-            + (" (this run)" if p.current else ""),
+            + (" (this run)" if p.current else "")
+            + (" (the dataset changed since the run before)" if changed else ""),
         )
-        for n, p in enumerate(points)
+        for n, (p, changed) in enumerate(zip(points, changes, strict=True))
     )
     ticks = (
         (4.0, bottom + 4, "0%", "start"),
@@ -129,6 +146,7 @@ def trend_chart(points: list[TrendPoint]) -> Chart:
         points=placed,
         ticks=ticks,
         baseline=bottom,
+        breaks=tuple(n for n, changed in enumerate(changes) if changed),
     )
 
 

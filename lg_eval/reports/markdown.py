@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from lg_eval.reports._text import (
+    dataset_changes,
     money,
     note_line,
     number,
@@ -157,15 +158,16 @@ def render_markdown(report: Report) -> str:
     if report.trend:
         out += ["## Trend", ""]
         out += table(
-            ["run", "started", "pass rate", "results"],
+            ["run", "started", "pass rate", "results", "dataset"],
             [
                 [
                     md(p.run_id) + (" (this run)" if p.current else ""),
                     p.started_at.isoformat(timespec="seconds"),
                     percent(p.pass_rate),
                     str(p.results),
+                    "changed since the run above" if changed else "",
                 ]
-                for p in report.trend
+                for p, changed in zip(report.trend, dataset_changes(report.trend), strict=True)
             ],
         )
     if report.comparison:

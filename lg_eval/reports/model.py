@@ -148,6 +148,11 @@ class TrendPoint(_Model):
     pass_rate: float | None
     results: int
     current: bool = False
+    dataset_hash: str | None = Field(
+        default=None,
+        description="The dataset's hash in that run: where it changes, the cases changed, "
+        "and the trend is not one line across it.",
+    )
 
 
 class Step(_Model):
@@ -255,6 +260,12 @@ class CaseReport(_Model):
     )
     reference: list[list[str]] | None = Field(
         default=None, description="The expected nodes per turn (None: the case has none)."
+    )
+    expected_tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, description="The case's expected tool calls (None: it states none)."
+    )
+    expected_output: str | dict[str, Any] | None = Field(
+        default=None, description="The case's expected output (None: it states none)."
     )
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None, description="The tool calls of the final messages: {name, args, id}."

@@ -125,6 +125,7 @@ def stored_trend(store: ResultStore, dataset: str, run_id: str, n: int) -> list[
                 pass_rate=rate(tally.get("passed", 0), total),
                 results=total,
                 current=rid == run_id,
+                dataset_hash=info.dataset_hash,
             )
         )
     return sorted(points, key=lambda p: p.started_at)

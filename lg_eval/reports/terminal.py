@@ -16,6 +16,7 @@ from rich.text import Text
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.reports._text import (
+    dataset_changes,
     money,
     note_line,
     number,
@@ -96,9 +97,11 @@ def renderables(report: Report, width: int = 80) -> list[RenderableType]:
             parts.append(_passed_without_verdicts(case))
     if report.trend:
         line = Text("trend: ", style="bold")
-        for n, point in enumerate(report.trend):
+        for n, (point, changed) in enumerate(
+            zip(report.trend, dataset_changes(report.trend), strict=True)
+        ):
             if n:
-                line.append(" → ")
+                line.append(" ┆ dataset changed ┆ " if changed else " → ", style="")
             line.append(percent(point.pass_rate), style="bold" if point.current else "")
         parts.append(line)
     if report.comparison:

@@ -56,6 +56,7 @@ def environment() -> Environment:
     )
     env.filters.update(report_environment().filters)
     env.filters["pretty"] = pretty
+    env.filters["structured"] = structured
     env.globals["link"] = link
     return env
 
@@ -63,6 +64,13 @@ def environment() -> Environment:
 def pretty(value: Any) -> str:
     """A value as indented JSON text (escaped by the template like any text)."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def structured(value: Any) -> str:
+    """What a human sent or a graph asked, for reading: a string as it is (its own line
+    breaks kept), anything else as indented JSON (a payload's nesting shown, not one line
+    of JSON with ``\\n`` in it)."""
+    return value if isinstance(value, str) else pretty(value)
 
 
 def link(path: str, **params: Any) -> str:
@@ -227,4 +235,13 @@ def _rep(query: Mapping[str, str]) -> int:
     return int(text) if text.isdigit() and len(text) < 9 else 0
 
 
-__all__ = ["CHANGES", "Page", "Pages", "environment", "link", "pretty", "stylesheet"]
+__all__ = [
+    "CHANGES",
+    "Page",
+    "Pages",
+    "environment",
+    "link",
+    "pretty",
+    "structured",
+    "stylesheet",
+]

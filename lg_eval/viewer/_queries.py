@@ -11,6 +11,7 @@ error) is read with the engine's own JSON functions (SQLite's ``json_each`` /
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,13 +37,37 @@ class RunRow:
     pass_rate: float | None
     trend: tuple[float | None, ...] = ()
     previous: str | None = None
+    hashes: tuple[str, ...] = ()
+    """The dataset's hash in each run of :attr:`trend`."""
+
+    @property
+    def dataset_changed(self) -> bool:
+        """Whether the previous run of the dataset ran other cases (another hash)."""
+        return len(self.hashes) > 1 and self.hashes[-1] != self.hashes[-2]
 
     @property
     def delta(self) -> float | None:
-        """This run's pass rate minus the previous run's of the same dataset."""
+        """This run's pass rate minus the previous run's of the same dataset (None when
+        either is unknown, or the dataset changed in between: other cases, no delta)."""
         if len(self.trend) < 2 or self.trend[-1] is None or self.trend[-2] is None:
             return None
-        return self.trend[-1] - self.trend[-2]
+        return None if self.dataset_changed else self.trend[-1] - self.trend[-2]
+
+    @property
+    def spark(self) -> tuple[list[str], list[float], list[tuple[float, float]]]:
+        """The sparkline of :attr:`trend` (110 x 22): one polyline per stretch of runs of
+        the same dataset hash, the x of each change between them, and a dot per run (a
+        stretch of one run has no line)."""
+        n = len(self.trend)
+        xs = [4 + i * 102 / max(n - 1, 1) for i in range(n)]
+        ys = [19 - 16 * (value or 0.0) for value in self.trend]
+        cuts = [0, *(i for i in range(1, n) if self.hashes[i] != self.hashes[i - 1]), n]
+        lines = [
+            " ".join(f"{xs[i]:.1f},{ys[i]:.1f}" for i in range(a, b))
+            for a, b in itertools.pairwise(cuts)
+        ]
+        dots = [(round(x, 1), round(y, 1)) for x, y in zip(xs, ys, strict=True)]
+        return lines, [round((xs[i - 1] + xs[i]) / 2, 1) for i in cuts[1:-1]], dots
 
 
 @dataclass(frozen=True)
@@ -89,12 +114,15 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
     )
     infos = [RunInfo.model_validate_json(info) for (info,) in rows]
     history: dict[str, list[str]] = {}
+    hashes: dict[str, str] = {}
     for dataset in {info.dataset for info in infos}:
         found = store.query(
-            "SELECT run_id FROM lg_eval_runs WHERE dataset = ? ORDER BY started_at, run_id",
+            "SELECT run_id, dataset_hash FROM lg_eval_runs WHERE dataset = ?"
+            " ORDER BY started_at, run_id",
             (dataset,),
         )
-        history[dataset] = [str(run_id) for (run_id,) in found]
+        history[dataset] = [str(run_id) for (run_id, _) in found]
+        hashes.update((str(run_id), str(digest)) for (run_id, digest) in found)
     wanted = {run_id for ids in history.values() for run_id in ids[-(trend + PAGE) :]}
     rates = {run_id: pass_rate(status_counts(store, run_id)) for run_id in wanted}
     out = []
@@ -110,6 +138,7 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
                 pass_rate=pass_rate(counts),
                 trend=tuple(rates.get(run_id) for run_id in earlier),
                 previous=ids[position - 1] if position else None,
+                hashes=tuple(hashes[run_id] for run_id in earlier),
             )
         )
     return out, max(1, -(-total // PAGE))
