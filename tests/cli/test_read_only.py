@@ -4,34 +4,15 @@ one line and exit 2, and the folder is left exactly as it was."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from lg_eval.cli import app
+from tests.cli.newcomer import ROOT, files, lg_eval
 
-ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 NO_STORE = (
     "lg-eval: no results store at .lg_eval/results.sqlite: the file does not exist. Run "
     "`lg-eval run DATASET` here first, or pass --store with the store's URL."
 )
-
-
-@pytest.fixture
-def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(ROOT))
-    return tmp_path
-
-
-def files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
-
-
-def lg_eval(*args: str) -> Any:
-    return runner.invoke(app, list(args), catch_exceptions=False)
 
 
 @pytest.mark.parametrize(
@@ -39,14 +20,14 @@ def lg_eval(*args: str) -> Any:
     [["runs"], ["report", "r1"], ["compare", "r1", "r2"], ["view", "--port", "0"]],
     ids=["runs", "report", "compare", "view"],
 )
-def test_a_folder_without_a_store_says_there_is_none(empty: Path, command: list[str]) -> None:
+def test_a_folder_without_a_store_says_there_is_none(folder: Path, command: list[str]) -> None:
     result = lg_eval(*command)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [NO_STORE]
-    assert files(empty) == []
+    assert files(folder) == []
 
 
-def test_a_store_url_with_a_typo_names_the_file_and_the_url(empty: Path) -> None:
+def test_a_store_url_with_a_typo_names_the_file_and_the_url(folder: Path) -> None:
     result = lg_eval("runs", "--store", "sqlite:///results/nightly.sqlite")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
@@ -54,7 +35,7 @@ def test_a_store_url_with_a_typo_names_the_file_and_the_url(empty: Path) -> None
         "the file does not exist. Run `lg-eval run DATASET` here first, or pass --store with "
         "the store's URL."
     ]
-    assert files(empty) == []
+    assert files(folder) == []
 
 
 @pytest.mark.parametrize(
@@ -85,7 +66,7 @@ def test_a_store_url_with_a_typo_names_the_file_and_the_url(empty: Path) -> None
     ids=["extract-default", "extract", "from-thread", "sweep", "replay"],
 )  # fmt: skip
 def test_a_missing_checkpointer_file_is_named_not_created(
-    empty: Path, command: list[str], shown: str
+    folder: Path, command: list[str], shown: str
 ) -> None:
     result = lg_eval(*command)
     assert result.exit_code == 2
@@ -95,18 +76,18 @@ def test_a_missing_checkpointer_file_is_named_not_created(
         "--checkpointer with the URL of the SQLite file (sqlite:///path) or Postgres server "
         "that holds the threads."
     ]
-    assert files(empty) == []
+    assert files(folder) == []
 
 
-def test_an_existing_store_is_read_and_left_as_it_was(empty: Path) -> None:
+def test_an_existing_store_is_read_and_left_as_it_was(folder: Path) -> None:
     dataset = ROOT / "examples" / "golden" / "weather.yaml"
     assert lg_eval("run", str(dataset), "--run-id", "r1", "--quiet").exit_code == 0
-    before = {p: p.stat().st_size for p in (empty / ".lg_eval").iterdir() if p.suffix}
+    before = {p: p.stat().st_size for p in (folder / ".lg_eval").iterdir() if p.suffix}
     listed = lg_eval("runs")
     assert listed.exit_code == 0
     assert "r1" in listed.stdout
     missing = lg_eval("report", "nope")
     assert missing.exit_code == 2
     assert missing.stderr.startswith("lg-eval: no run 'nope' in the store")
-    after = {p: p.stat().st_size for p in (empty / ".lg_eval").iterdir() if p.suffix}
+    after = {p: p.stat().st_size for p in (folder / ".lg_eval").iterdir() if p.suffix}
     assert after == before

@@ -10,35 +10,15 @@ no checkpointer file, no run record.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from lg_eval import run_experiment
-from lg_eval.cli import app
 from lg_eval.datasets import load_dataset
 from lg_eval.errors import InvalidOptionError
+from tests.cli.newcomer import ROOT, files, lg_eval
 
-ROOT = Path(__file__).resolve().parents[2]
 WEATHER = (ROOT / "examples" / "golden" / "weather.yaml").read_text()
-runner = CliRunner()
-
-
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty working folder; the repository's example graphs import from it."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(ROOT))
-    return tmp_path
-
-
-def files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
-
-
-def lg_eval(*args: str) -> Any:
-    return runner.invoke(app, list(args), catch_exceptions=False)
 
 
 @pytest.mark.parametrize(

@@ -3,12 +3,9 @@ refused up front, and a sweep that finds nothing new stores no run."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
 from typer.testing import CliRunner
 
 from lg_eval.cli import app
@@ -20,18 +17,6 @@ from lg_eval.sweeps import sweep_threads
 from tests.sweeps import helpers
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def threads(tmp_path: Path) -> dict[str, str]:
-    """Two played threads in a SQLite checkpointer, and where the sweep stores results."""
-    conn = sqlite3.connect(tmp_path / "cp.sqlite", check_same_thread=False)
-    helpers.populate(helpers.build(SqliteSaver(conn)), 2, 0)
-    conn.close()
-    return {
-        "checkpointer": f"sqlite:///{tmp_path / 'cp.sqlite'}",
-        "store": f"sqlite:///{tmp_path / 'results.sqlite'}",
-    }
 
 
 def sweep(threads: dict[str, str], *evaluators: str) -> Any:
