@@ -7,6 +7,11 @@ McNemar when every paired score of the key is a boolean, the Wilcoxon signed-ran
 the numeric scores otherwise (see :mod:`lg_eval.stats`). A pair whose score is missing or
 errored on either side is left out of that key's test. Per-case p-values are adjusted for
 the false discovery rate over the cases of each key; the pooled ones are not.
+
+With repetitions the pooled tests pair by case: a case's pairs are summed into one
+difference per case (:func:`lg_eval.stats.clustered_mcnemar_test`,
+:func:`~lg_eval.stats.clustered_difference_test`), since a case's repetitions are not
+independent of each other; without repetitions they are the tests above, over the pairs.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from lg_eval.stats import (
     PairedTest,
     PairedTestKind,
     adjust_per_case,
+    clustered_difference_test,
+    clustered_mcnemar_test,
     mcnemar_tests,
     wilcoxon_tests,
 )
@@ -44,42 +51,71 @@ def paired_tests(
         ]
         if pairs:
             per_case[case_id] = pairs
-    pooled = [pair for pairs in per_case.values() for pair in pairs]
-    if not pooled:
+    if not per_case:
         return []
-    tests = _run(_jobs(None, pooled), alpha, interval=True)
-    per_case_jobs = [job for case_id, pairs in per_case.items() for job in _jobs(case_id, pairs)]
+    tests = _pooled(_jobs(None, list(per_case.values())), alpha)
+    per_case_jobs = [job for case_id, pairs in per_case.items() for job in _jobs(case_id, [pairs])]
     return adjust_per_case(tests + _run(per_case_jobs, alpha, interval=False))
 
 
 @dataclass(frozen=True)
 class _Job:
-    """One test to make: which, of what, on which pairs."""
+    """One test to make: which, of what, on which pairs (grouped by case)."""
 
     test: PairedTestKind
     case_id: str | None
     key: str | None
-    pairs: list[tuple[Any, Any]]
+    clusters: list[list[tuple[Any, Any]]]
+
+    @property
+    def pairs(self) -> list[tuple[Any, Any]]:
+        """Every case's pairs, one list."""
+        return [pair for pairs in self.clusters for pair in pairs]
 
 
-def _jobs(case_id: str | None, pairs: Sequence[Pair]) -> list[_Job]:
-    """The tests of one case (or of all pooled): its status, then each key scored on both
-    sides of some pair, McNemar when every paired score is a bool, else Wilcoxon."""
-    status = [(a.status == "passed", b.status == "passed") for a, b in pairs]
+def _jobs(case_id: str | None, cases: Sequence[Sequence[Pair]]) -> list[_Job]:
+    """The tests of one case (``cases`` holds its pairs) or of all cases pooled: the
+    status, then each key scored on both sides of some pair, McNemar when every paired
+    score is a bool, else Wilcoxon."""
+    status = [[(a.status == "passed", b.status == "passed") for a, b in pairs] for pairs in cases]
     jobs = [_Job("mcnemar", case_id, None, status)]
-    for key in _keys(pairs):
+    for key in _keys(pair for pairs in cases for pair in pairs):
         scored = [
-            (sa, sb)
-            for a, b in pairs
-            if (sa := _score(a, key)) is not None and (sb := _score(b, key)) is not None
+            found
+            for pairs in cases
+            if (
+                found := [
+                    (sa, sb)
+                    for a, b in pairs
+                    if (sa := _score(a, key)) is not None and (sb := _score(b, key)) is not None
+                ]
+            )
         ]
         if not scored:
             continue
-        if all(isinstance(sa, bool) and isinstance(sb, bool) for sa, sb in scored):
-            jobs.append(_Job("mcnemar", case_id, key, [(bool(a), bool(b)) for a, b in scored]))
+        if all(
+            isinstance(sa, bool) and isinstance(sb, bool) for pairs in scored for sa, sb in pairs
+        ):
+            kind: PairedTestKind = "mcnemar"
+            clusters: list[list[tuple[Any, Any]]] = [
+                [(bool(a), bool(b)) for a, b in pairs] for pairs in scored
+            ]
         else:
-            jobs.append(_Job("wilcoxon", case_id, key, [(float(a), float(b)) for a, b in scored]))
+            kind = "wilcoxon"
+            clusters = [[(float(a), float(b)) for a, b in pairs] for pairs in scored]
+        jobs.append(_Job(kind, case_id, key, clusters))
     return jobs
+
+
+def _pooled(jobs: Sequence[_Job], alpha: float) -> list[PairedTest]:
+    """The pooled tests, pairing by case (with one pair per case, the same numbers as
+    the tests over the pooled pairs)."""
+    return [
+        clustered_mcnemar_test(job.clusters, key=job.key, alpha=alpha)
+        if job.test == "mcnemar"
+        else clustered_difference_test(job.clusters, key=job.key, alpha=alpha)
+        for job in jobs
+    ]
 
 
 def _run(jobs: Sequence[_Job], alpha: float, *, interval: bool) -> list[PairedTest]:

@@ -34,6 +34,7 @@ from lg_eval.experiments._upstream import redact_url
 from lg_eval.experiments.aggregate import CaseCounts, Latencies
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 from lg_eval.experiments.schema_version import SCHEMA_VERSION, prepare
+from lg_eval.stats import RateMoments
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
 
@@ -290,13 +291,16 @@ class ResultStore:
         :func:`~lg_eval.experiments.aggregate.case_counts` of its results."""
         rows = self._query(
             "SELECT COUNT(*), MAX(n), SUM(CASE WHEN p > 0 THEN 1 ELSE 0 END),"
-            " SUM(CASE WHEN p = n THEN 1 ELSE 0 END) FROM (SELECT case_id, COUNT(*) AS n,"
+            " SUM(CASE WHEN p = n THEN 1 ELSE 0 END), SUM(p), SUM(n), SUM(p * p), SUM(p * n),"
+            " SUM(n * n) FROM (SELECT case_id, COUNT(*) AS n,"
             " SUM(CASE WHEN status = 'passed' THEN 1 ELSE 0 END) AS p FROM lg_eval_cases"
             " WHERE run_id = ? GROUP BY case_id) AS g",
             (run_id,),
         )
-        cases, k, some, every = rows[0]
-        return CaseCounts(int(cases), int(k or 0), int(some or 0), int(every or 0))
+        cases, k, some, every, *sums = (int(value or 0) for value in rows[0])
+        passed, results, passed_sq, cross, results_sq = sums
+        passes = RateMoments(cases, passed, results, passed_sq, cross, results_sq, k)
+        return CaseCounts(cases, k, some, every, passes)
 
     def latencies(self, run_id: str) -> Latencies:
         """p50, p95 and the maximum of ``run_id``'s latencies from SQL, equal to

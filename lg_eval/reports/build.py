@@ -73,8 +73,9 @@ def build_report(
         checked_instance(comparison, Comparison, "comparison", "a Comparison (compare_runs)")
     results = run.results
     tally = RunTally()
-    for result in results:
-        tally.add(result)
+    for group in aggregate.by_case(results).values():  # a case's repetitions together
+        for result in group:
+            tally.add(result)
     cases = [case_report(index, result) for index, result in enumerate(results)]
     numeric = [
         value for result in results for row in result.scores

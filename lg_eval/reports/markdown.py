@@ -269,7 +269,7 @@ def _tests(comparison: ComparisonReport) -> list[str]:
             [
                 "all cases" if t.case_id is None else md(t.case_id),
                 md(test_subject(t)),
-                t.test,
+                md(t.test),
                 str(t.pairs),
                 test_effect(t),
                 p_value(t.p_value),

@@ -65,7 +65,9 @@ class Summary(_Model):
     pass_at_k: float | None = Field(description="Cases with at least one passed repetition.")
     pass_hat_k: float | None = Field(description="Cases whose every repetition passed (pass^k).")
     pass_rate_interval: Interval | None = Field(
-        default=None, description="95% Wilson interval of pass_rate (over results)."
+        default=None,
+        description="95% interval of pass_rate: Wilson over results; with repetitions,"
+        " over cases (cluster_wilson).",
     )
     pass_at_k_interval: Interval | None = Field(
         default=None, description="95% Wilson interval of pass_at_k (over cases)."
@@ -98,10 +100,14 @@ class EvaluatorSummary(_Model):
     min: float | None = None
     max: float | None = None
     pass_rate_interval: Interval | None = Field(
-        default=None, description="95% Wilson interval of pass_rate."
+        default=None,
+        description="95% interval of pass_rate: Wilson; over cases when a case has several"
+        " rows (cluster_wilson).",
     )
     mean_interval: Interval | None = Field(
-        default=None, description="95% interval of mean: seeded bootstrap (normal past 1000)."
+        default=None,
+        description="95% interval of mean: seeded bootstrap (normal past 1000); over cases"
+        " when a case has several scores (cluster_bootstrap, cluster_normal).",
     )
 
 

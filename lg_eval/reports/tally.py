@@ -4,6 +4,9 @@
 :class:`RunTally`; :func:`~lg_eval.reports.stream.stream_report` feeds a stored run's
 results through the same tally one page at a time, so a 100,000-result run is
 aggregated in memory that does not grow with it, and both give the same numbers.
+A case's results are added together (``build_report`` groups them; the store reads them
+in case order), so the tally can close each case's cluster when the next case begins: the
+intervals of a key's pass rate and mean resample cases when some case has several rows.
 Only what needs every value at once (percentiles, pass@k) is computed elsewhere: from
 the results in memory or in SQL, as :class:`~lg_eval.experiments.aggregate.CaseCounts`
 and :class:`~lg_eval.experiments.aggregate.Latencies`, which :meth:`RunTally.summary`
@@ -23,7 +26,13 @@ from lg_eval.reports.model import (
     Summary,
     TagSummary,
 )
-from lg_eval.stats import Interval, MeanSample, wilson_interval
+from lg_eval.stats import (
+    Interval,
+    MeanSample,
+    RateMoments,
+    clustered_rate_interval,
+    wilson_interval,
+)
 
 BINS = 10
 
@@ -33,15 +42,14 @@ def rate(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def rate_intervals(
-    passed: int, results: int, some: int, every: int, cases: int
-) -> dict[str, Interval | None]:
-    """The Wilson intervals of a summary: the pass rate over ``results``, pass@k (``some``
-    case repetition passed) and pass^k (``every`` one did) over ``cases``."""
+def rate_intervals(cases: CaseCounts) -> dict[str, Interval | None]:
+    """The intervals of a summary: the pass rate's over cases (each case's passed
+    repetitions of its results: the Wilson interval over results when no case repeats),
+    pass@k's and pass^k's (the Wilson interval over cases)."""
     return {
-        "pass_rate_interval": wilson_interval(passed, results),
-        "pass_at_k_interval": wilson_interval(some, cases),
-        "pass_hat_k_interval": wilson_interval(every, cases),
+        "pass_rate_interval": clustered_rate_interval(cases.passes),
+        "pass_at_k_interval": wilson_interval(cases.some, cases.cases),
+        "pass_hat_k_interval": wilson_interval(cases.every, cases.cases),
     }
 
 
@@ -100,7 +108,8 @@ class Binner:
 
 
 class EvaluatorTally:
-    """One feedback key's verdicts and score statistics, row by row."""
+    """One feedback key's verdicts and score statistics, row by row, a case's rows
+    together."""
 
     def __init__(self, key: str, evaluator: str) -> None:
         self.key, self.evaluator = key, evaluator
@@ -110,24 +119,39 @@ class EvaluatorTally:
         self.sample = MeanSample()
         self.min: float | None = None
         self.max: float | None = None
+        self.verdicts = RateMoments()
+        """Passed rows of each case out of its rows with a verdict, summed over cases."""
+        self._case: str | None = None
+        self._case_passed = self._case_verdicts = 0
 
-    def add(self, row: ScoreRow) -> None:
-        """Count one score row of this key."""
+    def add(self, row: ScoreRow, case_id: str | None = None) -> None:
+        """Count one score row of this key, from case ``case_id`` (None: a case of its own)."""
+        if case_id is None or case_id != self._case:
+            self._close_case()
+            self._case = case_id
         self.rows += 1
         self.passed += row.passed is True
         self.failed += row.passed is False
+        self._case_passed += row.passed is True
+        self._case_verdicts += row.passed is not None
         self.no_verdict += row.passed is None and row.error is None
         self.errors += row.error is not None
         if row.score is not None and row.error is None:
             value = float(row.score)
             self.scores += 1
             self.total += value
-            self.sample.add(value)
+            self.sample.add(value, case_id)
             self.min = value if self.min is None or value < self.min else self.min
             self.max = value if self.max is None or value > self.max else self.max
 
+    def _close_case(self) -> None:
+        self.verdicts = self.verdicts.plus(self._case_passed, self._case_verdicts)
+        self._case_passed = self._case_verdicts = 0
+
     def summary(self) -> EvaluatorSummary:
         """The key's :class:`EvaluatorSummary`."""
+        self._close_case()
+        self._case = None
         return EvaluatorSummary(
             key=self.key,
             evaluator=self.evaluator,
@@ -140,14 +164,15 @@ class EvaluatorTally:
             mean=self.total / self.scores if self.scores else None,
             min=self.min,
             max=self.max,
-            pass_rate_interval=wilson_interval(self.passed, self.passed + self.failed),
+            pass_rate_interval=clustered_rate_interval(self.verdicts),
             mean_interval=self.sample.interval(),
         )
 
 
 class RunTally:
     """Status counts, sums, per-key and per-tag aggregates and score range of the results
-    added so far, in the order added (sums are accumulated in that order)."""
+    added so far, in the order added (sums are accumulated in that order); a case's
+    results are added together."""
 
     def __init__(self) -> None:
         self.results = 0
@@ -180,7 +205,7 @@ class RunTally:
             tally = self.evaluators.get(row.key)
             if tally is None:
                 tally = self.evaluators[row.key] = EvaluatorTally(row.key, row.evaluator)
-            tally.add(row)
+            tally.add(row, result.case_id)
             value = numeric_score(row)
             if value is not None:
                 self._score(value)
@@ -217,9 +242,7 @@ class RunTally:
             pass_rate=rate(self.counts.passed, self.results),
             pass_at_k=rate(cases.some, cases.cases),
             pass_hat_k=rate(cases.every, cases.cases),
-            **rate_intervals(
-                self.counts.passed, self.results, cases.some, cases.every, cases.cases
-            ),
+            **rate_intervals(cases),
             latency_p50_s=latency.p50,
             latency_p95_s=latency.p95,
             latency_mean_s=self.latency_mean,

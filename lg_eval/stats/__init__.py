@@ -15,12 +15,17 @@ The tests are scipy's (``binomtest``, ``bootstrap``, ``wilcoxon``,
 finite and deterministic. See ``docs/statistics.md``.
 """
 
+from lg_eval.stats._clusters import (
+    ClusterTotals,
+    RateMoments,
+    cluster_bootstrap,
+    clustered_rate_interval,
+)
 from lg_eval.stats._intervals import (
     BOOTSTRAP_LIMIT,
     CONFIDENCE,
     RESAMPLES,
     SEED,
-    MeanSample,
     check_confidence,
     mean_interval,
     wilson_interval,
@@ -30,12 +35,15 @@ from lg_eval.stats._paired import (
     ALPHA,
     adjust_per_case,
     check_alpha,
+    clustered_difference_test,
+    clustered_mcnemar_test,
     mcnemar_test,
     mcnemar_tests,
     signed_rank_p_values,
     wilcoxon_test,
     wilcoxon_tests,
 )
+from lg_eval.stats._samples import MeanSample, resamples_clusters
 
 __all__ = [
     "ALPHA",
@@ -43,17 +51,24 @@ __all__ = [
     "CONFIDENCE",
     "RESAMPLES",
     "SEED",
+    "ClusterTotals",
     "Interval",
     "IntervalMethod",
     "MeanSample",
     "PairedTest",
     "PairedTestKind",
+    "RateMoments",
     "adjust_per_case",
     "check_alpha",
     "check_confidence",
+    "cluster_bootstrap",
+    "clustered_difference_test",
+    "clustered_mcnemar_test",
+    "clustered_rate_interval",
     "mcnemar_test",
     "mcnemar_tests",
     "mean_interval",
+    "resamples_clusters",
     "signed_rank_p_values",
     "wilcoxon_test",
     "wilcoxon_tests",

@@ -20,7 +20,15 @@ from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
 from lg_eval.reports.tally import Binner, histogram_bounds, rate
-from lg_eval.stats import BOOTSTRAP_LIMIT, MeanSample, wilson_interval
+from lg_eval.stats import (
+    BOOTSTRAP_LIMIT,
+    ClusterTotals,
+    Interval,
+    MeanSample,
+    RateMoments,
+    clustered_rate_interval,
+    resamples_clusters,
+)
 from lg_eval.viewer._compare import change_counts, changes_page
 
 PAGE = 50
@@ -131,10 +139,13 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
     the order the run first gives each key.
 
     Only the errored rows' JSON is read (from their partial index); the rest is counted
-    from the key index. A key's mean interval is the report's: the bootstrap of its
-    scores when it has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them (read
-    whole), else the normal interval from the mean and the sum of squared deviations
-    SQL computes, so memory never holds more than that many scores.
+    from the key index. A key's intervals are the report's: the rows grouped by case in
+    SQL give each case's passed rows and rows with a verdict (the pass rate's interval over
+    cases) and its scores' count. Without a case of several scores, the mean's interval is
+    the bootstrap of its scores when it has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT`
+    of them (read whole), else the normal interval from the mean and the sum of squared
+    deviations SQL computes; with one, the same over cases (each case's total and count, or
+    their moments past that many cases), so memory never holds more than that many rows.
     """
     rows = store.query(
         "SELECT s.key, MIN(s.evaluator), COUNT(*),"
@@ -155,13 +166,19 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
             (run_id,),
         )
     }
+    clusters = _case_moments(store, run_id)
     seen = _first_keys(store, run_id)
     rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
     out = []
     for key, evaluator, n, passed, failed, unjudged, scored, mean, low, high, _ in rows:
         passed, failed = int(passed or 0), int(failed or 0)
         errors, unjudged_errors = errored.get(str(key), (0, 0))
-        sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
+        verdicts, (scored_cases, largest) = clusters[str(key)]
+        if resamples_clusters(scored_cases, largest):
+            spread = _clustered_mean(store, run_id, str(key), scored_cases, mean, low, high)
+        else:
+            sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
+            spread = None if sample is None else sample.interval()
         out.append(
             EvaluatorSummary(
                 key=str(key),
@@ -175,11 +192,60 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
                 mean=None if mean is None else float(mean),
                 min=None if low is None else float(low),
                 max=None if high is None else float(high),
-                pass_rate_interval=wilson_interval(passed, passed + failed),
-                mean_interval=None if sample is None else sample.interval(),
+                pass_rate_interval=clustered_rate_interval(verdicts),
+                mean_interval=spread,
             )
         )
     return out
+
+
+def _case_moments(
+    store: ResultStore, run_id: str
+) -> dict[str, tuple[RateMoments, tuple[int, int]]]:
+    """Per key, its rows grouped by case in SQL: the :class:`~lg_eval.stats.RateMoments`
+    of each case's passed rows out of its rows with a verdict, and ``(cases with a score,
+    the most scores of one case)``."""
+    rows = store.query(
+        "SELECT key, SUM(CASE WHEN v > 0 THEN 1 ELSE 0 END), SUM(p), SUM(v), SUM(p * p),"
+        " SUM(p * v), SUM(v * v), MAX(v), SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END), MAX(n)"
+        " FROM (SELECT key, case_id, SUM(CASE WHEN passed = 1 THEN 1 ELSE 0 END) AS p,"
+        " SUM(CASE WHEN passed IS NULL THEN 0 ELSE 1 END) AS v, COUNT(score) AS n"
+        " FROM lg_eval_scores WHERE run_id = ? GROUP BY key, case_id) AS g GROUP BY key",
+        (run_id,),
+    )
+    out = {}
+    for key, *counts in rows:
+        numbers = [int(value or 0) for value in counts]
+        out[str(key)] = (RateMoments(*numbers[:7]), (numbers[7], numbers[8]))
+    return out
+
+
+def _clustered_mean(
+    store: ResultStore, run_id: str, key: str, cases: int, mean: Any, low: Any, high: Any
+) -> Interval | None:
+    """``key``'s mean interval over cases: from each case's total and count when there
+    are few enough cases to bootstrap, else from the moments (a second aggregate for the
+    squared deviations of the cases' totals from the mean times their counts)."""
+    where = "run_id = ? AND key = ? AND score IS NOT NULL"
+    if cases <= BOOTSTRAP_LIMIT:
+        pairs = store.query(
+            f"SELECT SUM(score), COUNT(*) FROM lg_eval_scores WHERE {where} GROUP BY case_id",
+            (run_id, key),
+        )
+        totals = ClusterTotals.from_pairs([(float(y), int(m)) for y, m in pairs])
+        return totals.interval(float(low), float(high))
+    # in exact decimals on Postgres, as _mean_sample's deviations
+    total = "CAST(y AS NUMERIC)" if store.postgres else "y"
+    deviation = f"({total} - CAST(? AS NUMERIC) * m)" if store.postgres else "(y - ? * m)"
+    ((n, largest, spread),) = store.query(
+        f"SELECT SUM(m), MAX(m), SUM({deviation} * {deviation}) FROM (SELECT SUM(score) AS y,"
+        f" COUNT(*) AS m FROM lg_eval_scores WHERE {where} GROUP BY case_id) AS g",
+        (float(mean), float(mean), run_id, key),
+    )
+    totals = ClusterTotals.from_moments(
+        cases, int(n), float(mean) * int(n), float(spread or 0.0), int(largest)
+    )
+    return totals.interval(float(low), float(high))
 
 
 def _mean_sample(

@@ -149,6 +149,65 @@ def test_a_key_with_more_scores_than_the_bootstrap_takes_has_the_reports_interva
     assert row.mean == pytest.approx(expected.mean, rel=1e-12)
 
 
+def repeated_run(run_id: str, cases: int) -> ExperimentRun:
+    """``cases`` cases × 2 repetitions, a verdict and a score each; a case's two scores
+    are close, its verdicts often alike (the run's intervals resample cases)."""
+    results = [
+        CaseResult(
+            run_id=run_id,
+            case_id=f"c{i}",
+            repetition=rep,
+            status="passed",
+            scores=[
+                ScoreRow(
+                    evaluator="judge",
+                    key="judge",
+                    score=(i * 37 % 101) / 100 + rep / 1000,
+                    passed=(i * 37 % 101) + rep * 5 >= 50,
+                )
+            ],
+        )
+        for i in range(cases)
+        for rep in range(2)
+    ]
+    return ExperimentRun(info=info(run_id), results=results)
+
+
+def assert_the_reports_row(row: Any, expected: Any, method: str) -> None:
+    assert row.pass_rate_interval == expected.pass_rate_interval  # whole-number moments
+    assert expected.pass_rate_interval.method == "cluster_wilson"
+    interval, wanted = row.mean_interval, expected.mean_interval
+    assert interval is not None and wanted is not None
+    assert interval.method == wanted.method == method
+    assert interval.low == pytest.approx(wanted.low, rel=1e-12)
+    assert interval.high == pytest.approx(wanted.high, rel=1e-12)
+
+
+@pytest.mark.parametrize(("cases", "method"), [(40, "cluster_bootstrap"), (1100, "cluster_normal")])
+def test_a_key_with_repetitions_has_the_reports_intervals_over_cases(
+    cases: int, method: str
+) -> None:
+    run = repeated_run("reps", cases)
+    (expected,) = build_report(run).evaluators
+    with memory_store() as store:
+        store_run(store, run)
+        (row,) = q.evaluator_table(store, "reps")
+    assert_the_reports_row(row, expected, method)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("cases", "method"), [(40, "cluster_bootstrap"), (1100, "cluster_normal")])
+def test_on_postgres_a_key_with_repetitions_has_the_reports_intervals_over_cases(
+    pg_dsn: str, cases: int, method: str
+) -> None:
+    run = repeated_run(f"reps-{uuid.uuid4().hex}", cases)
+    (expected,) = build_report(run).evaluators
+    with open_store(pg_dsn) as store:
+        store_run(store, run)
+        (row,) = q.evaluator_table(store, run.info.run_id)
+    assert_the_reports_row(row, expected, method)
+
+
 @pytest.mark.postgres
 def test_on_postgres_a_deviation_too_small_to_square_in_floats_is_summed(pg_dsn: str) -> None:
     # squared, a deviation of 1e-170 underflows: Postgres refuses such a float product, so
