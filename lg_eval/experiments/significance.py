@@ -51,76 +51,70 @@ def paired_tests(
         ]
         if pairs:
             per_case[case_id] = pairs
-    if not per_case:
+    jobs = [_jobs(case_id, pairs) for case_id, pairs in per_case.items()]
+    if not jobs:
         return []
-    tests = _pooled(_jobs(None, list(per_case.values())), alpha)
-    per_case_jobs = [job for case_id, pairs in per_case.items() for job in _jobs(case_id, [pairs])]
-    return adjust_per_case(tests + _run(per_case_jobs, alpha, interval=False))
+    order = _keys(pair for pairs in per_case.values() for pair in pairs)
+    tests = _pooled(jobs, order, alpha)
+    return adjust_per_case(tests + _run([job for found in jobs for job in found], alpha))
 
 
 @dataclass(frozen=True)
 class _Job:
-    """One test to make: which, of what, on which pairs (grouped by case)."""
+    """One test to make: which, of what, on which pairs."""
 
     test: PairedTestKind
     case_id: str | None
     key: str | None
-    clusters: list[list[tuple[Any, Any]]]
-
-    @property
-    def pairs(self) -> list[tuple[Any, Any]]:
-        """Every case's pairs, one list."""
-        return [pair for pairs in self.clusters for pair in pairs]
+    pairs: list[tuple[Any, Any]]
 
 
-def _jobs(case_id: str | None, cases: Sequence[Sequence[Pair]]) -> list[_Job]:
-    """The tests of one case (``cases`` holds its pairs) or of all cases pooled: the
-    status, then each key scored on both sides of some pair, McNemar when every paired
-    score is a bool, else Wilcoxon."""
-    status = [[(a.status == "passed", b.status == "passed") for a, b in pairs] for pairs in cases]
+def _jobs(case_id: str, pairs: Sequence[Pair]) -> list[_Job]:
+    """The tests of one case: its status, then each key scored on both sides of some
+    pair, McNemar when every paired score is a bool, else Wilcoxon."""
+    status = [(a.status == "passed", b.status == "passed") for a, b in pairs]
     jobs = [_Job("mcnemar", case_id, None, status)]
-    for key in _keys(pair for pairs in cases for pair in pairs):
+    for key in _keys(pairs):
         scored = [
-            found
-            for pairs in cases
-            if (
-                found := [
-                    (sa, sb)
-                    for a, b in pairs
-                    if (sa := _score(a, key)) is not None and (sb := _score(b, key)) is not None
-                ]
-            )
+            (sa, sb)
+            for a, b in pairs
+            if (sa := _score(a, key)) is not None and (sb := _score(b, key)) is not None
         ]
         if not scored:
             continue
-        if all(
-            isinstance(sa, bool) and isinstance(sb, bool) for pairs in scored for sa, sb in pairs
-        ):
-            kind: PairedTestKind = "mcnemar"
-            clusters: list[list[tuple[Any, Any]]] = [
-                [(bool(a), bool(b)) for a, b in pairs] for pairs in scored
-            ]
+        if all(isinstance(sa, bool) and isinstance(sb, bool) for sa, sb in scored):
+            jobs.append(_Job("mcnemar", case_id, key, [(bool(a), bool(b)) for a, b in scored]))
         else:
-            kind = "wilcoxon"
-            clusters = [[(float(a), float(b)) for a, b in pairs] for pairs in scored]
-        jobs.append(_Job(kind, case_id, key, clusters))
+            jobs.append(_Job("wilcoxon", case_id, key, [(float(a), float(b)) for a, b in scored]))
     return jobs
 
 
-def _pooled(jobs: Sequence[_Job], alpha: float) -> list[PairedTest]:
-    """The pooled tests, pairing by case (with one pair per case, the same numbers as
-    the tests over the pooled pairs)."""
-    return [
-        clustered_mcnemar_test(job.clusters, key=job.key, alpha=alpha)
-        if job.test == "mcnemar"
-        else clustered_difference_test(job.clusters, key=job.key, alpha=alpha)
-        for job in jobs
-    ]
+def _pooled(jobs: Sequence[Sequence[_Job]], order: Sequence[str], alpha: float) -> list[PairedTest]:
+    """The pooled tests from the cases' jobs (status first, then keys in ``order``),
+    pairing by case: McNemar when every case's test of the key is, else the scores' test
+    with booleans as 1 and 0. With one pair per case, the same numbers as the tests over
+    the pooled pairs."""
+    grouped: dict[str | None, list[_Job]] = {}
+    for found in jobs:
+        for job in found:
+            grouped.setdefault(job.key, []).append(job)
+    tests = []
+    for key in (None, *order):
+        cases = grouped.get(key)
+        if not cases:
+            continue
+        if all(job.test == "mcnemar" for job in cases):
+            clusters = [job.pairs for job in cases]
+            tests.append(clustered_mcnemar_test(clusters, key=key, alpha=alpha))
+        else:
+            clusters = [[(float(a), float(b)) for a, b in job.pairs] for job in cases]
+            tests.append(clustered_difference_test(clusters, key=key, alpha=alpha))
+    return tests
 
 
-def _run(jobs: Sequence[_Job], alpha: float, *, interval: bool) -> list[PairedTest]:
-    """The tests of ``jobs``, in their order; those of one kind and key made in one batch
-    (:func:`lg_eval.stats.mcnemar_tests`, :func:`~lg_eval.stats.wilcoxon_tests`)."""
+def _run(jobs: Sequence[_Job], alpha: float) -> list[PairedTest]:
+    """The per-case tests of ``jobs``, in their order; those of one kind and key made in
+    one batch (:func:`lg_eval.stats.mcnemar_tests`, :func:`~lg_eval.stats.wilcoxon_tests`)."""
     batches: dict[tuple[PairedTestKind, str | None], list[int]] = defaultdict(list)
     for index, job in enumerate(jobs):
         batches[(job.test, job.key)].append(index)
@@ -131,7 +125,7 @@ def _run(jobs: Sequence[_Job], alpha: float, *, interval: bool) -> list[PairedTe
         made = (
             mcnemar_tests(samples, case_ids=case_ids, key=key, alpha=alpha)
             if test == "mcnemar"
-            else wilcoxon_tests(samples, case_ids=case_ids, key=key, alpha=alpha, interval=interval)
+            else wilcoxon_tests(samples, case_ids=case_ids, key=key, alpha=alpha)
         )
         found.update(zip(indices, made, strict=True))
     return [found[i] for i in range(len(jobs))]

@@ -302,10 +302,10 @@ def clustered_mcnemar_test(
             booleans, or ``alpha`` outside (0, 1).
     """
     level = check_alpha(alpha)
-    counts = [_in_cluster(index, _discordant, pairs) for index, pairs in _clusters(clusters)]
-    sizes = [len(pairs) for pairs in clusters]
-    if not resamples_clusters(len(sizes), max(sizes, default=0)):
+    sizes = _sizes(clusters)
+    if not resamples_clusters(len(sizes), max(sizes)):
         return mcnemar_test([pair for pairs in clusters for pair in pairs], key=key, alpha=level)
+    counts = [_in_cluster(index, _discordant, pairs) for index, pairs in enumerate(clusters)]
     sums = [better - worse for worse, better in counts]
     return _clustered("clustered_mcnemar", sums, sizes, key, level, None)
 
@@ -329,11 +329,11 @@ def clustered_difference_test(
     """
     level = check_alpha(alpha)
     check_confidence(confidence)
-    differences = [_in_cluster(index, _differences, pairs) for index, pairs in _clusters(clusters)]
-    sizes = [len(pairs) for pairs in clusters]
-    if not resamples_clusters(len(sizes), max(sizes, default=0)):
+    sizes = _sizes(clusters)
+    if not resamples_clusters(len(sizes), max(sizes)):
         flat = [pair for pairs in clusters for pair in pairs]
         return wilcoxon_test(flat, key=key, alpha=level, confidence=confidence, interval=interval)
+    differences = [_in_cluster(index, _differences, pairs) for index, pairs in enumerate(clusters)]
     found = None
     if interval:
         sample = MeanSample()
@@ -345,12 +345,19 @@ def clustered_difference_test(
     return _clustered("clustered_difference", sums, sizes, key, level, found)
 
 
-def _clusters(clusters: object) -> list[tuple[int, Sample]]:
+def _sizes(clusters: object) -> list[int]:
+    """How many pairs each cluster holds, refusing no clusters or an empty one (the
+    pairs themselves are checked by the test that reads them)."""
     checked_sequence(clusters, "clusters", "a list of cases, each a list of (A, B) pairs")
-    found = list(enumerate(cast(Sequence[Sample], clusters)))
-    if not found:
+    sizes = []
+    for index, pairs in enumerate(cast(Sequence[Sample], clusters)):
+        checked_sequence(pairs, f"clusters[{index}]", "a list of (A, B) pairs")
+        if not pairs:
+            raise InvalidOptionError(f"clusters[{index}]=[]: expected at least one (A, B) pair.")
+        sizes.append(len(pairs))
+    if not sizes:
         raise InvalidOptionError("clusters=[]: expected at least one case's pairs.")
-    return found
+    return sizes
 
 
 def _in_cluster(index: int, read: Any, pairs: Sample) -> Any:
