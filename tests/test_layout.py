@@ -191,6 +191,7 @@ FLOORS: dict[str, int] = {
     "feedback": 2,
     "verdicts": 2,
     "display": 2,
+    "calibration": 2,  # agreement with people's labels, on stats; no store, no model
     # 3: reading what users pass; threads into trajectories
     "inputs": 3,
     "messages": 3,

@@ -8,7 +8,12 @@ paired tests of one run against another.
   repetitions, each a :class:`PairedTest` with the p-value and the effect;
   :func:`mcnemar_tests` and :func:`wilcoxon_tests` test many cases' samples at once
   (the same numbers, scipy called once per batch: :func:`signed_rank_p_values`), and
-  :func:`adjust_per_case` controls the false discovery rate over them.
+  :func:`adjust_per_case` controls the false discovery rate over them;
+* with repetitions, intervals and pooled tests that count cases, not results:
+  :func:`clustered_rate_interval` (of :class:`RateMoments`), :class:`MeanSample` given each
+  value's case (:class:`ClusterTotals`), :func:`clustered_mcnemar_test` and
+  :func:`clustered_difference_test`; :func:`cluster_bootstrap` (:func:`cluster_resamples`,
+  :func:`percentile_interval`) resamples cases for any statistic of their summed vectors.
 
 The tests are scipy's (``binomtest``, ``bootstrap``, ``wilcoxon``,
 ``false_discovery_control``); this package chooses among them and keeps every number
@@ -19,7 +24,9 @@ from lg_eval.stats._clusters import (
     ClusterTotals,
     RateMoments,
     cluster_bootstrap,
+    cluster_resamples,
     clustered_rate_interval,
+    percentile_interval,
 )
 from lg_eval.stats._intervals import (
     BOOTSTRAP_LIMIT,
@@ -62,12 +69,14 @@ __all__ = [
     "check_alpha",
     "check_confidence",
     "cluster_bootstrap",
+    "cluster_resamples",
     "clustered_difference_test",
     "clustered_mcnemar_test",
     "clustered_rate_interval",
     "mcnemar_test",
     "mcnemar_tests",
     "mean_interval",
+    "percentile_interval",
     "resamples_clusters",
     "signed_rank_p_values",
     "wilcoxon_test",

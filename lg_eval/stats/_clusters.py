@@ -17,8 +17,9 @@ is measured:
   seeded percentile bootstrap that resamples clusters (:func:`cluster_bootstrap`) up to
   :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` clusters, the normal interval with the clustered
   standard error beyond;
-* :func:`cluster_bootstrap`: the one resampling of clusters, for any statistic of the
-  clusters' summed vectors (a mean's totals, an agreement's confusion counts).
+* :func:`cluster_bootstrap` (:func:`cluster_resamples`, then :func:`percentile_interval`):
+  the one resampling of clusters, for any statistic of the clusters' summed vectors (a
+  mean's totals, an agreement's confusion counts).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ from lg_eval.stats._models import Interval
 
 _CELLS = 2_000_000
 """Cluster draws held at once while resampling (memory: 8 bytes each)."""
+
+_REPEATS = 50
+"""Clusters per distinct row from which the resamples draw counts of rows, not clusters."""
 
 
 def _z(level: float) -> float:
@@ -171,34 +175,71 @@ def cluster_bootstrap(
     two clusters or when no resample defines the statistic.
 
     ``sums``: one row per cluster, the cluster's vector of sums (a mean's total and count,
-    an agreement's confusion counts). Each resample draws as many clusters as there are,
-    with replacement, and adds their rows; ``statistic`` maps those added rows (an array of
-    shape ``(resamples, K)``) to one value each. Resamples where it is not finite (a rate
-    over no trials, kappa where it is undefined) are left out. Rows are sorted first, so the
-    clusters' order does not matter; the same rows always give the same interval.
+    an agreement's confusion counts). ``statistic`` maps the rows each resample adds up
+    (an array of shape ``(resamples, K)``, see :func:`cluster_resamples`) to one value
+    each; :func:`percentile_interval` makes the interval of those values.
 
     Raises:
         InvalidOptionError: ``sums`` is no table of finite numbers, ``confidence`` is not in
             (0, 1), or ``resamples`` is below 1.
     """
     level = check_confidence(confidence)
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise InvalidOptionError(f"resamples={resamples!r}: expected a whole number >= 1.")
+    drawn = cluster_resamples(sums, resamples=resamples, seed=seed)
+    if drawn is None:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):  # undefined: left out
+        return percentile_interval(statistic(drawn), confidence=level)
+
+
+def cluster_resamples(sums: Any, *, resamples: int = RESAMPLES, seed: int = SEED) -> Any:
+    """``resamples`` bootstrap resamples of the clusters' rows, each added up: an array of
+    shape ``(resamples, K)``; None for fewer than two clusters.
+
+    Each resample draws as many clusters as there are, with replacement (seeded:
+    ``numpy.random.default_rng(seed)``). Rows are sorted first, so the clusters' order does
+    not matter; the same rows always give the same resamples. One draw serves every
+    statistic of the same clusters. When few distinct rows repeat over many clusters (a
+    confusion matrix of one pair per case has four), how often each distinct row is drawn
+    is itself drawn, from the multinomial distribution that drawing the clusters one by one
+    gives it: the same bootstrap, in time that does not grow with the clusters.
+
+    Raises:
+        InvalidOptionError: ``sums`` is no table of finite numbers, ``resamples`` is below
+            1 or ``seed`` negative.
+    """
+    checked_count(resamples, "resamples", 1)
+    checked_count(seed, "seed", 0)
     data = _table(sums)
     clusters = len(data)
     if clusters < 2:
         return None
-    data = data[np.lexsort(data.T[::-1])]
     rng = np.random.default_rng(seed)
-    found = np.empty(resamples)
+    kinds, counts = np.unique(data, axis=0, return_counts=True)  # sorted rows
+    if len(kinds) * _REPEATS <= clusters:
+        weights = rng.multinomial(clusters, counts / clusters, size=resamples)
+        return weights.astype(float) @ kinds
+    data = data[np.lexsort(data.T[::-1])]
+    drawn = np.empty((resamples, data.shape[1]))
     step = max(1, _CELLS // clusters)
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
         picks = rng.integers(0, clusters, size=(rows, clusters))
         picks += clusters * np.arange(rows)[:, None]
         weights = np.bincount(picks.ravel(), minlength=rows * clusters).reshape(rows, clusters)
-        with np.errstate(divide="ignore", invalid="ignore"):  # undefined: left out below
-            found[start : start + rows] = statistic(weights.astype(float) @ data)
+        drawn[start : start + rows] = weights.astype(float) @ data
+    return drawn
+
+
+def percentile_interval(values: Any, *, confidence: float = CONFIDENCE) -> Interval | None:
+    """The percentile interval of a bootstrap's ``values`` (method ``cluster_bootstrap``),
+    leaving out those that are not finite (a rate over no trials, kappa where it is
+    undefined); None when no value is finite.
+
+    Raises:
+        InvalidOptionError: ``confidence`` is not in (0, 1).
+    """
+    level = check_confidence(confidence)
+    found = np.asarray(values, dtype=float).ravel()
     defined = found[np.isfinite(found)]
     if not defined.size:
         return None
@@ -389,5 +430,7 @@ __all__ = [
     "ClusterTotals",
     "RateMoments",
     "cluster_bootstrap",
+    "cluster_resamples",
     "clustered_rate_interval",
+    "percentile_interval",
 ]

@@ -279,3 +279,32 @@ def test_a_statistic_undefined_on_some_resamples_is_taken_over_the_others() -> N
 def test_bad_input_to_the_cluster_statistics_is_refused_by_name(call: object, named: str) -> None:
     with pytest.raises(InvalidOptionError, match=named):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_the_cluster_bootstrap_matches_scipys_percentile_bootstrap(distinct: bool) -> None:
+    # 2,000 clusters of (successes, trials): all distinct (drawn cluster by cluster) or four
+    # kinds repeated (counts of each kind drawn at once); either way the same bootstrap as
+    # scipy's over the clusters, up to the resampling noise of the two
+    rng = np.random.default_rng(3)
+    trials = rng.integers(1, 6, size=2000) if distinct else np.repeat([1, 2, 3, 4], 500)
+    successes = rng.binomial(trials, 0.3 + 0.4 * (np.arange(2000) % 2))
+    if distinct:
+        successes = successes + rng.random(2000) / 100  # no two rows alike
+    sums = np.column_stack([successes, trials]).astype(float)
+    ours = cluster_bootstrap(sums, lambda s: s[:, 0] / s[:, 1])
+    from scipy import stats as scipy_stats
+
+    reference = scipy_stats.bootstrap(
+        (successes, trials),
+        lambda y, m, axis: y.sum(axis=axis) / m.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=3999,
+        rng=np.random.default_rng(0),
+    ).confidence_interval
+    assert ours is not None
+    width = reference.high - reference.low
+    assert ours.low == pytest.approx(reference.low, abs=0.1 * width)
+    assert ours.high == pytest.approx(reference.high, abs=0.1 * width)
