@@ -5,8 +5,9 @@
 results through the same tally one page at a time, so a 100,000-result run is
 aggregated in memory that does not grow with it, and both give the same numbers.
 A case's results are added together (``build_report`` groups them; the store reads them
-in case order), so the tally can close each case's cluster when the next case begins: the
-intervals of a key's pass rate and mean resample cases when some case has several rows.
+in case order), so the tally can close each case's cluster when the next case begins: when
+the run has repetitions (some case has several results), the intervals of a key's pass
+rate and mean count cases; without, they are over the rows, as they always were.
 Only what needs every value at once (percentiles, pass@k) is computed elsewhere: from
 the results in memory or in SQL, as :class:`~lg_eval.experiments.aggregate.CaseCounts`
 and :class:`~lg_eval.experiments.aggregate.Latencies`, which :meth:`RunTally.summary`
@@ -148,10 +149,16 @@ class EvaluatorTally:
         self.verdicts = self.verdicts.plus(self._case_passed, self._case_verdicts)
         self._case_passed = self._case_verdicts = 0
 
-    def summary(self) -> EvaluatorSummary:
-        """The key's :class:`EvaluatorSummary`."""
+    def summary(self, *, by_case: bool = False) -> EvaluatorSummary:
+        """The key's :class:`EvaluatorSummary`; ``by_case``: the run has repetitions, and
+        the intervals count cases."""
         self._close_case()
         self._case = None
+        passes = (
+            clustered_rate_interval(self.verdicts)
+            if by_case
+            else wilson_interval(self.passed, self.passed + self.failed)
+        )
         return EvaluatorSummary(
             key=self.key,
             evaluator=self.evaluator,
@@ -164,8 +171,8 @@ class EvaluatorTally:
             mean=self.total / self.scores if self.scores else None,
             min=self.min,
             max=self.max,
-            pass_rate_interval=clustered_rate_interval(self.verdicts),
-            mean_interval=self.sample.interval(),
+            pass_rate_interval=passes,
+            mean_interval=self.sample.interval(clustered=by_case),
         )
 
 
@@ -189,10 +196,15 @@ class RunTally:
         self.highest: float | None = None
         self.in_unit = True
         self.unit_bins = Binner(0.0, 1.0)
+        self.repeated = False
+        """Some case has several results (they come together: one follows another)."""
+        self._last_case: str | None = None
 
     def add(self, result: CaseResult) -> None:
         """Count one result."""
         self.results += 1
+        self.repeated = self.repeated or result.case_id == self._last_case
+        self._last_case = result.case_id
         _bump(self.counts, result)
         self.latency_total += result.latency_s
         self.tokens += result.tokens
@@ -255,7 +267,7 @@ class RunTally:
 
     def evaluator_summaries(self) -> list[EvaluatorSummary]:
         """Per feedback key, in first-seen order."""
-        return [tally.summary() for tally in self.evaluators.values()]
+        return [tally.summary(by_case=self.repeated) for tally in self.evaluators.values()]
 
     def tag_summaries(self) -> list[TagSummary]:
         """Per tag, sorted by tag."""

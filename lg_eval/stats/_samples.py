@@ -86,13 +86,16 @@ class MeanSample:
             if len(self.values) > BOOTSTRAP_LIMIT:
                 self.values = None
 
-    def interval(self, *, confidence: float = CONFIDENCE) -> Interval | None:
+    def interval(
+        self, *, confidence: float = CONFIDENCE, clustered: bool = True
+    ) -> Interval | None:
         """:func:`~lg_eval.stats.mean_interval` of the values added (None for fewer than
-        two), or, when :func:`resamples_clusters`, the interval over clusters."""
+        two), or, when ``clustered`` and :func:`resamples_clusters`, the interval over
+        clusters (``clustered=False``: the values as independent, whatever their clusters)."""
         level = check_confidence(confidence)
         if self.n < 2:
             return None
-        if resamples_clusters(self.clusters.clusters, self.clusters.largest):
+        if clustered and resamples_clusters(self.clusters.clusters, self.clusters.largest):
             return self.clusters.interval(self.lo, self.hi, confidence=level)
         if self.values is not None:
             return mean_interval(self.values, confidence=level)

@@ -28,6 +28,7 @@ from lg_eval.stats import (
     RateMoments,
     clustered_rate_interval,
     resamples_clusters,
+    wilson_interval,
 )
 from lg_eval.viewer._compare import change_counts, changes_page
 
@@ -139,13 +140,14 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
     the order the run first gives each key.
 
     Only the errored rows' JSON is read (from their partial index); the rest is counted
-    from the key index. A key's intervals are the report's: the rows grouped by case in
-    SQL give each case's passed rows and rows with a verdict (the pass rate's interval over
-    cases) and its scores' count. Without a case of several scores, the mean's interval is
-    the bootstrap of its scores when it has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT`
-    of them (read whole), else the normal interval from the mean and the sum of squared
-    deviations SQL computes; with one, the same over cases (each case's total and count, or
-    their moments past that many cases), so memory never holds more than that many rows.
+    from the key index. A key's intervals are the report's. Without repetitions, the
+    Wilson interval of its verdicts and, for the mean, the bootstrap of its scores when it
+    has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them (read whole), else the normal
+    interval from the mean and the sum of squared deviations SQL computes. With
+    repetitions, its rows grouped by case in SQL give each case's passed rows and rows with
+    a verdict (the pass rate's interval over cases) and its scores' count, and the mean's
+    interval is taken over cases (each case's total and count, or their moments past that
+    many cases); memory never holds more than that many rows.
     """
     rows = store.query(
         "SELECT s.key, MIN(s.evaluator), COUNT(*),"
@@ -166,19 +168,21 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
             (run_id,),
         )
     }
-    clusters = _case_moments(store, run_id)
+    clusters = _case_moments(store, run_id) if _repeated(store, run_id) else None
     seen = _first_keys(store, run_id)
     rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
     out = []
     for key, evaluator, n, passed, failed, unjudged, scored, mean, low, high, _ in rows:
         passed, failed = int(passed or 0), int(failed or 0)
         errors, unjudged_errors = errored.get(str(key), (0, 0))
-        verdicts, (scored_cases, largest) = clusters[str(key)]
+        verdicts, (scored_cases, largest) = (
+            clusters[str(key)] if clusters is not None else (None, (0, 0))
+        )
         if resamples_clusters(scored_cases, largest):
             spread = _clustered_mean(store, run_id, str(key), scored_cases, mean, low, high)
         else:
             sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
-            spread = None if sample is None else sample.interval()
+            spread = None if sample is None else sample.interval(clustered=False)
         out.append(
             EvaluatorSummary(
                 key=str(key),
@@ -192,11 +196,27 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
                 mean=None if mean is None else float(mean),
                 min=None if low is None else float(low),
                 max=None if high is None else float(high),
-                pass_rate_interval=clustered_rate_interval(verdicts),
+                pass_rate_interval=(
+                    wilson_interval(passed, passed + failed)
+                    if verdicts is None
+                    else clustered_rate_interval(verdicts)
+                ),
                 mean_interval=spread,
             )
         )
     return out
+
+
+def _repeated(store: ResultStore, run_id: str) -> bool:
+    """Whether some case of the run has several results (repetitions): read from the
+    case index in case order, stopping at the first such case."""
+    return bool(
+        store.query(
+            "SELECT 1 FROM lg_eval_cases WHERE run_id = ? GROUP BY case_id"
+            " HAVING COUNT(*) > 1 LIMIT 1",
+            (run_id,),
+        )
+    )
 
 
 def _case_moments(
@@ -210,7 +230,7 @@ def _case_moments(
         " SUM(p * v), SUM(v * v), MAX(v), SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END), MAX(n)"
         " FROM (SELECT key, case_id, SUM(CASE WHEN passed = 1 THEN 1 ELSE 0 END) AS p,"
         " SUM(CASE WHEN passed IS NULL THEN 0 ELSE 1 END) AS v, COUNT(score) AS n"
-        " FROM lg_eval_scores WHERE run_id = ? GROUP BY key, case_id) AS g GROUP BY key",
+        " FROM lg_eval_scores WHERE run_id = ? GROUP BY case_id, key) AS g GROUP BY key",
         (run_id,),
     )
     out = {}

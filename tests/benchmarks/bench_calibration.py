@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from lg_eval.calibration import krippendorff_alpha, verdict_agreement
+from tests.benchmarks.bench_stats import median_seconds
 
 
 def labelled_pairs(labels: int, turns: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -50,15 +49,6 @@ def ratings(count: int, seed: int = 0) -> list[dict[str, Any]]:
             out.append({"case_id": f"case-{case}", "rater": rater, "value": value})
         case += 1
     return out
-
-
-def median_seconds(rounds: int, call: Callable[[], object]) -> float:
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main(argv: Sequence[str] = ()) -> None:

@@ -3,7 +3,6 @@ paired by case with repetitions; the per-case tests over each case's repetitions
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -11,22 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from lg_eval.experiments import CaseResult, ExperimentRun, RunInfo, ScoreRow, compare_runs
+from lg_eval.experiments import CaseResult, ExperimentRun, ScoreRow, compare_runs
 from lg_eval.stats import mcnemar_test, wilcoxon_test
+from tests.reports.conftest import T0, info
 
 Drawn = dict[tuple[str, int], tuple[bool, bool, float]]
 
 
 def run(run_id: str, drawn: Drawn) -> ExperimentRun:
     """Results of (case, repetition): passed or not, a boolean and a numeric score."""
-    info = RunInfo(
-        run_id=run_id,
-        dataset="d",
-        dataset_hash="h",
-        target="t",
-        checkpointer="memory",
-        started_at=datetime(2026, 1, 1, tzinfo=UTC),
-    )
     results = [
         CaseResult(
             run_id=run_id,
@@ -40,7 +32,7 @@ def run(run_id: str, drawn: Drawn) -> ExperimentRun:
         )
         for (case_id, repetition), (passed, strict, judged) in drawn.items()
     ]
-    return ExperimentRun(info=info, results=results)
+    return ExperimentRun(info=info(run_id, T0), results=results)
 
 
 outcome = st.tuples(st.booleans(), st.booleans(), st.sampled_from([0.0, 0.3, 0.5, 0.8, 1.0]))

@@ -6,14 +6,18 @@ import io
 import json
 import math
 from collections.abc import Callable
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
-from lg_eval.experiments import CaseResult, ExperimentRun, compare_runs
+from lg_eval.experiments import CaseResult, ExperimentRun, ScoreRow, compare_runs
 from lg_eval.reports import build_report, render_html, render_json, render_markdown
 from lg_eval.reports.terminal import render_terminal
-from tests.reports.conftest import JUDGE
+from lg_eval.stats import MeanSample, wilson_interval
+from tests.reports.conftest import JUDGE, T0, info
 from tests.reports.helpers import markdown_tables
 from tests.stats.test_intervals import Z95, wilson_by_hand
 
@@ -135,3 +139,41 @@ def test_a_comparison_of_a_run_with_itself_has_no_significant_change(
     report = build_report(support_run, comparison=comparison)
     assert report.comparison is not None and report.comparison.tests == comparison.tests
     assert "Paired tests (alpha 0.05)" in render_html(report)
+
+
+score_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["strict", "judge"]),
+        st.one_of(st.none(), st.booleans(), st.floats(0, 1)),
+        st.one_of(st.none(), st.booleans()),
+    ),
+    max_size=3,
+)  # a key may come twice in one result
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), score_rows), min_size=1, max_size=12))
+def test_without_repetitions_every_interval_is_the_one_over_rows_it_always_was(
+    drawn: list[tuple[bool, list[tuple[str, Any, Any]]]],
+) -> None:
+    results = [
+        CaseResult(
+            run_id="once",
+            case_id=f"c{index}",
+            status="passed" if passed else "failed",
+            scores=[ScoreRow(evaluator=k, key=k, score=s, passed=v) for k, s, v in rows],
+        )
+        for index, (passed, rows) in enumerate(drawn)
+    ]
+    report = build_report(ExperimentRun(info=info("once", T0), results=results))
+    passed = sum(r.status == "passed" for r in results)
+    assert report.summary.pass_rate_interval == wilson_interval(passed, len(results))
+    for summary in report.evaluators:
+        rows = [row for r in results for row in r.scores if row.key == summary.key]
+        verdicts = [row.passed for row in rows if row.passed is not None]
+        assert summary.pass_rate_interval == wilson_interval(sum(verdicts), len(verdicts))
+        sample = MeanSample()
+        for row in rows:
+            if row.score is not None:
+                sample.add(float(row.score))
+        assert summary.mean_interval == sample.interval()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import random
-from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments import CaseResult, ExperimentRun, RunInfo, ScoreRow
+from lg_eval.experiments import CaseResult, ExperimentRun, ScoreRow
 from lg_eval.reports import build_report
 from lg_eval.stats import (
     BOOTSTRAP_LIMIT,
@@ -25,19 +24,12 @@ from lg_eval.stats import (
     mean_interval,
     wilson_interval,
 )
+from tests.reports.conftest import T0, info
 from tests.stats.test_intervals import Z95, wilson_by_hand
 
 
 def fixed_outcome_run(cases: int, repetitions: int) -> ExperimentRun:
     """Half the cases always pass, half always fail, every repetition alike."""
-    info = RunInfo(
-        run_id="fixed",
-        dataset="d",
-        dataset_hash="h",
-        target="t",
-        checkpointer="memory",
-        started_at=datetime(2026, 1, 1, tzinfo=UTC),
-    )
     results = [
         CaseResult(
             run_id="fixed",
@@ -52,7 +44,7 @@ def fixed_outcome_run(cases: int, repetitions: int) -> ExperimentRun:
         for case in range(cases)
         for repetition in range(repetitions)
     ]
-    return ExperimentRun(info=info, results=results)
+    return ExperimentRun(info=info("fixed", T0), results=results)
 
 
 def test_twenty_case_fixed_cases_of_ten_repetitions_give_the_interval_of_twenty_cases() -> None:
