@@ -20,14 +20,7 @@ The tests are scipy's (``binomtest``, ``bootstrap``, ``wilcoxon``,
 finite and deterministic. See ``docs/statistics.md``.
 """
 
-from lg_eval.stats._clusters import (
-    ClusterTotals,
-    RateMoments,
-    cluster_bootstrap,
-    cluster_resamples,
-    clustered_rate_interval,
-    percentile_interval,
-)
+from lg_eval.stats._clusters import ClusterTotals, RateMoments, clustered_rate_interval
 from lg_eval.stats._intervals import (
     BOOTSTRAP_LIMIT,
     CONFIDENCE,
@@ -50,6 +43,7 @@ from lg_eval.stats._paired import (
     wilcoxon_test,
     wilcoxon_tests,
 )
+from lg_eval.stats._resample import cluster_bootstrap, cluster_resamples, percentile_interval
 from lg_eval.stats._samples import MeanSample, resamples_clusters
 
 __all__ = [

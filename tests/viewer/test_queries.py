@@ -3,7 +3,8 @@
 The comparison's SQL (``lg_eval.viewer._compare``) is checked against ``compare_runs`` over
 the loaded runs on generated pairs of runs (missing cases, repeated feedback keys, scores
 that are booleans, numbers or None, tolerances); the evaluator table of a key with more
-scores than the bootstrap takes against ``build_report``; the aggregate cache against a
+scores than the bootstrap takes, and of keys of runs with repetitions (intervals over cases,
+from few and from many cases), against ``build_report``; the aggregate cache against a
 run still being written; and the run page against loading the whole run.
 """
 
