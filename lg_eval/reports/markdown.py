@@ -25,7 +25,14 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
-from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step, checked_report
+from lg_eval.reports.model import (
+    CaseReport,
+    ComparisonReport,
+    Report,
+    Step,
+    Summary,
+    checked_report,
+)
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -64,7 +71,7 @@ def render_markdown(report: Report) -> str:
         ],
     )
     out += [
-        f"Pass rate 95% CI {span(summary.pass_rate_interval)} (Wilson); "
+        f"Pass rate 95% CI {span(summary.pass_rate_interval)} (Wilson{_over(summary)}); "
         f"pass@{summary.k} {span(summary.pass_at_k_interval)}, "
         f"pass^{summary.k} {span(summary.pass_hat_k_interval)} over cases.",
         "",
@@ -258,6 +265,12 @@ def _comparison(report: Report) -> list[str]:
     if comparison.tests:
         out += _tests(comparison)
     return out
+
+
+def _over(summary: Summary) -> str:
+    """``, over cases`` when the pass rate's interval counts cases (a run with repetitions)."""
+    interval = summary.pass_rate_interval
+    return ", over cases" if interval is not None and interval.method == "cluster_wilson" else ""
 
 
 def _tests(comparison: ComparisonReport) -> list[str]:

@@ -256,3 +256,44 @@ def test_one_case_has_numbers_but_no_interval() -> None:
 def test_bad_input_is_refused_naming_the_argument(call: Any, named: str) -> None:
     with pytest.raises(InvalidOptionError, match=named):
         call()
+
+
+junk = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3), st.just([])
+)
+items = st.one_of(
+    junk,
+    st.fixed_dictionaries(
+        {"case_id": st.one_of(st.text(max_size=2), junk)},
+        optional={"turn": junk, "judge": junk, "human": junk, "rater": junk, "value": junk},
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(junk, st.lists(items, max_size=6)))
+def test_any_input_is_an_agreement_or_an_invalid_option_error(given_input: Any) -> None:
+    from lg_eval.calibration import krippendorff_alpha
+
+    for call in (
+        lambda: verdict_agreement(given_input, resamples=20),
+        lambda: krippendorff_alpha(given_input, resamples=20),
+        lambda: krippendorff_alpha(given_input, level="interval", resamples=20),
+    ):
+        try:
+            found = call()
+        except InvalidOptionError:
+            continue
+        assert all(_finite(value) for value in _numbers(found.model_dump()))
+
+
+def _numbers(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [n for value in tree.values() for n in _numbers(value)]
+    if isinstance(tree, list):
+        return [n for value in tree for n in _numbers(value)]
+    return [tree] if isinstance(tree, float) else []
+
+
+def _finite(value: float) -> bool:
+    return math.isfinite(value)
