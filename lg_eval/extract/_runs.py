@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lg_eval.extract._plans import Plan, Segment, interrupt_id, own_namespace
 from lg_eval.extract.records import CheckpointRecord, TaskRecord
-from lg_eval.trajectory import InterruptRecord, Superstep, TaskRun
+from lg_eval.trajectory import InterruptRecord, Superstep, TaskRun, walk_tasks
 
 
 def runs_at(plans: list[Plan], visit: int, prefix: str, ckpt: CheckpointRecord) -> list[TaskRun]:
@@ -35,6 +35,9 @@ def _run(plan: Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRun
     if plan.children is not None:
         if execution < len(plan.children):
             run.subgraph = plan.children[execution].supersteps
+            # A subgraph task re-planned by an update_state made while a node inside it
+            # waited: its fresh run carried that node's answer, so it resumed the wait.
+            run.resumed = resumed or any(t.resumed for t in walk_tasks(run.subgraph))
         return run
     if plan.carried is not None and execution == 0:
         run.resumed = True

@@ -289,6 +289,10 @@ class _Thread:
             len(loop) != len(children)  # an update, fork or new input branches off here
             or any(w.channel in VALUE_CHANNELS for w in writes)
             or any(c.interrupt_seen != row.interrupt_seen for c in loop)
+            # A replay saves its fork with versions_seen['__interrupt__'] already moved, so a
+            # continuation after a stop there (a subgraph's breakpoint, which writes nothing
+            # at the root) leaves it unchanged.
+            or row.metadata.get("source") == "fork"
         )
 
     def plan(self, row: CheckpointRow, stored: StoredCheckpoint | None) -> Core[_Plan]:
