@@ -218,19 +218,23 @@ def _extracted_batches(supersteps: list[Superstep], parent: str = "") -> list:
 def expected_omitted(live: list[LiveTurn], index: int) -> Counter[str]:
     """Paths ``resumed="omit"`` leaves out of turn ``index``: tasks re-run after a pause in
     an earlier turn that do not pause again. A task re-planned by an ``update_state`` made
-    while it waited has a new id; a ``Command(resume=...)`` answering it still resumes it."""
+    while it waited has a new id; a ``Command(resume=...)`` answering it still resumes it:
+    the first run of each path that waited (a subgraph starts again, so a node inside it may
+    run once more later in the turn, afresh)."""
     earlier = set().union(*(t.waiting() for t in live[:index]))
     turn = live[index]
-    before = live[index - 1] if index else None
-    waiting = {t.path for t in before.started if t.key in earlier} if before else set()
-    if any(t.key in earlier for t in turn.started):
-        waiting = set()  # the paused tasks were resumed as themselves
-    return Counter(
-        t.path
-        for t in turn.started
-        if t.key not in turn.waiting()
-        and (t.key in earlier or (turn.resuming and t.path in waiting))
-    )
+    if not turn.resuming or not index or any(t.key in earlier for t in turn.started):
+        return Counter(
+            t.path for t in turn.started if t.key in earlier and t.key not in turn.waiting()
+        )
+    waiting = Counter(t.path for t in live[index - 1].started if t.key in earlier)
+    omitted: Counter[str] = Counter()
+    for task in turn.started:
+        if waiting[task.path]:
+            waiting[task.path] -= 1
+            if task.key not in turn.waiting():
+                omitted[task.path] += 1
+    return omitted
 
 
 def check(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
