@@ -243,11 +243,12 @@ SWARM_EDIT_TURNS = [
 
 
 def build_deep_agent(
-    checkpointer: BaseCheckpointSaver | None = None, rerun: bool = False
+    checkpointer: BaseCheckpointSaver | None = None, rerun: bool = False, gated: bool = True
 ) -> CompiledStateGraph:
     """A deep agent that plans with todos, delegates a deletion to the ``janitor`` subagent
     through ``task`` (the subagent's ``delete_file`` is gated by ``interrupt_on``), then
-    sends a report the human approves (the main agent's own ``interrupt_on``). With
+    sends a report the human approves (the main agent's own ``interrupt_on``; without
+    ``gated``, the main agent has no human-in-the-loop node and sends nothing). With
     ``rerun``, the subagent runs twice (an ``update_state`` re-plans the ``task`` call)."""
     todos = [{"content": "delete tmp.txt", "status": "in_progress"}]
     janitor = [ai("j1", "", tool_call("delete_file", {"path": "tmp.txt"}, "call-delete"))]
@@ -263,8 +264,15 @@ def build_deep_agent(
                 "call-task",
             ),
         ),
-        ai("d3", "", tool_call("send_email", {"to": "ops@example.com", "body": "done"}, "c-mail")),
-        ai("d4", "tmp.txt is deleted and ops know."),
+        *[
+            ai(
+                "d3",
+                "",
+                tool_call("send_email", {"to": "ops@example.com", "body": "done"}, "c-mail"),
+            )
+        ]
+        * gated,
+        ai("d4", "tmp.txt is deleted and ops know." if gated else "tmp.txt is deleted."),
     )
     subagent = {
         "name": "janitor",
@@ -279,9 +287,15 @@ def build_deep_agent(
         tools=[send_email],
         subagents=[subagent],  # type: ignore[list-item]
         middleware=[TodoListMiddleware()],
-        interrupt_on={"send_email": True},
+        interrupt_on={"send_email": True} if gated else None,
         checkpointer=checkpointer,
     )
+
+
+def build_deep_agent_gated_subagent(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph:
+    return build_deep_agent(checkpointer, gated=False)
 
 
 def build_deep_agent_rerun(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
@@ -470,6 +484,13 @@ AGENTS: dict[str, Scenario] = {
             "deepagents: todos, a subagent behind task whose tool is gated, a gated tool.",
             build_deep_agent,
             DEEP_AGENT_TURNS,
+        ),
+        _scenario(
+            "deep_agent_gated_subagent",
+            "deepagents: only the subagent asks (its human-in-the-loop node is a node the "
+            "main agent does not have).",
+            build_deep_agent_gated_subagent,
+            DEEP_AGENT_TURNS[:2],
         ),
         _scenario(
             "deep_agent_edit_while_waiting",
