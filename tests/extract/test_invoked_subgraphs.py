@@ -52,12 +52,10 @@ def build(checkpointer: Any = None) -> Any:
         call = {"name": "consult", "args": {"topic": "tides"}, "id": "call-1"}
         return {"messages": [AIMessage("", tool_calls=[call])]}
 
-    builder = StateGraph(MessagesState)
-    builder.add_node("plan", plan)
-    builder.add_node("tools", ToolNode([consult]))
-    builder.add_edge(START, "plan")
-    builder.add_edge("plan", "tools")
-    return builder.compile(checkpointer=checkpointer)
+    builder = StateGraph(MessagesState).add_sequence(
+        [("plan", plan), ("tools", ToolNode([consult]))]
+    )
+    return builder.add_edge(START, "plan").compile(checkpointer=checkpointer)
 
 
 SCENARIO = Scenario(

@@ -3,7 +3,8 @@
 Each thread is played with ``stream(..., subgraphs=True, stream_mode=["tasks", "updates"])``
 and the extracted trajectory is held to that stream (:func:`tests.extract.live.check`):
 turn count, both flat forms, the supersteps under each subgraph path in the order they
-started, each turn's kind, status, breakpoint flag and pending interrupt ids; then to
+started, each turn's kind, status, breakpoint flag and pending interrupt ids, and the
+tasks by path and LangGraph's task id (so each namespace is the one that ran); then to
 LangGraph's own state (``get_state``): the last turn's pending interrupts. Both readers,
 on an in-memory saver and a SQLite file (PostgreSQL for the agents whose threads branch
 or re-plan), and on the lineage time travel abandoned."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lg_eval import ExtractionWarning, aextract_thread, extract_thread
-from lg_eval.trajectory import ThreadTrajectory
+from lg_eval.trajectory import START, ThreadTrajectory, walk_tasks
 from tests.extract.live import LiveTurn, arecord, check, record
 from tests.thirdparty.agents import AGENTS
 
@@ -60,9 +62,17 @@ def kept(name: str, live: list[LiveTurn]) -> list[LiveTurn]:
     return [turn for index, turn in enumerate(live) if index not in AGENTS[name].abandoned]
 
 
+def same_tasks(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
+    """Each turn ran the tasks LangGraph started, by path and task id (its namespaces)."""
+    for turn, streamed in zip(trajectory.turns, live, strict=True):
+        ran = Counter((t.path, t.task_id) for t in walk_tasks(turn.supersteps) if t.name != START)
+        assert ran == Counter((t.path, t.key[1]) for t in streamed.started), turn.index
+
+
 def held_to_langgraph(graph: Any, name: str, live: list[LiveTurn], reader: str) -> None:
     trajectory = extracted(graph, CONFIG, reader)
     check(trajectory, kept(name, live))
+    same_tasks(trajectory, kept(name, live))
     pending = graph.get_state(CONFIG).interrupts
     assert [i.id for i in trajectory.turns[-1].interrupts] == [i.id for i in pending]
     if AGENTS[name].abandoned:  # the branch time travel left: where it ended, as it ran
