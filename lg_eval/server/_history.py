@@ -301,7 +301,7 @@ def _restate_resumes(
         if resume is None:
             continue
         under = [(s, t) for s, t in leaves if _root_anchor(s) == start] or _edited_pause(
-            start, root, flat, leaves
+            start, flat, leaves
         )
         if _is_map(resume, under):
             for s, t in under:
@@ -433,20 +433,17 @@ def _restate_gotos(
 
 
 def _edited_pause(
-    start: str,
-    root: list[dict[str, Any]],
-    flat: list[dict[str, Any]],
-    leaves: list[tuple[Mapping[str, Any], Any]],
+    start: str, flat: list[dict[str, Any]], leaves: list[tuple[Mapping[str, Any], Any]]
 ) -> list[tuple[Mapping[str, Any], Any]]:
     """The paused tasks a resume from an ``update_state`` checkpoint answers.
 
     ``update_state`` while a node waits at ``interrupt()`` writes a checkpoint whose tasks
     list no interrupts; LangGraph re-plans the paused node there, under a new task id, and
     the resume answers the interrupt it raised at the checkpoint before the edits. So each
-    root task that paused there stands for the task of the same name at ``start``. A node
-    that paused inside a subgraph stands for the first task of its name that finished in
-    the same subgraph (by node names) of the run from ``start``, which entered it afresh."""
-    states = {_id(s): s for s in root}
+    root task that paused there stands for the task of the same name at ``start``, and a
+    node that paused in a subgraph for the first task of its name that finished in that
+    subgraph (by node names) in the run from ``start``, which entered it afresh."""
+    states = {_id(s): s for s in flat if _ns(s) == ROOT_NS}
     state = states.get(start)
     edited = state
     while edited is not None and (edited.get("metadata") or {}).get("source") == "update":
@@ -460,9 +457,8 @@ def _edited_pause(
         for s, t in leaves
         if _id(s) == _id(edited) and t["name"] in replanned
     ]
-    for s, t in leaves:
-        if _ns(s) == ROOT_NS or _root_anchor(s) != _id(edited):
-            continue
+    inside = [(s, t) for s, t in leaves if _ns(s) != ROOT_NS and _root_anchor(s) == _id(edited)]
+    for s, t in inside:
         rerun = [
             (later, task)
             for later in flat

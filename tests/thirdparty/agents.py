@@ -369,6 +369,45 @@ MIDDLEWARE_TURNS = [
 ]
 
 
+def build_per_call_agent(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """``create_agent`` with ``HumanInTheLoopMiddleware(interrupt_mode="per_call")``: each
+    gated call asks its own question as its tool task starts (two parallel interrupts)."""
+    agent_model = model(
+        "assistant",
+        ai(
+            "c1",
+            "",
+            tool_call("send_email", {"to": "bob@example.com", "body": "Hi"}, "call-mail"),
+            tool_call("delete_file", {"path": "tmp.txt"}, "call-delete"),
+        ),
+        ai("c2", "Emailed Bob; tmp.txt stays."),
+    )
+    return create_agent(
+        agent_model,
+        tools=[send_email, delete_file],
+        system_prompt="You are an assistant.",
+        middleware=[
+            HumanInTheLoopMiddleware(
+                interrupt_on={"send_email": True, "delete_file": True}, interrupt_mode="per_call"
+            )
+        ],
+        checkpointer=checkpointer,
+    )
+
+
+def _decide_each(snapshot: StateSnapshot) -> Command:
+    """Approve the email, reject the deletion: one answer per pending question, by id."""
+    decisions = {}
+    for pending in snapshot.interrupts:
+        name = pending.value["name"]
+        approve = name == "send_email"
+        decisions[pending.id] = {"type": "approve"} if approve else {"type": "reject"}
+    return Command(resume=decisions)
+
+
+PER_CALL_TURNS = [Turn(user("Email Bob and delete tmp.txt.")), Turn(from_state=_decide_each)]
+
+
 # --- static breakpoints and time travel ---------------------------------------------------------
 
 
@@ -504,6 +543,13 @@ AGENTS: dict[str, Scenario] = {
             "calls of a batch, edit one, reject one.",
             build_middleware_agent,
             MIDDLEWARE_TURNS,
+        ),
+        _scenario(
+            "per_call_agent",
+            "create_agent with per-call HumanInTheLoopMiddleware: two gated calls, each "
+            "answered by id in one resume.",
+            build_per_call_agent,
+            PER_CALL_TURNS,
         ),
         _scenario(
             "breakpoint_agent",
