@@ -33,6 +33,7 @@ CONFIG = {"configurable": {"thread_id": "t"}}
 ON_POSTGRES = [
     "swarm_edit_while_waiting",
     "deep_agent",
+    "deep_agent_gated_subagent",
     "breakpoint_agent",
     "toolnode_subgraph_edit_while_waiting",
 ]
@@ -102,10 +103,12 @@ def test_agent_thread_on_postgres(name: str, reader: str, postgres_saver: Any) -
     held_to_langgraph(graph, name, live, reader)
 
 
+@pytest.mark.parametrize("reader", ["fast", "generic"])
 @pytest.mark.parametrize("name", ON_POSTGRES)
-async def test_agent_thread_streamed_async(name: str, async_saver: Any) -> None:
+async def test_agent_thread_streamed_async(name: str, reader: str, async_saver: Any) -> None:
     graph, live = await arecord(AGENTS[name], async_saver)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtractionWarning)
-        trajectory = await aextract_thread(graph, CONFIG)
+        trajectory = await aextract_thread(graph, CONFIG, reader=reader)
     check(trajectory, kept(name, live))
+    same_tasks(trajectory, kept(name, live))
