@@ -161,7 +161,9 @@ def ask(state: Log) -> dict[str, Any]:
     return {"log": [interrupt("Go ahead?")]}
 
 
-def build_ask(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_ask(
+    checkpointer: BaseCheckpointSaver | None = None, interrupt_before: list[str] | None = None
+) -> CompiledStateGraph:
     """``ask -> after``; ``bonus`` runs only when a ``Command(goto="bonus")`` sends it."""
     builder = StateGraph(Log)
     builder.add_node("ask", ask)
@@ -169,7 +171,7 @@ def build_ask(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateG
     builder.add_node("bonus", note("bonus"))
     builder.add_edge(START, "ask")
     builder.add_edge("ask", "after")
-    return builder.compile(checkpointer=checkpointer)
+    return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
 
 
 def build_two_questions(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:

@@ -70,8 +70,9 @@ class Plan:
     answers: list[Any] = field(default_factory=list)
     """The answer to each own pause, in order (``None`` where storage lost it)."""
     carried: tuple[str | None, Any] | None = None
-    """``(interrupt id, answer)`` the first execution got for a pause made at an earlier
-    checkpoint (``update_state`` while the node waited, then ``Command(resume=...)``)."""
+    """``(interrupt id, answer)`` the first execution got without pausing here: the id of
+    the pause it made before an ``update_state`` re-planned it (``None`` where it never
+    paused: a ``Command(resume=...)`` sent at a static breakpoint before it)."""
 
 
 def leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> Plan:
@@ -79,10 +80,11 @@ def leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> Plan:
         return Plan(task, ["done"] if task.finished else [], start)
     if task.resumes and not task.interrupts:
         # It got an answer without pausing here (a pause leaves an INTERRUPT write that
-        # nothing deletes): re-planned after an update_state made while it waited, its
-        # first run took the plain answer to the pause before the edit. At the root the
+        # nothing deletes): its first interrupt() took a plain Command(resume=...). Mostly
+        # it was re-planned after an update_state made while it waited (at the root the
         # update checkpoint plans it; inside a subgraph the re-planned parent task started
-        # the subgraph afresh, and its run reached the node in the same invocation.
+        # the subgraph afresh and reached it in the same run); or the resume was sent at a
+        # static breakpoint before it.
         outcomes: list[Outcome] = ["error", "done"] if task.error and task.finished else []
         outcomes = outcomes or (["done"] if task.finished else ["error"] if task.error else [])
         return Plan(task, outcomes, start, carried=(None, task.resumes[0]))

@@ -40,9 +40,12 @@ def _run(plan: Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRun
             run.resumed = resumed or any(t.resumed for t in walk_tasks(run.subgraph))
         return run
     if plan.carried is not None and execution == 0:
-        run.resumed = True
-        run.answered, run.resume_value = plan.carried
-        run.answered = run.answered or interrupt_id(own_namespace(task, ckpt), 0)
+        # Answered without pausing here: the answer to a pause it made before an edit (it
+        # resumed that wait), or, where it never paused, a Command(resume=...) its first
+        # interrupt() took (a resume sent at a static breakpoint): its own first question.
+        pending, run.resume_value = plan.carried
+        run.resumed = pending is not None
+        run.answered = pending or interrupt_id(own_namespace(task, ckpt), 0)
     if not plan.own_pauses:
         return run
     ns = own_namespace(task, ckpt)

@@ -137,3 +137,22 @@ def test_a_turn_cut_short_by_a_mid_turn_replay_is_told_apart_from_a_pause(saver:
     assert repeat[1] == ran  # no __interrupt__: nobody paused
     assert (replay.kind, replay.status) == ("continue", "completed")
     assert repeat[2] == [t.path for t in live[2].started]
+
+
+# --- a resume sent at a static breakpoint -------------------------------------------------------
+
+
+def test_a_resume_sent_at_a_breakpoint_answers_a_question_never_paused_on(saver: Any) -> None:
+    """``Command(resume=...)`` instead of ``invoke(None)`` at a breakpoint before a node that
+    asks: its ``interrupt()`` takes the answer at once, so nothing paused there and nothing
+    was resumed (the node is listed with ``resumed="omit"`` too)."""
+    graph = shapes.build_ask(checkpointer=saver, interrupt_before=["ask"])
+    live: list[Any] = []
+    turns = [Turn({"log": []}), Turn(Command(resume="yes"))]
+    drive(graph, "t", turns, call=recorder(live))
+    trajectory = extracted(graph, CONFIG)
+    check(trajectory, live)
+    stopped, answered = trajectory.turns
+    assert (stopped.status, stopped.breakpoint) == ("interrupted", True)
+    assert (answered.kind, answered.resume_by_node) == ("resume", {"ask": "yes"})
+    assert trajectory.to_graph_trajectory().steps[1] == [t.path for t in live[1].started]
