@@ -5,9 +5,9 @@ and the extracted trajectory is held to that stream (:func:`tests.extract.live.c
 turn count, both flat forms, the supersteps under each subgraph path in the order they
 started, each turn's kind, status, breakpoint flag and pending interrupt ids, and the
 tasks by path and LangGraph's task id (so each namespace is the one that ran); then to
-LangGraph's own state (``get_state``): the last turn's pending interrupts. Both readers,
-on an in-memory saver and a SQLite file (PostgreSQL for the agents whose threads branch
-or re-plan), and on the lineage time travel abandoned."""
+LangGraph's own state (``get_state`` after each call): the pending interrupts, ids and
+payloads. Both readers, on an in-memory saver and a SQLite file (PostgreSQL and async for
+the agents whose threads branch or re-plan), and on the lineage time travel abandoned."""
 
 from __future__ import annotations
 
@@ -15,20 +15,22 @@ import sqlite3
 import warnings
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from graphs.scenarios import drive
 from lg_eval import ExtractionWarning, aextract_thread, extract_thread
 from lg_eval.trajectory import START, ThreadTrajectory, walk_tasks
-from tests.extract.live import LiveTurn, arecord, check, record
+from tests.extract.live import LiveTurn, arecord, check, recorder
 from tests.thirdparty.agents import AGENTS
 
 # langgraph-supervisor builds its supervisor with langgraph's deprecated create_react_agent.
 pytestmark = pytest.mark.filterwarnings("ignore:.*create_react_agent.*")
 
+T = TypeVar("T")
 CONFIG = {"configurable": {"thread_id": "t"}}
 ON_POSTGRES = [
     "swarm_edit_while_waiting",
@@ -58,8 +60,8 @@ def extracted(graph: Any, config: Any, reader: str) -> ThreadTrajectory:
         return extract_thread(graph, config, reader=reader)
 
 
-def kept(name: str, live: list[LiveTurn]) -> list[LiveTurn]:
-    """The live turns on the newest lineage (time travel abandons some)."""
+def kept(name: str, live: list[T]) -> list[T]:
+    """What each call on the newest lineage recorded (time travel abandons some calls)."""
     return [turn for index, turn in enumerate(live) if index not in AGENTS[name].abandoned]
 
 
@@ -70,12 +72,31 @@ def same_tasks(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
         assert ran == Counter((t.path, t.key[1]) for t in streamed.started), turn.index
 
 
-def held_to_langgraph(graph: Any, name: str, live: list[LiveTurn], reader: str) -> None:
+def played(name: str, saver: Any) -> tuple[Any, list[LiveTurn], list[list[Any]]]:
+    """Play an agent's thread, streaming each call (:func:`tests.extract.live.recorder`);
+    also what ``get_state`` said was pending after each call: ``(id, value)`` pairs."""
+    graph = AGENTS[name].build(checkpointer=saver)
+    live: list[LiveTurn] = []
+    pending: list[list[Any]] = []
+    stream = recorder(live)
+
+    def call(graph: Any, payload: Any, config: Any) -> None:
+        try:
+            stream(graph, payload, config)
+        finally:
+            pending.append([(i.id, i.value) for i in graph.get_state(CONFIG).interrupts])
+
+    drive(graph, "t", AGENTS[name].turns, call=call)
+    return graph, live, pending
+
+
+def held_to_langgraph(name: str, saver: Any, reader: str) -> None:
+    graph, live, pending = played(name, saver)
     trajectory = extracted(graph, CONFIG, reader)
     check(trajectory, kept(name, live))
     same_tasks(trajectory, kept(name, live))
-    pending = graph.get_state(CONFIG).interrupts
-    assert [i.id for i in trajectory.turns[-1].interrupts] == [i.id for i in pending]
+    for turn, asked in zip(trajectory.turns, kept(name, pending), strict=True):
+        assert [(i.id, i.value) for i in turn.interrupts] == asked, turn.index
     if AGENTS[name].abandoned:  # the branch time travel left: where it ended, as it ran
         end = [s for s in graph.get_state_history(CONFIG) if not s.next][-1].config
         before = live[: min(AGENTS[name].abandoned) + 1]
@@ -85,8 +106,7 @@ def held_to_langgraph(graph: Any, name: str, live: list[LiveTurn], reader: str) 
 @pytest.mark.parametrize("reader", ["fast", "generic"])
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_agent_thread_extracts_what_langgraph_ran(name: str, reader: str, local_saver: Any) -> None:
-    graph, live = record(AGENTS[name], local_saver)
-    held_to_langgraph(graph, name, live, reader)
+    held_to_langgraph(name, local_saver, reader)
 
 
 @pytest.mark.parametrize("name", list(AGENTS))
@@ -99,8 +119,7 @@ def test_both_readers_read_an_agent_thread_alike(name: str, local_saver: Any) ->
 @pytest.mark.parametrize("reader", ["fast", "generic"])
 @pytest.mark.parametrize("name", ON_POSTGRES)
 def test_agent_thread_on_postgres(name: str, reader: str, postgres_saver: Any) -> None:
-    graph, live = record(AGENTS[name], postgres_saver)
-    held_to_langgraph(graph, name, live, reader)
+    held_to_langgraph(name, postgres_saver, reader)
 
 
 @pytest.mark.parametrize("reader", ["fast", "generic"])
