@@ -8,7 +8,8 @@
   partial args; output → exact match or keywords; ``max_steps`` → a step cap).
 * :func:`reference_of`: the case's expectations as the ``reference_outputs`` dict.
 * :func:`case_outputs`: the thread as ``{"trajectory", "thread", "messages", "output"}``,
-  so graph, tool-call and text evaluators each find their field.
+  so graph, tool-call and text evaluators each find their field; :func:`turn_answers`:
+  what the agent answered, turn by turn.
 * :func:`score_rows`: read feedback to :class:`ScoreRow` with its pass/fail verdict (a
   score outside its range, :func:`lg_eval.feedback.check_score`, is the row's error).
 * :func:`score_thread`: a thread scored into a :class:`CaseResult`, an effect core: one
@@ -175,6 +176,17 @@ def _answer(thread: ThreadTrajectory, messages: list[Any] | None) -> str | None:
     return final_answer(state)
 
 
+def turn_answers(thread: ThreadTrajectory) -> list[str | None]:
+    """What the agent answered, per turn of ``thread``: the final answer
+    (:func:`lg_eval.inputs.final_answer`) of a completed turn's flat result (its last
+    message, or its state values when they hold no messages), read without decoding the
+    turn's state; None for a turn that paused or raised (it asked or failed instead), or
+    whose last message is no assistant answer."""
+    return [
+        final_answer(turn.result) if turn.status == "completed" else None for turn in thread.turns
+    ]
+
+
 def thread_usage(messages: list[Any] | None) -> Usage:
     """Model calls, tokens and cost of the thread's AI messages (``usage_metadata``)."""
     usage = Usage()
@@ -198,7 +210,8 @@ def score_thread(
     require_verdict: bool = False,
 ) -> Core[CaseResult]:
     """Score ``thread`` with ``evaluators`` into ``result`` (returned): its trajectory,
-    tool calls, one row per feedback (an evaluator that raised is an error row, named by
+    tool calls, the agent's answers (the final one, :attr:`CaseResult.output`, and one per
+    turn, :func:`turn_answers`), one row per feedback (an evaluator that raised is an error row, named by
     :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and status.
 
     Each evaluator is handed ``outputs`` (:func:`case_outputs`), ``reference`` (or its
@@ -212,6 +225,7 @@ def score_thread(
     messages = final_messages(thread)
     result.tool_calls = recorded_tool_calls(messages)
     outputs = case_outputs(thread, messages)
+    result.output, result.answers = outputs.get("output"), turn_answers(thread)
     usage = thread_usage(messages)
     calls = [item.calling(outputs, reference, inputs) for item in evaluators]
     outcomes = yield call_evaluators(calls)
@@ -297,5 +311,6 @@ __all__ = [
     "score_thread",
     "status_of",
     "thread_usage",
+    "turn_answers",
     "verdict",
 ]
