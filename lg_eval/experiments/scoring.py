@@ -211,8 +211,9 @@ def score_thread(
 ) -> Core[CaseResult]:
     """Score ``thread`` with ``evaluators`` into ``result`` (returned): its trajectory,
     tool calls, the agent's answers (the final one, :attr:`CaseResult.output`, and one per
-    turn, :func:`turn_answers`), one row per feedback (an evaluator that raised is an error row, named by
-    :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and status.
+    turn, :func:`turn_answers`), one row per feedback (an evaluator that raised is an error
+    row, named by :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and
+    status.
 
     Each evaluator is handed ``outputs`` (:func:`case_outputs`), ``reference`` (or its
     built-in check's own) and ``inputs``, through the one scoring step

@@ -77,7 +77,10 @@ def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
         said = []
         if case.shows_answer:
             expected = "–" if case.expected_text is None else case.expected_text
-            said = [f"{case.expected_label}: {expected}", f"said: {'–' if case.output is None else case.output}"]
+            said = [
+                f"{case.expected_label}: {expected}",
+                f"said: {'–' if case.output is None else case.output}",
+            ]
         details = "\n".join(
             [*lines, *said, *(f"turn {d.turn + 1}: {d.reason}" for d in case.diff if d.reason)]
         )

@@ -293,15 +293,18 @@ class CaseReport(_Model):
         kind = self.expected_kind
         if kind is None:
             return "expected"
-        return "expected (contains every keyword)" if kind == "contains" else "expected (exact answer)"
+        return (
+            "expected (contains every keyword)" if kind == "contains" else "expected (exact answer)"
+        )
 
     @property
     def turn_answers(self) -> list[tuple[int, str]]:
-        """``(turn number from 1, answer)`` of every turn that answered, when the thread has
-        more than one turn (a one-turn thread's answer is :attr:`output`)."""
-        if len(self.answers) < 2:
+        """``(turn number from 1, answer)`` of every turn that answered, when a turn before
+        the last one did (else the only answer is the last turn's, :attr:`output`)."""
+        answered = [(n, text) for n, text in enumerate(self.answers, 1) if text is not None]
+        if all(n == len(self.answers) for n, _ in answered):
             return []
-        return [(n, text) for n, text in enumerate(self.answers, 1) if text is not None]
+        return answered
 
     @property
     def shows_answer(self) -> bool:
