@@ -56,14 +56,21 @@ def _graph(*, nested: bool, more: bool, checkpointer: Any, asks: Any = _ask) -> 
     return builder.compile(checkpointer=checkpointer)
 
 
-@pytest.mark.parametrize(("nested", "added"), [(True, "+ inner:more"), (False, "+ more")])
-def test_a_node_asked_twice_gets_both_answers_in_order(nested: bool, added: str) -> None:
+def _asked_twice(nested: bool) -> InMemorySaver:
+    """Thread ``a`` of the graph without ``more``: the node asked ``ok?`` (answered
+    ``yes``), then ``really?`` (answered ``sure``)."""
     production = InMemorySaver()
     old = _graph(nested=nested, more=False, checkpointer=production)
     config: Any = {"configurable": {"thread_id": "a"}}
     old.invoke({"messages": [("human", "refund please")]}, config)
     old.invoke(Command(resume="yes"), config)
     old.invoke(Command(resume="sure"), config)
+    return production
+
+
+@pytest.mark.parametrize(("nested", "added"), [(True, "+ inner:more"), (False, "+ more")])
+def test_a_node_asked_twice_gets_both_answers_in_order(nested: bool, added: str) -> None:
+    production = _asked_twice(nested)
     target = InMemorySaver()
     result = replay_threads(
         lambda checkpointer: _graph(nested=nested, more=True, checkpointer=checkpointer),
@@ -84,12 +91,7 @@ def test_a_node_asked_twice_gets_both_answers_in_order(nested: bool, added: str)
 def test_a_node_that_now_asks_another_second_question_stops_there(nested: bool, node: str) -> None:
     """LangGraph keeps a task's latest question only (``really?``): the answer to it is
     checked; the first answer, whose question the checkpoints lost, goes by order."""
-    production = InMemorySaver()
-    old = _graph(nested=nested, more=False, checkpointer=production)
-    config: Any = {"configurable": {"thread_id": "a"}}
-    old.invoke({"messages": [("human", "refund please")]}, config)
-    old.invoke(Command(resume="yes"), config)
-    old.invoke(Command(resume="sure"), config)
+    production = _asked_twice(nested)
     result = replay_threads(
         lambda checkpointer: _graph(
             nested=nested, more=False, checkpointer=checkpointer, asks=_ask_otherwise
