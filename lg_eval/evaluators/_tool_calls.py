@@ -94,10 +94,11 @@ class ArgsPolicy:
     ``mode`` is ``exact``, ``ignore``, ``subset`` (the actual args are a subset of
     the expected ones) or ``superset``; ``overrides`` maps a tool name to a mode,
     a non-empty list of dotted field paths that must be equal, or a callable
-    ``(actual_args, expected_args) -> bool``; overrides win. An expected call
-    whose args are :data:`WILDCARD` accepts any arguments. Everything is
-    validated here, so a factory fails when it is created; ``option`` and
-    ``overrides_option`` name the settings in error messages.
+    ``(actual_args, expected_args) -> bool``; overrides win. A field path a call
+    lacks reads as ``None``, or with ``required_fields`` fails the match. An
+    expected call whose args are :data:`WILDCARD` accepts any arguments.
+    Everything is validated here, so a factory fails when it is created;
+    ``option`` and ``overrides_option`` name the settings in error messages.
     """
 
     def __init__(
@@ -107,6 +108,7 @@ class ArgsPolicy:
         *,
         option: str = "tool_args_match_mode",
         overrides_option: str = "tool_args_match_overrides",
+        required_fields: bool = False,
     ) -> None:
         self.default = mode_rule(mode, option)
         if overrides is not None and not isinstance(overrides, Mapping):
@@ -115,7 +117,9 @@ class ArgsPolicy:
                 f"not a {type(overrides).__name__}."
             )
         self.overrides: dict[str, ArgsRule] = {
-            tool: override_rule(f"{overrides_option}[{tool!r}]", override)
+            tool: override_rule(
+                f"{overrides_option}[{tool!r}]", override, required_fields=required_fields
+            )
             for tool, override in (overrides or {}).items()
         }
 
