@@ -43,7 +43,7 @@ from lg_eval.experiments.results import CaseResult, CaseStatus, ScoreRow
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
-from lg_eval.messages import tool_calls_from_messages
+from lg_eval.messages import CallOutcome, call_outcomes
 from lg_eval.scoring import EvaluatorCall, Scored, call_evaluators, read_outcome
 from lg_eval.trajectory import ThreadTrajectory
 from lg_eval.verdicts import case_verdict, verdict
@@ -125,7 +125,7 @@ def builtin_checks(expected: Expected, listed: list[CaseEvaluator]) -> list[Case
     checks: list[CaseEvaluator] = []
     if expected.trajectory is not None and "trajectory" not in reads:
         checks.append(CaseEvaluator("graph_trajectory_strict_match", graph_trajectory_strict_match))
-    if expected.tool_calls is not None and "messages" not in reads:
+    if expected.tool_calls is not None and reads.isdisjoint({"messages", "calls"}):
         checks.append(CaseEvaluator("tool_sequence", _TOOL_CALLS))
     output = expected.output
     if output is not None and "output" not in reads:
@@ -210,7 +210,7 @@ def score_thread(
     """
     result.trajectory = thread.to_graph_trajectory().steps
     messages = final_messages(thread)
-    result.tool_calls = recorded_tool_calls(messages)
+    result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
     outputs = case_outputs(thread, messages)
     usage = thread_usage(messages)
     calls = [item.calling(outputs, reference, inputs) for item in evaluators]
@@ -224,16 +224,28 @@ def score_thread(
     return result
 
 
-def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | None:
-    """The tool calls of the final messages, as stored JSON data (None when there are no
-    messages, or when they are not in a shape the message reader knows)."""
-    if messages is None:
+def recorded_tool_calls(thread: ThreadTrajectory | None) -> list[dict[str, Any]] | None:
+    """The tool calls of the thread's final messages, in call order, as stored JSON data:
+    ``{"name", "args", "id", "executed"}``, each as its tool ran (a reviewer's edit
+    included, with the model's call beside it as ``proposed``; see
+    :func:`lg_eval.messages.call_outcomes`), as proposed when it did not run. ``None``
+    when there is no thread, or its messages are not in a shape the message reader knows.
+    """
+    if thread is None:
         return None
     try:
-        calls = tool_calls_from_messages(messages)
+        outcomes = call_outcomes(thread)
     except LgEvalError:
         return None
-    return [to_jsonable_python(dict(call), fallback=repr) for call in calls]
+    return [to_jsonable_python(_recorded(outcome), fallback=repr) for outcome in outcomes]
+
+
+def _recorded(outcome: CallOutcome) -> dict[str, Any]:
+    proposed, executed = outcome["proposed"], outcome["executed"]
+    call: dict[str, Any] = {**(executed or proposed), "executed": executed is not None}
+    if executed is not None and executed != proposed:
+        call["proposed"] = {"name": proposed["name"], "args": proposed["args"]}
+    return call
 
 
 # --------------------------------------------------------------------------- verdicts

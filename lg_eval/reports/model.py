@@ -245,7 +245,9 @@ class CaseReport(_Model):
         default=None, description="The expected nodes per turn (None: the case has none)."
     )
     tool_calls: list[dict[str, Any]] | None = Field(
-        default=None, description="The tool calls of the final messages: {name, args, id}."
+        default=None,
+        description="The tool calls of the final messages: {name, args, id, executed}, as "
+        "they ran; an edited call keeps the model's call as 'proposed'.",
     )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
