@@ -68,7 +68,9 @@ def reviews(
     calls: Sequence[tuple[int, Call]],
     results: Mapping[int, Mapping[str, Any]],
 ) -> list[Review]:
-    """Every answered question of ``thread``, in the order answered, with its calls.
+    """Every answered question of ``thread`` with its calls, turn by turn; the questions one
+    turn answered, in the order of their calls (parallel questions have no order of their
+    own).
 
     ``messages`` are the thread's final messages, normalized; ``calls`` their tool calls
     with the index of the message that made each; ``results`` the tool message answering
@@ -83,10 +85,12 @@ def reviews(
             continue
         pending = sorted(before.interrupts, key=lambda record: record.path)
         held = cache(partial(_held, before, messages))  # decodes the state only if needed
+        answered = []
         for record in pending:
-            answered, answer = _answer_to(turn, record, pending)
-            if answered:
-                found.append(finder.review(n, record, answer, held))
+            given, answer = _answer_to(turn, record, pending)
+            if given:
+                answered.append(finder.review(n, record, answer, held))
+        found.extend(sorted(answered, key=lambda r: r.calls[:1] or (len(calls),)))
     return found
 
 
