@@ -226,10 +226,10 @@ def score_thread(
 
 def recorded_tool_calls(thread: ThreadTrajectory | None) -> list[dict[str, Any]] | None:
     """The tool calls of the thread's final messages, in call order, as stored JSON data:
-    ``{"name", "args", "id", "executed"}``, each as its tool ran (a reviewer's edit
-    included, with the model's call beside it as ``proposed``; see
-    :func:`lg_eval.messages.call_outcomes`), as proposed when it did not run. ``None``
-    when there is no thread, or its messages are not in a shape the message reader knows.
+    ``{"name", "args", "id"}``, each as its tool ran; an edited call carries the model's
+    call as ``proposed`` (see :func:`lg_eval.messages.call_outcomes`), a call that did not
+    run is as proposed with ``"executed": False``. ``None`` when there is no thread, or its
+    messages are not in a shape the message reader knows.
     """
     if thread is None:
         return None
@@ -242,10 +242,11 @@ def recorded_tool_calls(thread: ThreadTrajectory | None) -> list[dict[str, Any]]
 
 def _recorded(outcome: CallOutcome) -> dict[str, Any]:
     proposed, executed = outcome["proposed"], outcome["executed"]
-    call: dict[str, Any] = {**(executed or proposed), "executed": executed is not None}
-    if executed is not None and executed != proposed:
-        call["proposed"] = {"name": proposed["name"], "args": proposed["args"]}
-    return call
+    if executed is None:
+        return {**proposed, "executed": False}
+    if executed == proposed:
+        return dict(executed)
+    return {**executed, "proposed": {"name": proposed["name"], "args": proposed["args"]}}
 
 
 # --------------------------------------------------------------------------- verdicts

@@ -246,8 +246,9 @@ class CaseReport(_Model):
     )
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None,
-        description="The tool calls of the final messages: {name, args, id, executed}, as "
-        "they ran; an edited call keeps the model's call as 'proposed'.",
+        description="The tool calls of the final messages: {name, args, id}, as they ran; "
+        "an edited call keeps the model's call as 'proposed', one that did not run has "
+        "'executed': false.",
     )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
