@@ -109,6 +109,19 @@ def edits(found: Sequence[Review]) -> dict[int, dict[str, Any]]:
     return edited
 
 
+def any_edit(thread: ThreadTrajectory) -> bool:
+    """Whether any resume of ``thread`` carries an ``edit`` decision (else :func:`edits` is
+    empty, and the questions need not be paired for it)."""
+    for turn in thread.turns:
+        for answer in (turn.resume or {}).values():
+            shares = answer.get("decisions") if isinstance(answer, Mapping) else None
+            if _decision(answer) == "edit" or (
+                isinstance(shares, list) and any(_decision(share) == "edit" for share in shares)
+            ):
+                return True
+    return False
+
+
 def _decision(share: Any) -> Any:
     return share.get("type") if isinstance(share, Mapping) else None
 
@@ -297,4 +310,4 @@ def _strings(value: Any, into: set[str], depth: int) -> None:
             _strings(item, into, depth - 1)
 
 
-__all__ = ["Review", "edits", "reviews"]
+__all__ = ["Review", "any_edit", "edits", "reviews"]

@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, convert_to_openai_messages
 from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
-from lg_eval._reviews import edits, reviews
+from lg_eval._reviews import any_edit, edits, reviews
 from lg_eval._tool_results import (
     HARNESS_SOURCE,
     as_run,
@@ -426,11 +426,9 @@ def call_outcomes(value: Any, *, argument: str = "messages") -> list[CallOutcome
     made = list(iter_tool_calls(messages))
     calls = [call for _, call in made]
     results = tool_results(messages)
-    decided = (
-        edits(reviews(value, messages, made, results))
-        if isinstance(value, ThreadTrajectory)
-        else {}
-    )
+    decided = {}
+    if isinstance(value, ThreadTrajectory) and any_edit(value):
+        decided = edits(reviews(value, messages, made, results))
     outcomes: list[CallOutcome] = []
     for position, (call, done) in enumerate(
         zip(calls, as_run(calls, results, decided), strict=True)
