@@ -16,16 +16,16 @@ A decision is ``{"type": "approve" | "edit" | "reject" | "respond", ...}``; an e
 keeps the model's own call.
 
 :func:`reviews` pairs each answered question with the calls it asked about among the calls
-of a thread's messages, at the depth where it was asked: a per-call question names its call
-by id; a batched one's action requests are gated calls of one AI message, in order, matched
-by name and arguments: for a question a root node asked, the last AI message the root's
-state held when it asked (the one the middleware reviews); for one asked inside a subgraph,
-the first AI message the root's state did not hold yet (a subagent's messages reach the
-root's when it returns, if they ever do). A payload of another shape asked by a root node
-asks about the calls its state held unanswered when it asked: those the payload names (by
-call id or tool name), else all of them; one asked inside a subgraph is paired with none,
-since the parent's calls are not what it asked about. A call is paired with one question
-at most, the first that asked about it.
+of a thread's messages, at the depth where it was asked. A per-call question names its call
+by id. A batched one's action requests are calls of one AI message, in order, matched by
+name and arguments; where several messages fit, a question a root node asked is about the
+last of them the root's state held when it asked (the one the middleware reviews), one asked
+inside a subgraph about the first the root's state did not hold yet (a subagent's messages
+reach the root's when it returns, if they ever do). A payload of another shape asked by a
+root node asks about the calls its state held unanswered when it asked: those the payload
+names (by call id or tool name), else all of them; one asked inside a subgraph is paired
+with none, since the parent's calls are not what it asked about. A call is paired with one
+question at most, the first that asked about it.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ class _Finder:
             shares = (answer,)
         elif _batched(value):
             requests = value["action_requests"]
-            found = self._in_one_message(requests, root, held())
+            found = self._in_one_message(requests, root, held)
             decisions = answer.get("decisions") if isinstance(answer, Mapping) else None
             if isinstance(decisions, list) and len(decisions) == len(requests):
                 shares = tuple(decisions)
@@ -224,18 +224,22 @@ class _Finder:
             same = [p for p in same if known(self.calls[p][0]) == root] or same
         return same[:1]
 
-    def _in_one_message(self, requests: list[Any], root: bool, held: Held) -> list[int]:
-        """The calls ``requests`` ask about, in order, all made by one AI message."""
-        indexes = sorted(self.groups)
-        if held is not None:
-            indexes = [i for i in indexes if held(i) == root]
-            if root:
-                indexes = indexes[-1:]  # the middleware reviews the last AI message
-        for index in indexes:
+    def _in_one_message(
+        self, requests: list[Any], root: bool, held: Callable[[], Held]
+    ) -> list[int]:
+        """The calls ``requests`` ask about, in order, all made by one AI message: the one
+        message whose free calls fit, or, of several, the last the root's state held when
+        asked (a root question: the middleware reviews the last AI message) or the first it
+        did not hold (a subgraph's question). The state is read only to choose."""
+        fits = []
+        for index in sorted(self.groups):
             found = self._requested(requests, self._free(self.groups[index]))
             if found is not None:
-                return found
-        return []
+                fits.append((index, found))
+        if len(fits) > 1 and (known := held()) is not None:
+            at_depth = [fit for fit in fits if known(fit[0]) == root]
+            fits = (at_depth[-1:] if root else at_depth[:1]) or fits
+        return fits[0][1] if fits else []
 
     def _requested(self, requests: list[Any], positions: list[int]) -> list[int] | None:
         """The positions that ``requests`` ask about, in order, or ``None``."""

@@ -25,6 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import lg_eval
+from graphs._scripted import ai, tool_call
 from graphs.scenarios import EVERY_SCENARIO, drive, thread_config
 from lg_eval.evaluators import create_hitl_evaluator
 from lg_eval.messages import call_outcomes
@@ -268,3 +269,40 @@ def test_pairing_on_postgres(postgres_saver, where: str, mode: Mode) -> None:
     )
     executed = [o["executed"] for o in call_outcomes(thread)]
     assert [(e["name"], e["args"]) for e in executed if e is not None] == log
+
+
+def test_a_batched_question_is_about_the_message_it_reviewed_not_an_earlier_same_call(
+    saver,
+) -> None:
+    """The model proposes ``delete_file(tmp.txt)`` twice; a ``when`` predicate lets the first
+    run unreviewed, the second is asked about and rejected. The question's action request
+    fits both; it is about the last AI message the state held when it asked."""
+    script = [
+        ai("ai-1", "", tool_call("delete_file", {"path": "tmp.txt"}, "c-first")),
+        ai("ai-2", "", tool_call("delete_file", {"path": "tmp.txt"}, "c-second")),
+        ai("ai-3", "Kept it this time."),
+    ]
+    review = HumanInTheLoopMiddleware(
+        {
+            "delete_file": {
+                "allowed_decisions": ["approve", "reject"],
+                "when": lambda request: request.tool_call["id"] != "c-first",
+            }
+        }
+    )
+    log: Log = []
+    graph = hitl_agents.agent(log, script=script, checkpointer=saver, review=review)
+    drive(graph, "tidy", hitl_agents.steps({"tmp.txt": REJECT}, resumes=1))
+    assert log == [("delete_file", {"path": "tmp.txt"})]  # the first, unreviewed
+    thread = extracted(graph)
+    result = HITL(outputs=thread, reference_outputs=thread)
+    assert (result["score"], result["comment"]) == (True, None)
+    assert result["metadata"]["calls_after_answer"] == [
+        {
+            "turn": 1,
+            "decision": "reject",
+            "call": {"name": "delete_file", "args": {"path": "tmp.txt"}, "id": "c-second"},
+            "executed": False,
+            "ok": True,
+        }
+    ]
