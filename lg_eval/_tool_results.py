@@ -113,7 +113,8 @@ def noted_edit(message: Mapping[str, Any]) -> dict[str, Any] | None:
 
     Only the first note counts, and only when it ends where the middleware ends it (the end
     of the text, or its ``Tool response:`` line before the tool's result), so a tool's own
-    output quoting a note further on is not read as an edit.
+    output quoting a note mid-text is not read as an edit; one that ends exactly like a
+    note is (the note's lead-in, ``edit_notice``, is the user's own text).
     """
     text = _head_text(message.get("content"))
     found = _NOTE.search(text)
