@@ -157,6 +157,20 @@ def deep(log: Log, *, mode: Mode = "batched", checkpointer: Any = None) -> Prege
     return create_deep_agent(main, subagents=[spec], checkpointer=checkpointer)  # type: ignore[list-item]
 
 
+def tidy_dataset(*, expected: str = "") -> str:
+    """A golden dataset of one case playing :data:`TIDY` (its answers by
+    :func:`tidy_reviewer`), with ``expected`` (YAML, indented for the case) when given."""
+    return f"""\
+name: tidy
+cases:
+  - id: tidy
+    turns:
+      - input: {{messages: [{{role: user, content: "{REQUEST}"}}]}}
+      - resume_fn: "tests.hitl_agents:tidy_reviewer"
+      - resume_fn: "tests.hitl_agents:tidy_reviewer"
+{expected}"""
+
+
 # --------------------------------------------------------------------------- playing
 
 
@@ -251,6 +265,7 @@ __all__ = [
     "nested",
     "steps",
     "streamed_thread",
+    "tidy_dataset",
     "tidy_reviewer",
     "tidy_script",
 ]

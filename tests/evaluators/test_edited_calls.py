@@ -203,25 +203,18 @@ def test_a_case_from_the_thread_expects_the_calls_as_they_ran(saver, mode) -> No
     assert [(c.name, c.args) for c in expected] == log
 
 
-GOLDEN = """\
-name: tidy
-cases:
-  - id: tidy
-    turns:
-      - input: {{messages: [{{role: user, content: "{request}"}}]}}
-      - resume_fn: "tests.hitl_agents:tidy_reviewer"
-      - resume_fn: "tests.hitl_agents:tidy_reviewer"
+EXPECTED = """\
     expected:
       tool_calls:
-        - {{name: write_file, args: {{path: b.txt, text: hello}}}}
-        - {{name: delete_file, args: {{path: tmp.txt}}}}
+        - {name: write_file, args: {path: b.txt, text: hello}}
+        - {name: delete_file, args: {path: tmp.txt}}
 """
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_an_experiment_stores_the_calls_as_they_ran(tmp_path: Path, mode: Mode) -> None:
     path = tmp_path / "tidy.yaml"
-    path.write_text(GOLDEN.format(request=hitl_agents.REQUEST))
+    path.write_text(hitl_agents.tidy_dataset(expected=EXPECTED))
     log: Log = []
     run = run_experiment(
         functools.partial(hitl_agents.agent, log, mode=mode, notice=False),

@@ -22,22 +22,12 @@ from tests.reports.conftest import PAYLOAD, make_hostile_run
 from tests.viewer.conftest import serve
 from tests.viewer.test_pages import get, text
 
-GOLDEN = """\
-name: tidy
-cases:
-  - id: tidy
-    turns:
-      - input: {{messages: [{{role: user, content: "{request}"}}]}}
-      - resume_fn: "tests.hitl_agents:tidy_reviewer"
-      - resume_fn: "tests.hitl_agents:tidy_reviewer"
-"""
-
 
 @pytest.fixture(scope="module")
 def tidy_viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerServer]:
     here = tmp_path_factory.mktemp("tidy")
     dataset = here / "tidy.yaml"
-    dataset.write_text(GOLDEN.format(request=hitl_agents.REQUEST))
+    dataset.write_text(hitl_agents.tidy_dataset())
     log: Log = []
     run_experiment(
         functools.partial(hitl_agents.agent, log, mode="per_call"),
