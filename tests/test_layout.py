@@ -181,6 +181,7 @@ FLOORS: dict[str, int] = {
     "_heap": 1,
     "_threads": 1,
     "_tool_results": 1,
+    "_usage": 1,
     "_visible": 1,
     "offline": 1,
     "stats": 1,
@@ -191,6 +192,7 @@ FLOORS: dict[str, int] = {
     "feedback": 2,
     "verdicts": 2,
     "display": 2,
+    "_reviews": 2,
     # 3: reading what users pass; threads into trajectories
     "inputs": 3,
     "messages": 3,

@@ -49,6 +49,7 @@ from lg_eval.feedback import Feedback
 from lg_eval.inputs import (
     WILDCARD,
     CallsCounted,
+    CountedCalls,
     describe_call,
     describe_list,
     expected_calls_arg,
@@ -489,23 +490,34 @@ def pairing_feedback(
     return Feedback(score=False, comment=comment, metadata=metadata)
 
 
-def counted_feedback(
-    feedback: Feedback, counted: CallsCounted, left_out: Sequence[tuple[int, Call]] | None
-) -> Feedback:
+def counted_feedback(feedback: Feedback, counted: CallsCounted, calls: CountedCalls) -> Feedback:
     """``feedback`` saying which calls counted (``metadata["calls"]``) and, when only
-    executed ones did, which proposed calls were left out (``not_executed``); a failing
-    comment names them, since a rejected or unanswered call is often why. ``left_out``
-    is ``None`` for a plain list of calls, which says nothing of what ran."""
-    if left_out is None:
+    executed ones did, which proposed calls were left out (``not_executed``) and which ran
+    as a reviewer edited them (``edited``, when any: each as it ran, with its
+    ``proposed`` call); a failing comment names them, since a rejected, unanswered or
+    edited call is often why. Nothing is added for a plain list of calls, which says
+    nothing of what ran."""
+    if calls.left_out is None:
         return feedback
     metadata: dict[str, Any] = {**(feedback.metadata or {}), "calls": counted}
-    comment = feedback.comment
+    notes = []
     if counted == "executed":
-        metadata["not_executed"] = [listed_call(n, call) for n, call in left_out]
-        if left_out and feedback.score is not True:
-            shown = describe_list([describe_call(call) for _, call in left_out])
-            note = f"Not counted, proposed but not executed: {shown}."
-            comment = f"{comment} {note}" if comment else note
+        metadata["not_executed"] = [listed_call(n, call) for n, call in calls.left_out]
+        if calls.left_out:
+            shown = describe_list([describe_call(call) for _, call in calls.left_out])
+            notes.append(f"Not counted, proposed but not executed: {shown}.")
+        if calls.edited:
+            metadata["edited"] = [
+                {**listed_call(n, ran), "proposed": {"name": made["name"], "args": made["args"]}}
+                for n, made, ran in calls.edited
+            ]
+            shown = describe_list(
+                [f"{describe_call(ran)} for {describe_call(made)}" for _, made, ran in calls.edited]
+            )
+            notes.append(f"Counted as the reviewer edited them: {shown}.")
+    comment = feedback.comment
+    if notes and feedback.score is not True:
+        comment = " ".join([comment, *notes] if comment else notes)
     return feedback.model_copy(update={"metadata": metadata, "comment": comment})
 
 

@@ -101,7 +101,9 @@ class CaseResult(_Model):
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None,
         description="The tool calls in the thread's final messages, in call order: "
-        "{'name', 'args', 'id'} each (None: the final state holds no messages).",
+        "{'name', 'args', 'id'} each, as it ran: a call a reviewer edited carries the model's "
+        "call as 'proposed', one that did not run has 'executed': False (None: the final "
+        "state holds no messages).",
     )
     turns: list[PlayedTurnRecord] = Field(default_factory=list)
     error: str | None = None

@@ -44,7 +44,7 @@ from lg_eval.experiments.results import CaseResult, CaseStatus, ScoreRow
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
-from lg_eval.messages import tool_calls_from_messages
+from lg_eval.messages import CallOutcome, call_outcomes
 from lg_eval.scoring import EvaluatorCall, Scored, call_evaluators, read_outcome
 from lg_eval.trajectory import ThreadTrajectory
 from lg_eval.verdicts import case_verdict, verdict
@@ -126,7 +126,7 @@ def builtin_checks(expected: Expected, listed: list[CaseEvaluator]) -> list[Case
     checks: list[CaseEvaluator] = []
     if expected.trajectory is not None and "trajectory" not in reads:
         checks.append(CaseEvaluator("graph_trajectory_strict_match", graph_trajectory_strict_match))
-    if expected.tool_calls is not None and "messages" not in reads:
+    if expected.tool_calls is not None and reads.isdisjoint({"messages", "calls"}):
         checks.append(CaseEvaluator("tool_sequence", _TOOL_CALLS))
     output = expected.output
     if output is not None and "output" not in reads:
@@ -224,7 +224,7 @@ def score_thread(
     """
     result.trajectory = thread.to_graph_trajectory().steps
     messages = final_messages(thread)
-    result.tool_calls = recorded_tool_calls(messages)
+    result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
     outputs = case_outputs(thread, messages)
     result.output, result.answers = outputs.get("output"), turn_answers(thread)
     usage = thread_usage(messages)
@@ -239,16 +239,29 @@ def score_thread(
     return result
 
 
-def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | None:
-    """The tool calls of the final messages, as stored JSON data (None when there are no
-    messages, or when they are not in a shape the message reader knows)."""
-    if messages is None:
+def recorded_tool_calls(thread: ThreadTrajectory | None) -> list[dict[str, Any]] | None:
+    """The tool calls of the thread's final messages, in call order, as stored JSON data:
+    ``{"name", "args", "id"}``, each as its tool ran; an edited call carries the model's
+    call as ``proposed`` (see :func:`lg_eval.messages.call_outcomes`), a call that did not
+    run is as proposed with ``"executed": False``. ``None`` when there is no thread, or its
+    messages are not in a shape the message reader knows.
+    """
+    if thread is None:
         return None
     try:
-        calls = tool_calls_from_messages(messages)
+        outcomes = call_outcomes(thread)
     except LgEvalError:
         return None
-    return [to_jsonable_python(dict(call), fallback=repr) for call in calls]
+    return [to_jsonable_python(_recorded(outcome), fallback=repr) for outcome in outcomes]
+
+
+def _recorded(outcome: CallOutcome) -> dict[str, Any]:
+    proposed, executed = outcome["proposed"], outcome["executed"]
+    if executed is None:
+        return {**proposed, "executed": False}
+    if executed == proposed:
+        return dict(executed)
+    return {**executed, "proposed": {"name": proposed["name"], "args": proposed["args"]}}
 
 
 # --------------------------------------------------------------------------- verdicts

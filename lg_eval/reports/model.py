@@ -246,7 +246,10 @@ class CaseReport(_Model):
         default=None, description="The expected nodes per turn (None: the case has none)."
     )
     tool_calls: list[dict[str, Any]] | None = Field(
-        default=None, description="The tool calls of the final messages: {name, args, id}."
+        default=None,
+        description="The tool calls of the final messages: {name, args, id}, as they ran; "
+        "an edited call keeps the model's call as 'proposed', one that did not run has "
+        "'executed': false.",
     )
     output: str | None = Field(
         default=None,
