@@ -12,6 +12,7 @@ arguments it ran with (:func:`lg_eval.messages.call_outcomes`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from lg_eval._reviews import Review, edits, reviews
@@ -70,26 +71,53 @@ _WORDS: tuple[tuple[frozenset[str], Decision], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class ReviewedCalls:
+    """A thread's tool calls (in call order, over its final messages) with the questions
+    that asked about them and the call each tool ran as."""
+
+    messages: list[dict[str, Any]]
+    """The thread's final messages, normalized."""
+    calls: list[dict[str, Any]]
+    """Every proposed call, ``{"name", "args", "id"}``."""
+    results: dict[int, dict[str, Any]]
+    """The tool message answering each call, by position."""
+    reviews: list[Review]
+    edited: dict[int, dict[str, Any]]
+    """The reviewer's ``{"name", "args"}`` of each edited call, by position."""
+    executed: list[dict[str, Any] | None]
+    """Per call, the call its tool ran (an edit as edited), or None when it did not run."""
+
+
+def reviewed_calls(thread: ThreadTrajectory) -> ReviewedCalls | None:
+    """The calls of ``thread`` paired with the questions about them
+    (:func:`lg_eval._reviews.reviews`); None when its state holds no messages."""
+    try:
+        final = to_openai_messages(thread, argument="the thread's messages")
+    except TrajectoryFormatError:
+        return None
+    made = list(iter_tool_calls(final))
+    calls = [dict(call) for _, call in made]
+    results = tool_results(final)
+    found = reviews(thread, final, made, results)
+    edited = edits(found)
+    return ReviewedCalls(final, calls, results, found, edited, as_run(calls, results, edited))
+
+
 def check_calls(verdict: Feedback, thread: ThreadTrajectory, decide: Decide) -> Feedback:
     """``verdict`` with the calls each answer decided checked against what ran afterwards.
 
     Nothing changes for a thread without messages in its state (there are no calls
     to check); ``metadata["calls_after_answer"]`` lists each checked call.
     """
-    try:
-        final = to_openai_messages(thread, argument="the thread's messages")
-    except TrajectoryFormatError:
+    read = reviewed_calls(thread)
+    if read is None:
         return verdict
-    made = list(iter_tool_calls(final))
-    calls = [call for _, call in made]
-    results = tool_results(final)
-    found = reviews(thread, final, made, results)
-    edited = edits(found)
-    executed = as_run(calls, results, edited)
+    calls, edited, executed = read.calls, read.edited, read.executed
     rows: list[dict[str, Any]] = []
     problems: list[str] = []
-    for review in found:
-        for position, choice in zip(review.calls, _decisions(review, decide), strict=True):
+    for review in read.reviews:
+        for position, choice in zip(review.calls, call_decisions(review, decide), strict=True):
             if choice not in ("approve", "edit", "reject", "respond"):
                 continue
             call, ran = calls[position], executed[position]
@@ -121,7 +149,7 @@ def check_calls(verdict: Feedback, thread: ThreadTrajectory, decide: Decide) -> 
     return verdict.model_copy(update={"score": False, "comment": comment, "metadata": metadata})
 
 
-def _decisions(review: Review, decide: Decide) -> list[Decision | None]:
+def call_decisions(review: Review, decide: Decide) -> list[Decision | None]:
     """Per call the question asked about, what its answer decided: ``decide`` reads the
     whole answer, and returns one decision per call, in the question's order (a list), or
     one for all of them."""
@@ -138,6 +166,9 @@ __all__ = [
     "RESPONSES",
     "Decide",
     "Decision",
+    "ReviewedCalls",
+    "call_decisions",
     "check_calls",
     "decision_of",
+    "reviewed_calls",
 ]

@@ -1,0 +1,130 @@
+"""A newcomer's travel agent and the approval regressions it can ship.
+
+``create_agent`` with ``HumanInTheLoopMiddleware`` approving ``book_flight`` (approve, edit
+or reject), ``search_flights`` left ungated, on whatever saver a test gives (SQLite in the
+policy tests), driven by a scripted chat model (``graphs._scripted``). ``book_flight``
+writes every booking it really makes into a log, so a test knows what ran without asking
+lg_eval or the messages.
+
+The regressions are changes a newcomer makes for good reasons:
+
+* ``gate=False``: the middleware's ``interrupt_on`` lost ``book_flight`` (a refactor that
+  gated the search instead): bookings run unapproved;
+* ``upgrade=True``: a middleware that "helpfully" upgrades the seat of the model's booking
+  after the human has approved it: the booking runs with other arguments than approved;
+* ``ask_once=True``: the gate asks only once per conversation ("don't nag the user"), and
+  the model proposes the same booking again after the human rejected it: it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.pregel import Pregel
+from langgraph.types import Command
+
+from graphs._scripted import ai, scripted_model, tool_call
+from graphs.scenarios import Turn, drive
+
+Log = list[dict[str, Any]]
+REQUEST = "Find me a flight to Lisbon on Friday and book the morning one."
+MORNING = {"flight": "TP 1351", "seat": "economy"}
+APPROVE = Command(resume={"decisions": [{"type": "approve"}]})
+REJECT = Command(resume={"decisions": [{"type": "reject", "message": "Too early."}]})
+
+
+def edit(**args: Any) -> Command:
+    """The reviewer books other arguments instead (an ``edit`` decision)."""
+    action = {"name": "book_flight", "args": {**MORNING, **args}}
+    return Command(resume={"decisions": [{"type": "edit", "edited_action": action}]})
+
+
+def tools(log: Log) -> list[BaseTool]:
+    @tool
+    def search_flights(to: str, day: str) -> str:
+        """Search flights to a city on a day."""
+        return "TP 1351 07:05, TP 1357 18:40"
+
+    @tool
+    def book_flight(flight: str, seat: str = "economy") -> str:
+        """Book a flight."""
+        log.append({"flight": flight, "seat": seat})
+        return f"Booked {flight} ({seat})."
+
+    return [search_flights, book_flight]
+
+
+def script(*, again: bool = False) -> list[AIMessage]:
+    """Search, propose the morning booking, answer (``again``: propose it once more after
+    the first answer, then answer)."""
+    replies = [
+        ai("m-1", "", tool_call("search_flights", {"to": "Lisbon", "day": "Friday"}, "c-search")),
+        ai("m-2", "", tool_call("book_flight", dict(MORNING), "c-book")),
+    ]
+    if again:
+        replies.append(ai("m-3", "", tool_call("book_flight", dict(MORNING), "c-book-2")))
+    replies.append(ai("m-end", "Done: your trip to Lisbon."))
+    return replies
+
+
+class SeatUpgrade(AgentMiddleware):  # type: ignore[type-arg]
+    """After the model (and the human's review) books, make it business class."""
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        last = state["messages"][-1]
+        if not isinstance(last, AIMessage) or not last.tool_calls:
+            return None
+        calls = [
+            {**c, "args": {**c["args"], "seat": "business"}} if c["name"] == "book_flight" else c
+            for c in last.tool_calls
+        ]
+        if calls == last.tool_calls:
+            return None
+        return {"messages": [last.model_copy(update={"tool_calls": calls})]}
+
+
+class AskOnce(HumanInTheLoopMiddleware):
+    """The gate, skipped once the conversation has had a booking reviewed."""
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        reviewed = any(
+            isinstance(m, ToolMessage) and m.name == "book_flight" for m in state["messages"]
+        )
+        return None if reviewed else super().after_model(state, runtime)
+
+
+def agent(
+    log: Log,
+    *,
+    checkpointer: Any = None,
+    gate: bool = True,
+    upgrade: bool = False,
+    ask_once: bool = False,
+    again: bool = False,
+) -> Pregel:
+    """The travel agent, or one of its regressions (see the module's docstring)."""
+    gated = {"book_flight": {"allowed_decisions": ["approve", "edit", "reject"]}}
+    interrupt_on: Any = gated if gate else {"search_flights": True}
+    review = (AskOnce if ask_once else HumanInTheLoopMiddleware)(interrupt_on=interrupt_on)
+    middleware: list[Any] = [SeatUpgrade(), review] if upgrade else [review]
+    return create_agent(
+        scripted_model("travel", *script(again=again)),
+        tools=tools(log),
+        system_prompt="You book trips.",
+        middleware=middleware,
+        checkpointer=checkpointer,
+    )
+
+
+def play(graph: Pregel, thread_id: str, answers: Sequence[Command]) -> None:
+    """The request, then each answer in turn (the thread must end)."""
+    turns = [Turn({"messages": [{"role": "user", "content": REQUEST}]})]
+    drive(graph, thread_id, [*turns, *(Turn(a) for a in answers)])
+
+
+__all__ = ["APPROVE", "MORNING", "REJECT", "REQUEST", "Log", "agent", "edit", "play", "tools"]
