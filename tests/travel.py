@@ -18,7 +18,7 @@ The regressions are changes a newcomer makes for good reasons:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
@@ -30,6 +30,7 @@ from langgraph.types import Command
 
 from graphs._scripted import ai, scripted_model, tool_call
 from graphs.scenarios import Turn, drive
+from lg_eval.evaluators import create_approval_policy_evaluator
 
 Log = list[dict[str, Any]]
 REQUEST = "Find me a flight to Lisbon on Friday and book the morning one."
@@ -44,10 +45,15 @@ def edit(**args: Any) -> Command:
     return Command(resume={"decisions": [{"type": "edit", "edited_action": action}]})
 
 
-def tools(log: Log) -> list[BaseTool]:
+def tools(log: Log, hold: Callable[[], None] | None = None) -> list[BaseTool]:
+    """``search_flights`` (calling ``hold()`` first: a test keeps a run busy there) and
+    ``book_flight``, which logs each booking it makes."""
+
     @tool
     def search_flights(to: str, day: str) -> str:
         """Search flights to a city on a day."""
+        if hold is not None:
+            hold()
         return "TP 1351 07:05, TP 1357 18:40"
 
     @tool
@@ -106,25 +112,49 @@ def agent(
     upgrade: bool = False,
     ask_once: bool = False,
     again: bool = False,
+    hold: Callable[[], None] | None = None,
 ) -> Pregel:
-    """The travel agent, or one of its regressions (see the module's docstring)."""
+    """The travel agent, or one of its regressions (see the module's docstring); ``hold``
+    runs inside the search tool, mid-run."""
     gated = {"book_flight": {"allowed_decisions": ["approve", "edit", "reject"]}}
     interrupt_on: Any = gated if gate else {"search_flights": True}
     review = (AskOnce if ask_once else HumanInTheLoopMiddleware)(interrupt_on=interrupt_on)
     middleware: list[Any] = [SeatUpgrade(), review] if upgrade else [review]
     return create_agent(
         scripted_model("travel", *script(again=again)),
-        tools=tools(log),
+        tools=tools(log, hold),
         system_prompt="You book trips.",
         middleware=middleware,
         checkpointer=checkpointer,
     )
 
 
+def graph(checkpointer: Any = None) -> Pregel:
+    """The compliant agent (``tests.travel:graph`` for sweeps and watches, which only read
+    its threads)."""
+    return agent([], checkpointer=checkpointer)
+
+
+policy = create_approval_policy_evaluator(require_approval=["book_flight"])
+"""The travel agent's policy: bookings only as the human approved them."""
+
+
 def play(graph: Pregel, thread_id: str, answers: Sequence[Command]) -> None:
-    """The request, then each answer in turn (the thread must end)."""
+    """The request, then each answer in turn (with answers, the thread must end)."""
     turns = [Turn({"messages": [{"role": "user", "content": REQUEST}]})]
-    drive(graph, thread_id, [*turns, *(Turn(a) for a in answers)])
+    drive(graph, thread_id, [*turns, *(Turn(a) for a in answers)], finish=bool(answers))
 
 
-__all__ = ["APPROVE", "MORNING", "REJECT", "REQUEST", "Log", "agent", "edit", "play", "tools"]
+__all__ = [
+    "APPROVE",
+    "MORNING",
+    "REJECT",
+    "REQUEST",
+    "Log",
+    "agent",
+    "edit",
+    "graph",
+    "play",
+    "policy",
+    "tools",
+]

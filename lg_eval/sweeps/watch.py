@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -71,6 +72,9 @@ class WatchPass:
     """Threads looked at: new or changed since the sweep last scored them."""
     waiting: int
     """Of those, threads still running, looked at again by the next poll."""
+    stopped: dict[str, int]
+    """The threads this poll sent to be scored, by why their run stopped (``finished``,
+    ``interrupted``, ``error``, ``breakpoint``, ``idle``)."""
     result: SweepResult | None
     """The sweep of the settled threads (None: none settled)."""
     fired: list[Fired] = field(default_factory=list)
@@ -269,7 +273,7 @@ class Watch:
             source.start()  # what is written from here on, the next poll sees
             self._listed_at = now
             pages = source.everything()
-        counts = {"seen": 0}
+        counts: Counter[str] = Counter()
         waiting: dict[str, ThreadHead] = {}
         settled = self._settled(pages, now, counts, waiting)
         first = next(settled, None)
@@ -283,8 +287,9 @@ class Watch:
         return WatchPass(
             at=datetime.fromtimestamp(now, UTC),
             listed=listed,
-            seen=counts["seen"],
+            seen=counts.pop("seen", 0),
             waiting=len(waiting),
+            stopped=dict(counts),
             result=result,
             fired=fired,
         )
@@ -293,7 +298,7 @@ class Watch:
         self,
         pages: Iterator[list[ThreadHead]],
         now: float,
-        counts: dict[str, int],
+        counts: Counter[str],
         waiting: dict[str, ThreadHead],
     ) -> Iterator[list[ThreadHead]]:
         """Pages of the threads to score now: sampled, not scored at their newest checkpoint
@@ -308,9 +313,11 @@ class Watch:
                 if mark is not None and mark >= head.checkpoint_id:
                     continue
                 counts["seen"] += 1
-                if self._reason(head, now) is None:
+                reason = self._reason(head, now)
+                if reason is None:
                     waiting[head.thread_id] = head
                 else:
+                    counts[reason] += 1
                     ready.append(head)
             if ready:
                 yield ready
