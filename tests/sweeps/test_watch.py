@@ -95,17 +95,17 @@ def test_a_restarted_watch_scores_what_changed_while_it_was_gone_and_nothing_twi
 def test_a_run_still_going_is_scored_once_it_stays_idle(threads_url: str, tmp_path: Path) -> None:
     store = _store(tmp_path)
     clock = [0.0]
-    with Writer(threads_url) as writer:
-        with _watch(threads_url, store, idle=60.0, clock=lambda: clock[0]) as watch:
-            running = writer("hold", "c")
-            clock[0] = checkpoint_time(running).timestamp() + 59.0
-            assert (watch.poll().waiting, watch.poll().scored) == (1, 0)
-            clock[0] += 1.0
-            idle = watch.poll()
-            assert (idle.stopped, idle.scored, idle.waiting) == ({"idle": 1}, 1, 0)
-            assert watch.poll().scored == 0  # the same checkpoint: not again
-            paused = writer("release", "c")
-            assert watch.poll().stopped == {"interrupted": 1}
+    watching = _watch(threads_url, store, idle=60.0, clock=lambda: clock[0])
+    with Writer(threads_url) as writer, watching as watch:
+        running = writer("hold", "c")
+        clock[0] = checkpoint_time(running).timestamp() + 59.0
+        assert (watch.poll().waiting, watch.poll().scored) == (1, 0)
+        clock[0] += 1.0
+        idle = watch.poll()
+        assert (idle.stopped, idle.scored, idle.waiting) == ({"idle": 1}, 1, 0)
+        assert watch.poll().scored == 0  # the same checkpoint: not again
+        paused = writer("release", "c")
+        assert watch.poll().stopped == {"interrupted": 1}
     assert scored(store, "travel") == sorted([("c", running), ("c", paused)])
 
 
@@ -158,9 +158,9 @@ def test_a_second_watch_of_the_same_sweep_is_refused_while_the_first_lives(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'threads.sqlite'}"
     store = _store(tmp_path)
-    with _watch(url, store):
-        with pytest.raises(RunInUseError, match="Another watch of sweep 'travel' is running"):
-            _watch(url, store).__enter__()
+    second = _watch(url, store)
+    with _watch(url, store), pytest.raises(RunInUseError, match="Another watch of sweep"):
+        second.__enter__()
     with _watch(url, store) as after:  # released when the first closed
         assert after.poll().listed
 
