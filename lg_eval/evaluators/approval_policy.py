@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lg_eval.describe import validation_problems
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._hitl_calls import Decide, decision_of
@@ -153,7 +154,7 @@ def create_approval_policy_evaluator(
             bounds=bounds,
         )
     except ValidationError as exc:
-        raise InvalidOptionError(f"{KEY}: {_problems(exc)}") from None
+        raise InvalidOptionError(f"{KEY}: {validation_problems(exc)}") from None
     if decision is not None and not callable(decision):
         raise InvalidOptionError(
             f"{KEY}: decision must be a function (answer) -> 'approve' | 'reject' | ..., not "
@@ -173,15 +174,6 @@ def create_approval_policy_evaluator(
 
     scorer.__doc__ = create_approval_policy_evaluator.__doc__
     return make_evaluator(KEY, scorer, reads="thread", score_range="bool")
-
-
-def _problems(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, error['loc'])) or 'options'}: "
-        f"{error['msg'].removeprefix('Value error, ')}"
-        f" (got {error.get('input')!r:.80})"
-        for error in exc.errors()
-    )
 
 
 __all__ = [

@@ -36,9 +36,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lg_eval.arguments import is_finite_number
+from lg_eval.describe import validation_problems
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import ResultStore
 from lg_eval.experiments.redaction import Redactor, redact_strings, scrub_secrets
@@ -98,18 +99,8 @@ class Alert(BaseModel):
             )
         try:
             return cls(**value)
-        except ValueError as exc:
-            raise InvalidOptionError(f"alerts: {_problems(exc)}") from None
-
-
-def _problems(exc: ValueError) -> str:
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return str(exc)
-    return "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or 'alert'}: {e['msg']} (got {e.get('input')!r:.60})"
-        for e in errors()
-    )
+        except ValidationError as exc:
+            raise InvalidOptionError(f"alerts: {validation_problems(exc)}") from None
 
 
 @dataclass(frozen=True)
