@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from lg_eval.experiments import open_store
 
@@ -31,6 +32,37 @@ def environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
+class Lines:
+    """The lines of a child's stream, read by a thread as they come."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line)
+        self._lines.put("")
+
+    def next(self) -> str:
+        """The next line ('' when the stream ended or nothing came within :data:`HANG`)."""
+        try:
+            line = self._lines.get(timeout=HANG)
+        except queue.Empty:
+            return ""
+        if line:
+            self.seen.append(line)
+        return line
+
+    def until(self, text: str) -> str:
+        """The first line from here on that holds ``text``; fails with what was read."""
+        while line := self.next():
+            if text in line:
+                return line
+        raise AssertionError(f"no line with {text!r}; read: {''.join(self.seen)}")
+
+
 class Writer:
     """A :mod:`tests.sweeps.writer` process on ``url``; ``writer(command, thread)`` sends
     a command and returns the checkpoint id its reply names."""
@@ -45,14 +77,8 @@ class Writer:
             cwd=ROOT,
             env=environment(),
         )
-        self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.put(line)
-        self._lines.put("")
+        self._lines = Lines(self.process.stdout)
 
     def __call__(self, command: str, thread_id: str) -> str:
         self.send(command, thread_id)
@@ -64,10 +90,7 @@ class Writer:
         self.process.stdin.flush()
 
     def reply(self, command: str, thread_id: str) -> str:
-        try:
-            line = self._lines.get(timeout=HANG)
-        except queue.Empty:
-            line = ""
+        line = self._lines.next()
         words = line.split()
         if words[:2] != [command, thread_id]:
             self.process.kill()
