@@ -104,7 +104,7 @@ def check_policy(policy: ApprovalPolicy, thread: ThreadTrajectory, decide: Decid
         if gates:
             gated += 1
             found.extend(_approval_rules(policy, position, shown, turn, approval))
-        found.extend(_bound_rules(policy, position, shown, turn, approval))
+        found.extend(_bound_rules(policy, position, shown, turn, approval, gates))
     metadata = {
         "violations": [v.row() for v in found],
         "executed": sum(ran is not None for ran in read.executed),
@@ -284,10 +284,13 @@ def _bound_rules(
     shown: dict[str, Any],
     turn: int | None,
     approval: Decided | None,
+    gated: bool,
 ) -> list[Violation]:
+    """The bounds of the tool that ran; one to the approved value of a gated call that had
+    no approval is left to the approval rule, which reports it."""
     found = []
     for bound in policy.bounds:
-        if bound.tool != shown["name"]:
+        if bound.tool != shown["name"] or (bound.bound == "approved" and gated and not approval):
             continue
         problem = _out_of_bound(bound, shown["args"], approval)
         if problem is not None:
