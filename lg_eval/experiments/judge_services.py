@@ -230,10 +230,12 @@ class LocalJudgeServices:
             yield self
 
     def stats(self) -> dict[str, Any]:
-        """As :meth:`JudgeServices.stats`."""
+        """As :meth:`JudgeServices.stats`, with ``"budget"``: the budget's counters over its
+        whole life (every run that shared it), or None."""
         return {
             "cache": None if self.cache is None else self.cache.stats.as_dict(),
             "limiter": None if self.limiter is None else self.limiter.stats().as_dict(),
+            "budget": None if self.budget is None else self.budget.stats().as_dict(),
         }
 
 
@@ -293,12 +295,15 @@ def judge_services(
 
 def services_record(stats: dict[str, Any]) -> dict[str, Any]:
     """What a run record keeps of its services' :meth:`~JudgeServices.stats`: the cache's
-    hits and savings (``judge_cache``) and the limiter's counters (``judge_limiter``)."""
+    hits and savings (``judge_cache``), the limiter's counters (``judge_limiter``) and an
+    hourly budget's, counted since it was made (``judge_budget_used``)."""
     kept: dict[str, Any] = {}
     if stats.get("cache") is not None:
         kept["judge_cache"] = {"enabled": True, **stats["cache"]}
     if stats.get("limiter") is not None:
         kept["judge_limiter"] = stats["limiter"]
+    if stats.get("budget") is not None:
+        kept["judge_budget_used"] = stats["budget"]
     return kept
 
 

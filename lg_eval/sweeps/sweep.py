@@ -150,6 +150,11 @@ def sweep_threads(
     refuse_reference_needers(evaluators)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
     remote = not is_local(runner)
+    if budget is not None and remote:
+        raise InvalidOptionError(
+            "judge_budget= holds the judge requests of this process: it needs "
+            "executor='local' (on Ray, judge_limits= holds them across workers)."
+        )
     connection = server_of(server, remote, checkpointer)
     label = name or sweep_label(graph, connection, assistant_id)
     sweep = f"sweep:{label}"
