@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,12 +41,13 @@ from lg_eval.experiments import ResultStore, open_store
 from lg_eval.experiments.lease import Lease
 from lg_eval.experiments.redaction import RedactOption, make_redactor
 from lg_eval.judges import RateLimiter, RateLimits
-from lg_eval.server import ServerConnection, list_server_threads, updated_threads
+from lg_eval.server import ServerConnection
+from lg_eval.sweeps._sources import CheckpointSource, Filters, ServerSource, Source
 from lg_eval.sweeps.alerts import Alert, AlertState, Fired, check_alerts
 from lg_eval.sweeps.changes import CheckpointChanges
-from lg_eval.sweeps.listing import ThreadHead, checkpoint_time, in_sample, list_threads, parse_time
+from lg_eval.sweeps.listing import ThreadHead, checkpoint_time, in_sample, parse_time
 from lg_eval.sweeps.result import SweepResult
-from lg_eval.sweeps.settle import Reason, server_reason, stop_reason
+from lg_eval.sweeps.settle import Reason
 from lg_eval.sweeps.state import SweepState
 from lg_eval.sweeps.sweep import (
     SweepProgress,
@@ -184,12 +185,18 @@ class Watch:
             "judge_cache": judge_cache,
             "judge_budget": self._budget,
         }
-        self._metadata = metadata
-        self._assistant, self._status, self._page_size = assistant_id, status, page_size
+        self._filters = Filters(
+            since=self._since,
+            until=self._until,
+            metadata=metadata,
+            assistant_id=assistant_id,
+            status=status,
+            page_size=page_size,
+        )
         self.sample = sample
         self._clock = clock
         self._stack = ExitStack()
-        self._source: _Source | None = None
+        self._source: Source | None = None
         self._store: ResultStore | None = None
         self._state: SweepState | None = None
         self._waiting: dict[str, ThreadHead] = {}
@@ -229,14 +236,15 @@ class Watch:
         if self._connection is not None:
             self._target, self._saver = self._graph, None
             self._sweep(iter(()))  # every sweep option checked now, before the first poll
-            self._source = _ServerSource(self._connection, self)
+            self._source = ServerSource(self._connection, self._filters, self.margin)
         else:
             saver, bound = open_saver(stack, self._graph, self._checkpointer)
             # workers of another executor open the checkpointer (and the graph) by name
             self._target = self._graph if remote else bound
             self._saver = self._checkpointer if remote else saver
             self._sweep(iter(()))  # every sweep option checked now, before the first poll
-            self._source = _CheckpointSource(CheckpointChanges(saver, self.margin), bound, self)
+            changes = CheckpointChanges(saver, self.margin)
+            self._source = CheckpointSource(changes, bound, self._filters)
         try:
             lease = Lease.acquire(self._store, f"watch:{self.sweep}")
         except RunInUseError as exc:
@@ -364,110 +372,6 @@ def _chained(
 ) -> Iterator[list[ThreadHead]]:
     yield first
     yield from rest
-
-
-# --------------------------------------------------------------------------- sources
-
-
-class _Source:
-    """Where a watch's threads come from: all of them, those changed, and why one stopped."""
-
-    idles = True
-    """Whether a thread that writes nothing for ``idle`` seconds is scored anyway."""
-
-    def start(self) -> None:
-        raise NotImplementedError
-
-    def everything(self) -> Iterator[list[ThreadHead]]:
-        raise NotImplementedError
-
-    def changed(self, waiting: Collection[str]) -> Iterator[list[ThreadHead]] | None:
-        raise NotImplementedError
-
-    def reason(self, head: ThreadHead) -> Reason | None:
-        raise NotImplementedError
-
-
-class _CheckpointSource(_Source):
-    def __init__(self, changes: CheckpointChanges, graph: Any, watch: Watch) -> None:
-        self.changes, self.graph, self.watch = changes, graph, watch
-
-    def start(self) -> None:
-        self.changes.start()
-
-    def everything(self) -> Iterator[list[ThreadHead]]:
-        return self._list(None)
-
-    def changed(self, waiting: Collection[str]) -> Iterator[list[ThreadHead]] | None:
-        ids = self.changes.poll()
-        if ids is None:
-            return None
-        wanted = {*ids, *waiting}
-        return self._list(sorted(wanted))
-
-    def _list(self, only: list[str] | None) -> Iterator[list[ThreadHead]]:
-        watch = self.watch
-        return list_threads(
-            self.changes.saver,
-            since=watch._since,
-            until=watch._until,
-            metadata=watch._metadata,
-            page_size=watch._page_size,
-            thread_ids=only,
-        )
-
-    def reason(self, head: ThreadHead) -> Reason | None:
-        return stop_reason(self.graph, head.thread_id, head.checkpoint_id)
-
-
-class _ServerSource(_Source):
-    """A LangGraph Server's threads: its status says whether a run is going (``busy``), so
-    a busy thread waits for its run to end, however long it takes."""
-
-    idles = False
-
-    def __init__(self, server: ServerConnection, watch: Watch) -> None:
-        self.server, self.watch = server, watch
-        self._since = 0.0
-        self._status: dict[str, str] = {}
-
-    def _filters(self) -> dict[str, Any]:
-        return {
-            "assistant_id": self.watch._assistant,
-            "status": self.watch._status,
-            "metadata": self.watch._metadata,
-            "page_size": min(self.watch._page_size, 1000),
-        }
-
-    def start(self) -> None:
-        self._since = time.time()
-
-    def everything(self) -> Iterator[list[ThreadHead]]:
-        self._status = {}
-        pages = list_server_threads(self.server, updated_since=self.watch._since, **self._filters())
-        for page in pages:
-            yield self._heads(page)
-
-    def changed(self, waiting: Collection[str]) -> Iterator[list[ThreadHead]] | None:
-        asked = time.time()
-        since = datetime.fromtimestamp(self._since - self.watch.margin, UTC)
-        threads = updated_threads(self.server, since, **self._filters())
-        self._since, self._status = asked, {}
-        heads = self._heads(threads)
-        return iter([heads] if heads else [])
-
-    def _heads(self, threads: Sequence[Any]) -> list[ThreadHead]:
-        since, until = self.watch._since, self.watch._until
-        heads = []
-        for thread in threads:
-            when = checkpoint_time(thread.checkpoint_id)
-            if (since is None or when >= since) and (until is None or when < until):
-                self._status[thread.thread_id] = thread.status
-                heads.append(ThreadHead(thread.thread_id, thread.checkpoint_id))
-        return heads
-
-    def reason(self, head: ThreadHead) -> Reason | None:
-        return server_reason(self._status.get(head.thread_id, "busy"))
 
 
 __all__ = ["Watch", "WatchPass", "WatchTotals"]

@@ -207,3 +207,30 @@ def test_a_bad_alert_is_refused_naming_its_field(fields: dict[str, Any], message
     with pytest.raises(InvalidOptionError) as raised:
         Alert.of({"key": "hitl_policy", "below": 1.0, "hook": "true", **fields})
     assert message in str(raised.value)
+
+
+def test_the_viewer_lists_each_look_as_a_run_with_the_trend(
+    saver: SqliteSaver, tmp_path: Path
+) -> None:
+    from lg_eval.viewer._queries import runs_page
+
+    seen: list[int] = []
+    with _watch(saver, tmp_path, {"hook": "true"}) as watch:
+        _trip(saver, "good-1", approved=True)
+        watch.run(every=0, passes=1, on_pass=lambda done: seen.append(done.scored))
+        _trip(saver, "bad-1", approved=False)
+        stop = threading.Event()
+
+        def look(done: Any) -> None:
+            seen.append(done.scored)
+            stop.set()  # the watch stops after this look
+
+        totals = watch.run(every=0, stop=stop, on_pass=look)
+    assert (seen, totals.passes, totals.scored, len(totals.runs)) == ([1, 1], 1, 1, 1)
+    with open_store(f"sqlite:///{tmp_path / 'results.sqlite'}") as store:
+        rows, _ = runs_page(store, 0)
+    assert [(r.info.dataset, r.pass_rate) for r in rows] == [
+        ("sweep:travel", 0.0),
+        ("sweep:travel", 1.0),
+    ]
+    assert rows[0].trend == (1.0, 0.0)
