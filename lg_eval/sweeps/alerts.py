@@ -63,7 +63,7 @@ class Alert(BaseModel):
 
     key: str = Field(min_length=1)
     below: float
-    hook: str = Field(min_length=1)
+    hook: str = Field(min_length=1, repr=False)  # a webhook's path may be its secret
     stat: Literal["pass_rate", "mean"] = "pass_rate"
     window: float = 3600.0
     min_results: int = Field(default=1, ge=1)

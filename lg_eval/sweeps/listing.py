@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lg_eval.arguments import checked_instance
-from lg_eval.errors import InvalidOptionError, SweepError
+from lg_eval.errors import CheckpointerError, InvalidOptionError, SweepError
 
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns ticks from 1582-10-15 to 1970-01-01
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -211,19 +211,40 @@ def _cursor(saver: Any, kind: str) -> Iterator[Any]:
         conn: sqlite3.Connection = saver.conn
 
         def run_sqlite(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-            with saver.lock:
+            with saver.lock, _unreadable(kind, (sqlite3.Error,)):
                 return list(conn.execute(sql, params).fetchall())
 
         yield run_sqlite
         return
     conn_or_pool = saver.conn
+    import psycopg
 
     def run_pg(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        with saver.lock, _pg_connection(conn_or_pool) as conn, conn.cursor() as cur:
+        with (
+            saver.lock,
+            _unreadable(kind, (psycopg.Error,)),
+            _pg_connection(conn_or_pool) as conn,
+            conn.cursor() as cur,
+        ):
             cur.execute(sql, params)
             return [_values(row) for row in cur.fetchall()]
 
     yield run_pg
+
+
+@contextmanager
+def _unreadable(kind: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:
+    """The driver's errors as a CheckpointerError (the database went away, a table is
+    missing): what a sweep or a watch stored stays, and running it again goes on."""
+    try:
+        yield
+    except errors as exc:
+        detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise CheckpointerError(
+            f"The {'SQLite' if kind == 'sqlite' else 'Postgres'} checkpointer could not be "
+            f"read ({type(exc).__name__}: {detail}); what was scored is stored: run again "
+            "once it answers."
+        ) from exc
 
 
 @contextmanager

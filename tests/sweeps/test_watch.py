@@ -8,12 +8,13 @@ the last poll, once, at the checkpoint where it stopped; leave a running one for
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lg_eval.errors import InvalidOptionError, RunInUseError
+from lg_eval.errors import CheckpointerError, InvalidOptionError, RunInUseError
 from lg_eval.experiments import open_store
 from lg_eval.play import open_checkpointer
 from lg_eval.sweeps import Watch, checkpoint_time
@@ -151,6 +152,19 @@ def test_a_deleted_newest_thread_makes_the_next_poll_list_every_thread(tmp_path:
             after = watch.poll()
             assert (after.listed, after.stopped) == (True, {"interrupted": 1})
     assert [thread for thread, _ in scored(store, "travel")] == ["a", "b", "c"]
+
+
+def test_a_checkpointer_that_cannot_be_read_stops_the_look_with_a_typed_error(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'threads.sqlite'}"
+    with _watch(url, _store(tmp_path)) as watch:
+        assert watch.poll().listed
+        with sqlite3.connect(tmp_path / "threads.sqlite") as other:
+            other.execute("DROP TABLE checkpoints")
+        with pytest.raises(CheckpointerError, match=r"The SQLite checkpointer could not be read "
+                           r"\(OperationalError: no such table: checkpoints\)"):  # fmt: skip
+            watch.poll()
 
 
 def test_a_second_watch_of_the_same_sweep_is_refused_while_the_first_lives(
