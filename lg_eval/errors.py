@@ -102,6 +102,16 @@ class ReviewerError(LgEvalError):
     """The simulated reviewer could not answer (the model failed, or its answer is unusable)."""
 
 
+class SimulatedUserError(LgEvalError):
+    """The simulated user could not take its turn (its model failed, or kept answering in a
+    shape it was not asked for); ``played`` is the :class:`lg_eval.play.PlayedCase` recorded
+    up to that point."""
+
+    def __init__(self, message: str, *, played: object = None) -> None:
+        super().__init__(message)
+        self.played = played
+
+
 class InfrastructureError(LgEvalError):
     """An infrastructure failure (a lost connection, an ``OperationalError``) that the player
     recorded as a turn error instead of raising; the runner plays the attempt again."""
@@ -193,6 +203,7 @@ __all__ = [
     "ServerAuthError",
     "ServerError",
     "ServerRunError",
+    "SimulatedUserError",
     "StoreError",
     "SweepError",
     "ThreadNotFoundError",

@@ -2,7 +2,9 @@
 
 An example's ``inputs`` hold a case's ``turns`` in the dataset format
 (``input``, ``resume``, ``resume_by_node``, ``resume_fn``, ``continue``,
-``update``). The target plays them with :func:`lg_eval.play.play_case` (the one
+``update``), and, for a simulated conversation, its ``user`` (a persona, a goal, stop
+conditions; the model writing its turns is the example's or ``user_model=``). The target
+plays them with :func:`lg_eval.play.play_case` (the one
 turn player; nothing here builds a ``Command``), extracts the thread and returns
 
 ``{"trajectory": GraphTrajectory dict, "thread": ThreadTrajectory dict,
@@ -70,14 +72,18 @@ def case_from_inputs(inputs: Mapping[str, Any]) -> Any:
     """The :class:`lg_eval.datasets.Case` an example's ``inputs`` script."""
     from lg_eval.datasets import Case
 
-    if not isinstance(inputs, Mapping) or "turns" not in inputs:
+    if not isinstance(inputs, Mapping) or not ("turns" in inputs or "user" in inputs):
         keys = ", ".join(repr(k) for k in inputs) if isinstance(inputs, Mapping) else "none"
         raise TrajectoryFormatError(
             "A graph target's example inputs hold the case's turns under 'turns' "
-            f"(e.g. {{'turns': [{{'input': ...}}, {{'resume': ...}}]}}); its keys: {keys}."
+            f"(e.g. {{'turns': [{{'input': ...}}, {{'resume': ...}}]}}) or a simulated user "
+            f"under 'user' ({{'user': {{'persona': ..., 'goal': ...}}}}); its keys: {keys}."
         )
     case_id = str(inputs.get("case_id") or "langsmith-example")
-    return Case.model_validate({"id": case_id, "turns": inputs["turns"]})
+    data = {"id": case_id, "turns": inputs.get("turns") or []}
+    if inputs.get("user") is not None:
+        data["user"] = inputs["user"]
+    return Case.model_validate(data)
 
 
 def _thread_id(case: Any) -> str:
@@ -123,6 +129,7 @@ def play_outputs(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> TargetOutputs:
     """Play ``case`` on a fresh thread of ``target`` and return the target outputs."""
     from lg_eval.extract import extract_thread
@@ -132,7 +139,12 @@ def play_outputs(
         graph = resolve_target(target, saver)
         with _quiet():
             played = play_case(
-                graph, case, thread_id=_thread_id(case), reviewer=reviewer, allow_code=allow_code
+                graph,
+                case,
+                thread_id=_thread_id(case),
+                reviewer=reviewer,
+                allow_code=allow_code,
+                user_model=user_model,
             )
         config = played.config
         thread = extract_thread(graph, config)  # type: ignore[arg-type]
@@ -147,6 +159,7 @@ async def aplay_outputs(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> TargetOutputs:
     """Async twin of :func:`play_outputs`."""
     from lg_eval.extract import aextract_thread
@@ -156,7 +169,12 @@ async def aplay_outputs(
         graph = resolve_target(target, saver)
         with _quiet():
             played = await aplay_case(
-                graph, case, thread_id=_thread_id(case), reviewer=reviewer, allow_code=allow_code
+                graph,
+                case,
+                thread_id=_thread_id(case),
+                reviewer=reviewer,
+                allow_code=allow_code,
+                user_model=user_model,
             )
         config = played.config
         thread = await aextract_thread(graph, config)  # type: ignore[arg-type]
@@ -170,6 +188,7 @@ def graph_target(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> Callable[[dict[str, Any]], TargetOutputs]:
     """A ``langsmith.evaluate`` target playing each example's ``turns`` on a fresh thread.
 
@@ -181,6 +200,8 @@ def graph_target(
         allow_code: whether ``resume_fn`` references in the examples' turns may be
             imported. Examples are remote data, so the default is ``False``.
         reviewer: the simulated reviewer answering ``resume: {reviewer: true}`` turns.
+        user_model: the chat model (or ``"provider:model"``) writing the simulated user's
+            turns of an example whose ``user`` names no model.
 
     Returns a function of the example's ``inputs`` returning the target outputs
     (``trajectory``, ``thread``, ``messages``, ``output``).
@@ -193,6 +214,7 @@ def graph_target(
             checkpointer=checkpointer,
             allow_code=allow_code,
             reviewer=reviewer,
+            user_model=user_model,
         )
 
     run_graph_target.__name__ = _name(target)
@@ -205,6 +227,7 @@ def agraph_target(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> Callable[[dict[str, Any]], Awaitable[TargetOutputs]]:
     """:func:`graph_target` for ``langsmith.aevaluate``: awaited, on an async checkpointer."""
 
@@ -215,6 +238,7 @@ def agraph_target(
             checkpointer=checkpointer,
             allow_code=allow_code,
             reviewer=reviewer,
+            user_model=user_model,
         )
 
     run_graph_target.__name__ = _name(target)

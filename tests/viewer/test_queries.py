@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lg_eval.experiments.schema_version import SCHEMA_VERSION
 from lg_eval.experiments import (
     CaseResult,
     ExperimentRun,
@@ -370,4 +371,4 @@ def test_a_version_2_store_gains_the_viewers_indexes_and_then_opens_read_only(
         assert store.opened_version == 2
     assert indexes(path) >= VIEWER_INDEXES
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        assert ResultStore(conn, url=str(path)).opened_version == 4
+        assert ResultStore(conn, url=str(path)).opened_version == SCHEMA_VERSION
