@@ -7,7 +7,8 @@ every turn past its script. Before each turn it reads the thread's state and:
 1. notes what the agent answered the turn before (:attr:`PlayedTurn.reply`, what the user
    reads; it is noted on every turn of such a case, scripted ones too);
 2. ends the conversation when a stop condition holds: the ``stop.state`` predicate is true
-   of the state values, the ``stop.tool_call`` was made, or (``stop.finished``) the graph
+   of the state values, the ``stop.tool_call`` ran (a call proposed and waiting for a
+   reviewer's approval has not), or (``stop.finished``) the graph
    finished asking nothing; or when the user wrote ``max_turns`` turns;
 3. answers the graph's questions (``interrupt()``) as ``interrupts`` routes them: the
    simulated user, the simulated reviewer given to the player, or the next of
@@ -34,10 +35,15 @@ from langgraph.types import StateSnapshot
 
 from lg_eval._effects import Core
 from lg_eval.datasets import InterruptRoute, ToolCallExpectation, TurnKind, UserSimulation
-from lg_eval.errors import InvalidOptionError, ScriptMismatchError, SimulatedUserError
+from lg_eval.errors import (
+    InvalidOptionError,
+    ScriptMismatchError,
+    SimulatedUserError,
+    TrajectoryFormatError,
+)
 from lg_eval.feedback import describe_error
 from lg_eval.inputs import final_answer, state_messages
-from lg_eval.messages import message_text, tool_calls_from_messages
+from lg_eval.messages import call_outcomes, message_text
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
 from lg_eval.play._models import (
@@ -324,21 +330,23 @@ def reply_of(snapshot: StateSnapshot, turn: PlayedTurn) -> str | None:
 
 
 def _call_made(values: Any, expected: ToolCallExpectation) -> str | None:
-    """``name(args)`` of the first call in the state's messages that matches ``expected``
-    (its name, and the arguments it lists); None when none does."""
+    """``name(args)`` of the first tool call that ran (a tool answered it, as a reviewer
+    may have edited it) and matches ``expected``: its name, and the arguments it lists;
+    None when none did. A call proposed and still waiting for approval has not run."""
     messages = state_messages(values)
     if not messages:
         return None
     try:
-        calls = tool_calls_from_messages(messages)
-    except Exception:  # messages of a shape the reader does not know: no call was seen
+        outcomes = call_outcomes(messages)
+    except TrajectoryFormatError:  # messages of a shape the reader does not know: none ran
         return None
-    for call in calls:
+    wanted = expected.args or {}
+    for outcome in outcomes:
+        call = outcome["executed"]
+        if call is None or call["name"] != expected.name:
+            continue
         args = call["args"]
-        wanted = expected.args or {}
-        if call["name"] == expected.name and all(
-            key in args and args[key] == value for key, value in wanted.items()
-        ):
+        if all(key in args and args[key] == value for key, value in wanted.items()):
             return f"{call['name']}({json.dumps(args, ensure_ascii=False, sort_keys=True)})"
     return None
 

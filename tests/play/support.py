@@ -40,8 +40,8 @@ DONE = "Your refund for order {order} is on its way."
 DECLINED = "I'm sorry, the refund for order {order} was declined."
 REFUSAL = "I'm sorry, I cannot help with refunds."
 
-Hook = Callable[[str, dict[str, Any]], None]
-"""Called as ``hook(node, state)`` when a node starts (the crash tests kill there)."""
+Hook = Callable[[str, dict[str, Any], RunnableConfig], None]
+"""Called as ``hook(node, state, config)`` when a node starts (the crash tests kill there)."""
 
 LOG: list[Path] = []
 """Where every node start and user call is logged, when a test sets it."""
@@ -74,13 +74,15 @@ def build(
 ) -> CompiledStateGraph:
     """The support agent (see the module text)."""
 
-    def started(node: str, state: SupportState) -> None:
-        log(f"{node}:{_said(state)}")
+    def started(node: str, state: SupportState, config: RunnableConfig) -> None:
+        thread = str((config.get("configurable") or {}).get("thread_id", ""))
+        case = thread.split(":")[1] if thread.count(":") >= 3 else thread
+        log(f"{node}:{case}:{_said(state)}")
         if hook is not None:
-            hook(node, dict(state))
+            hook(node, dict(state), config)
 
-    def agent(state: SupportState) -> dict[str, Any]:
-        started("agent", state)
+    def agent(state: SupportState, config: RunnableConfig) -> dict[str, Any]:
+        started("agent", state, config)
         last = state["messages"][-1]
         order = state.get("order_id", "")
         if stubborn:
@@ -111,13 +113,13 @@ def build(
             "messages": [AIMessage("", tool_calls=[call], usage_metadata=AGENT_USAGE)],
         }
 
-    def approve(state: SupportState) -> dict[str, Any]:
-        started("approve", state)
+    def approve(state: SupportState, config: RunnableConfig) -> dict[str, Any]:
+        started("approve", state, config)
         answer = interrupt({"question": f"Approve a refund for order {state['order_id']}?"})
         return {"approval": str(answer)}
 
-    def tools(state: SupportState) -> dict[str, Any]:
-        started("tools", state)
+    def tools(state: SupportState, config: RunnableConfig) -> dict[str, Any]:
+        started("tools", state, config)
         call = state["messages"][-1].tool_calls[0]  # type: ignore[union-attr]
         granted = not approval or state.get("approval", "").lower().startswith("yes")
         result = "refunded" if granted else "declined"
@@ -256,3 +258,28 @@ def _frustration(messages: list[BaseMessage]) -> AIMessage:
 FRUSTRATION_MODEL = scripted(_frustration)
 frustration = create_user_frustration_judge(judge=FRUSTRATION_MODEL)
 """The ``user_frustration`` judge on a scripted model (``tests.play.support:frustration``)."""
+
+
+# --- a simulated user over HTTP -----------------------------------------------------------
+
+USER_URL_ENV = "LG_EVAL_TEST_USER_URL"
+"""The base URL of the chat-completions server :func:`openai_user` talks to."""
+
+
+def openai_user() -> Any:
+    """``langchain-openai``'s ``ChatOpenAI`` pointed at the test's loopback server."""
+    import os
+
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model="gpt-4o-mini",
+        base_url=os.environ[USER_URL_ENV],
+        api_key="sk-test-not-a-real-key",  # type: ignore[arg-type]
+        max_retries=0,
+    )
+
+
+def served_approving(config: RunnableConfig | None = None) -> CompiledStateGraph:
+    """What ``langgraph dev`` serves as the approving agent."""
+    return build(approval=True)
