@@ -393,12 +393,12 @@ class Dataset(BaseModel):
 
 
 __all__ = [
+    "MODEL_PROVIDERS",
     "Case",
     "Dataset",
     "EvaluatorRef",
     "Expected",
     "InterruptRoute",
-    "MODEL_PROVIDERS",
     "OutputExpectation",
     "OutputMatch",
     "ToolCallExpectation",

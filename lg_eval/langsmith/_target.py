@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langsmith.run_helpers import tracing_context
@@ -30,6 +30,9 @@ from lg_eval.inputs import text_arg
 from lg_eval.messages import to_openai_messages
 from lg_eval.offline import tracing_is_local
 from lg_eval.trajectory import ThreadTrajectory
+
+if TYPE_CHECKING:
+    from lg_eval.play import ScriptOptions
 
 TargetOutputs = dict[str, Any]
 """What a graph target returns: ``trajectory``, ``thread``, ``messages``, ``output``."""
@@ -86,6 +89,11 @@ def case_from_inputs(inputs: Mapping[str, Any]) -> Any:
     return Case.model_validate(data)
 
 
+def _options(reviewer: Any, allow_code: bool, user_model: Any) -> ScriptOptions:
+    """How the player plays an example's case (the answer sources' options)."""
+    return {"reviewer": reviewer, "allow_code": allow_code, "user_model": user_model}
+
+
 def _thread_id(case: Any) -> str:
     return f"lg_eval:{case.id}:{uuid.uuid4().hex}"
 
@@ -138,14 +146,8 @@ def play_outputs(
     with _saver(checkpointer) as saver:
         graph = resolve_target(target, saver)
         with _quiet():
-            played = play_case(
-                graph,
-                case,
-                thread_id=_thread_id(case),
-                reviewer=reviewer,
-                allow_code=allow_code,
-                user_model=user_model,
-            )
+            options = _options(reviewer, allow_code, user_model)
+            played = play_case(graph, case, thread_id=_thread_id(case), **options)
         config = played.config
         thread = extract_thread(graph, config)  # type: ignore[arg-type]
         values = graph.get_state(config).values  # type: ignore[arg-type]
@@ -168,14 +170,8 @@ async def aplay_outputs(
     async with _asaver(checkpointer) as saver:
         graph = resolve_target(target, saver)
         with _quiet():
-            played = await aplay_case(
-                graph,
-                case,
-                thread_id=_thread_id(case),
-                reviewer=reviewer,
-                allow_code=allow_code,
-                user_model=user_model,
-            )
+            options = _options(reviewer, allow_code, user_model)
+            played = await aplay_case(graph, case, thread_id=_thread_id(case), **options)
         config = played.config
         thread = await aextract_thread(graph, config)  # type: ignore[arg-type]
         values = (await graph.aget_state(config)).values  # type: ignore[arg-type]

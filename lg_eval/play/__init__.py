@@ -9,10 +9,10 @@ the same question (:func:`same_question`); either may hand questions to a simula
 reviewer (:class:`SimulatedReviewer`). A case with ``user:`` goes on after its scripted
 turns with a simulated user (:class:`SimulatedUser`, a chat model with a persona and a
 goal), whose turns the same loop plays; each turn records who wrote it (:data:`Speaker`)
-and the case why its conversation ended (:class:`ConversationEnd`). :func:`play_case` / :func:`aplay_case`
-play a :class:`~lg_eval.datasets.Case` (experiments, the LangSmith target, the pytest
-fixture and the server target call them). :func:`resume_value` is the one rule for what
-``Command(resume=...)`` carries. :func:`resolve_target` turns a ``"module:attr"``
+and the case why its conversation ended (:class:`ConversationEnd`). :func:`play_case` /
+:func:`aplay_case` play a :class:`~lg_eval.datasets.Case` (experiments, the LangSmith
+target, the pytest fixture and the server target call them). :func:`resume_value` is the
+one rule for what ``Command(resume=...)`` carries. :func:`resolve_target` turns a ``"module:attr"``
 reference, a compiled graph, a builder or a factory into a graph bound to a
 checkpointer; :func:`open_checkpointer` / :func:`aopen_checkpointer` open the
 checkpointer a URL names (``sqlite:///...``, ``postgresql://...``, ``memory://``, or

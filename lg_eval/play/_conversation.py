@@ -89,7 +89,9 @@ class Conversation:
         self.user = user
         self.first = first
         self.reviewer = reviewer
-        routes = {spec.interrupts} if isinstance(spec.interrupts, str) else set(spec.interrupts.values())
+        routes = (
+            {spec.interrupts} if isinstance(spec.interrupts, str) else set(spec.interrupts.values())
+        )
         if "reviewer" in routes and reviewer is None:
             raise InvalidOptionError(
                 "user.interrupts routes questions to the reviewer, but no reviewer= was given "
@@ -134,6 +136,7 @@ class Conversation:
             return None
         sent: Any
         kind: TurnKind
+        by: Speaker
         if not played.turns and self.spec.first_input is not None:
             sent, by, usage = self._input(self.spec.first_input), "script", None
             kind = "input"
@@ -230,6 +233,7 @@ class Conversation:
                     return None
                 answer, usage = said
             elif route == "reviewer":
+                assert self.reviewer is not None  # refused when made without one
                 answer = yield call_user(self.reviewer, pending, "the reviewer")
             else:
                 answer = self._scripted(pending, played)
@@ -253,7 +257,9 @@ class Conversation:
                 turn=len(played.turns),
                 played=played,
             )
-        return left[0] if len(pending) == 1 else {ask.id: a for ask, a in zip(pending, left)}
+        if len(pending) == 1:
+            return left[0]
+        return {ask.id: answer for ask, answer in zip(pending, left, strict=True)}
 
     def _input(self, message: Any) -> Any:
         """The graph input that says ``message`` (a mapping is an input as it is)."""

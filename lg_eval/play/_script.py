@@ -146,7 +146,7 @@ class Script:
             turn_cfg = at_checkpoint(turn_config(config, cut, played.turns), fork)
             return Move(index, cut.kind, cut.sent, turn_cfg, cut.by, cut.usage)
         snapshot = None
-        if self.conversation is not None:
+        if self.conversation is not None and self._graph is not None:
             snapshot = yield read_state(self._graph, config)
             self.conversation.note_reply(snapshot, played)
         if index >= len(self.case.turns):
@@ -158,7 +158,9 @@ class Script:
         self._next += 1
         turn = self.case.turns[index]
         sent = yield from self._payload(index, turn, thread, played)
-        by: Speaker = "reviewer" if isinstance(turn, ResumeTurn) and turn.asks_reviewer else "script"
+        by: Speaker = (
+            "reviewer" if isinstance(turn, ResumeTurn) and turn.asks_reviewer else "script"
+        )
         record = PlayedTurn(index=index, kind=turn.kind, sent=sent, by=by)
         return Move(index, turn.kind, sent, turn_config(config, record, played.turns), by)
 
@@ -258,8 +260,6 @@ class Script:
             answer = yield call_user(self.reviewer, pending, "the reviewer")
             return resume_value(answers_by_id(answer, pending), pending)
         return resume_value({ask.id: turn.resume for ask in pending}, pending)
-
-
 
 
 __all__ = ["Script", "ScriptOptions"]

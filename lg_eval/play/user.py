@@ -167,7 +167,9 @@ class SimulatedUser:
         )
         if not conversation:
             return [SystemMessage(system), HumanMessage(START)]
-        lines = [f"<{said.speaker}>\n{escape(said.text)}\n</{said.speaker}>" for said in conversation]
+        lines = [
+            f"<{said.speaker}>\n{escape(said.text)}\n</{said.speaker}>" for said in conversation
+        ]
         asked = conversation[-1].speaker == "agent_question"
         body = "<conversation>\n" + "\n".join(lines) + "\n</conversation>"
         return [SystemMessage(system), HumanMessage(f"{body}\n\n{ASKED if asked else WAITING}")]

@@ -205,7 +205,12 @@ class AskedInterrupt(_Model):
         return value_text(self.value)
 
 
-SPEAKERS = {"script": "script", "user": "simulated user", "reviewer": "reviewer", "recording": "recording"}
+SPEAKERS = {
+    "script": "script",
+    "user": "simulated user",
+    "reviewer": "reviewer",
+    "recording": "recording",
+}
 """How each writer of a turn is named to a reader."""
 STOPS = {
     "user": "the user said it was done",

@@ -221,7 +221,10 @@ def test_a_version_4_store_reads_its_turns_as_the_scripts_and_keeps_simulations(
         assert store.opened_version == 4
         old = store.load_run("old-run").results[1]
         assert (old.case_id, old.turns[0].by, old.turns[0].reply, old.simulation) == (
-            "c0", "script", None, None
+            "c0",
+            "script",
+            None,
+            None,
         )
         simulated = RESULT.model_copy(
             update={

@@ -19,7 +19,6 @@ from lg_eval.play import SimulatedReviewer
 from tests.experiments import simulated_run
 from tests.experiments.graphs import starts
 from tests.judges.fake_judge import ScriptedJudge
-from tests.play import support
 from tests.play.support import ASK_ORDER, DONE, FRUSTRATION_MODEL, REFUSAL
 
 USER = {"persona": "a customer whose blender arrived broken", "goal": "a refund for order 42"}
@@ -87,7 +86,7 @@ def test_conversations_are_stored_with_their_speakers_judged_and_repeated_into_p
     refusal_prompt = next(call.prompt for call in judged if REFUSAL in call.prompt)
     assert '"last_words": "This is useless, I give up."' in refusal_prompt
     assert '"goal": "a refund for order 42"' in refusal_prompt
-    assert "<conversation>\n<turn number=\"1\" kind=\"input\"" in refusal_prompt
+    assert '<conversation>\n<turn number="1" kind="input"' in refusal_prompt
     assert pass_hat_k(run) == {"served": True, "refused": False}
     with open_store(tmp_path / "results.sqlite") as store:
         assert store.load_run(run.info.run_id).results == run.results
@@ -194,5 +193,7 @@ def test_a_conversation_killed_inside_a_turn_resumes_without_replaying_finished_
         assert [r.case_id for r in store.load_run("r1").results] == ["chat-0"]
     simulated_run.main(killed, "r1", url)
     extra = starts(killed / "calls.log") - every_call_once()
-    assert extra == Counter({"agent:chat-1:It arrived broken.": 1, "tools:chat-1:It arrived broken.": 1})
+    assert extra == Counter(
+        {"agent:chat-1:It arrived broken.": 1, "tools:chat-1:It arrived broken.": 1}
+    )
     assert essentials(killed, "r1") == essentials(clean, "clean")

@@ -135,7 +135,9 @@ def build(
     builder.add_node("agent", agent)
     builder.add_node("tools", tools)
     builder.add_edge(START, "agent")
-    builder.add_conditional_edges("agent", route, ["approve", "tools", END] if approval else ["tools", END])
+    builder.add_conditional_edges(
+        "agent", route, ["approve", "tools", END] if approval else ["tools", END]
+    )
     if approval:
         builder.add_node("approve", approve)
         builder.add_edge("approve", "tools")

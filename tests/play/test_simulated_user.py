@@ -289,7 +289,7 @@ def test_a_finished_conversation_played_again_with_resume_asks_the_user_nothing(
 def test_a_case_needs_turns_or_a_user_and_a_first_input_only_without_turns() -> None:
     with pytest.raises(ValueError, match="a case needs turns"):
         Case.model_validate({"id": "c"})
-    with pytest.raises(ValueError, match="user.first_input is the first message"):
+    with pytest.raises(ValueError, match=r"user\.first_input is the first message"):
         Case.model_validate(
             {
                 "id": "c",
@@ -299,7 +299,10 @@ def test_a_case_needs_turns_or_a_user_and_a_first_input_only_without_turns() -> 
         )
 
 
-@given(provider=st.sampled_from(sorted(MODEL_PROVIDERS)), name=st.from_regex(r"[\w.]{1,12}", fullmatch=True))
+@given(
+    provider=st.sampled_from(sorted(MODEL_PROVIDERS)),
+    name=st.from_regex(r"[\w.]{1,12}", fullmatch=True),
+)
 def test_a_model_named_by_a_provider_is_a_model_string_anything_else_code(
     provider: str, name: str
 ) -> None:

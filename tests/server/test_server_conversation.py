@@ -51,7 +51,9 @@ def run(target: Any, graph: str, store: Path, **user: Any) -> ExperimentRun:
         {"name": "support", "graph": graph, "cases": [{"id": "refund", "user": {**USER, **user}}]},
         allows_code=True,
     )
-    reviewer = SimulatedReviewer(ScriptedJudge.of(AIMessage("yes"), repeat_last=True), persona="a lead")
+    reviewer = SimulatedReviewer(
+        ScriptedJudge.of(AIMessage("yes"), repeat_last=True), persona="a lead"
+    )
     return run_experiment(
         target, data, checkpointer="memory://", store=store, judge_cache=False, reviewer=reviewer
     )
@@ -63,7 +65,10 @@ def seen(run: ExperimentRun) -> list[Any]:
         (
             r.status,
             r.trajectory,
-            [(t.index, t.kind, t.by, t.sent, t.reply, [a["value"] for a in t.asked]) for t in r.turns],
+            [
+                (t.index, t.kind, t.by, t.sent, t.reply, [a["value"] for a in t.asked])
+                for t in r.turns
+            ],
             None if r.simulation is None else r.simulation.model_dump(exclude={"latency_s"}),
             r.tokens,
         )
@@ -83,7 +88,10 @@ def test_a_simulated_conversation_plays_the_same_on_a_deployed_assistant(
 ) -> None:
     local = run(None, graph, tmp_path / "local.sqlite", **user)
     remote = run(
-        server_target(support_url, assistant, graph=graph), graph, tmp_path / "remote.sqlite", **user
+        server_target(support_url, assistant, graph=graph),
+        graph,
+        tmp_path / "remote.sqlite",
+        **user,
     )
     assert seen(remote) == seen(local)
     (result,) = remote.results

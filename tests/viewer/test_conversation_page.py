@@ -70,7 +70,11 @@ def test_the_case_page_marks_each_speaker_of_a_simulated_conversation(
         "script", "user", "user", "reviewer"
     ]  # fmt: skip
     replies = page.locator(".bubble.reply pre").all_inner_texts()
-    assert replies == [ASK_ORDER, "Why would you like a refund for order 42?", DONE.format(order="42")]
+    assert replies == [
+        ASK_ORDER,
+        "Why would you like a refund for order 42?",
+        DONE.format(order="42"),
+    ]
     sent = page.locator(".bubble.by-reviewer pre").inner_text()
     assert sent == "yes, approved"
     asked = page.locator(".bubble.graph:not(.reply) pre").all_inner_texts()
@@ -87,4 +91,6 @@ def test_the_case_page_marks_each_speaker_of_a_simulated_conversation(
     )
     assert colors[1] == colors[2] != colors[3] != colors[0]
     page.screenshot(path=artifacts / "viewer-conversation.png", full_page=True)
-    assert {request.split("/")[2] for request in requests} == {conversation_viewer.url.split("/")[2]}
+    assert {request.split("/")[2] for request in requests} == {
+        conversation_viewer.url.split("/")[2]
+    }
