@@ -26,6 +26,7 @@ from lg_eval.experiments._upstream import (
     is_keyword_dsn,
     is_postgres,
     keyword_dsn_problem,
+    malformed_url_problem,
     redact_url,
     scrub,
     sqlite_path,
@@ -54,6 +55,9 @@ def connect(url: str) -> Connection:
         InvalidOptionError: ``url`` names something that cannot hold results
             (``memory://``, a libpq keyword DSN).
     """
+    problem = malformed_url_problem(url)
+    if problem is not None:
+        raise InvalidOptionError(f"store: {problem}")
     if is_postgres(url):
         return _postgres(url)
     if is_keyword_dsn(url):

@@ -16,13 +16,18 @@ Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
 identity, so a result is stored at most once) and each :meth:`ResultStore.write`
 is one transaction, so a case is either fully in the store or not at all. SQLite
 files are created ``0600`` in a ``0700`` directory and run in WAL mode.
+
+A run that holds its run id's lease fences the store (:meth:`ResultStore.fence`): every
+transaction that writes the run's rows first checks, inside that transaction, that the
+lease is still the run's, so a run that lost it (paused past its expiry while another run
+took the id over) stops before it writes anything.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,6 +41,11 @@ from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, Scor
 from lg_eval.experiments.schema_version import SCHEMA_VERSION, prepare
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
+
+Read = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+"""Run a ``SELECT`` (``?`` placeholders) inside the transaction under way."""
+Guard = Callable[[Read], None]
+"""A fence's check: raises when the run must not write (its lease is no longer its own)."""
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS lg_eval_runs (
@@ -115,6 +125,7 @@ class ResultStore:
         self._lock = threading.Lock()
         self._raw_url = url  # only for scrubbing driver messages; never shown
         self._errors = errors if errors is not None else _driver_errors(postgres)
+        self._fences: dict[str, Guard] = {}
         self.url = redact_url(url)
         with self._lock, self._guard():
             schema = (*_SCHEMA, *_ENGINE_INDEXES[postgres])
@@ -129,6 +140,33 @@ class ResultStore:
 
     # --- writing -----------------------------------------------------------------------------
 
+    def fence(self, run_id: str, guard: Guard | None) -> None:
+        """From now on, check ``guard`` at the start of every transaction that writes
+        ``run_id``'s rows (None: stop checking). The check runs inside the transaction,
+        after it took the write lock (SQLite ``BEGIN IMMEDIATE``) or with the rows it reads
+        locked (Postgres ``FOR SHARE``, appended by the guard), so nothing can change what
+        it read before the transaction commits."""
+        with self._lock:
+            if guard is None:
+                self._fences.pop(run_id, None)
+            else:
+                self._fences[run_id] = guard
+
+    def _fenced(self, cursor: Any, run_ids: Sequence[str]) -> None:
+        """Begin the write transaction and run the guards of ``run_ids`` in it."""
+        fences = self._fences
+        guards = [fences[run_id] for run_id in dict.fromkeys(run_ids) if run_id in fences]
+        if not guards:
+            return
+        if not self._postgres and not self._conn.in_transaction:
+            cursor.execute("BEGIN IMMEDIATE")  # the write lock first: what is read stays true
+
+        def read(statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+            return list(cursor.execute(self._sql(statement), params).fetchall())
+
+        for guard in guards:
+            guard(read)
+
     def begin_run(self, info: RunInfo) -> tuple[RunInfo, bool]:
         """Record a run as running; ``(info, resumed)``: an existing run keeps its start time.
 
@@ -142,6 +180,7 @@ class ResultStore:
                 " finished_at, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (info.run_id, info.dataset, info.dataset_hash, info.status,
                  info.started_at.isoformat(), None, info.model_dump_json()),
+                run_id=info.run_id,
             )  # fmt: skip
             return info, False
         if (existing.dataset, existing.dataset_hash) != (info.dataset, info.dataset_hash):
@@ -160,6 +199,7 @@ class ResultStore:
         self._execute(
             "UPDATE lg_eval_runs SET status = ?, finished_at = ?, info = ? WHERE run_id = ?",
             (info.status, finished, info.model_dump_json(), info.run_id),
+            run_id=info.run_id,
         )
 
     def write(self, results: Sequence[tuple[int, CaseResult]]) -> None:
@@ -183,6 +223,7 @@ class ResultStore:
         with self._lock, self._guard():
             try:
                 cursor = self._conn.cursor()
+                self._fenced(cursor, [result.run_id for _, result in results])
                 cursor.executemany(self._sql(_INSERT_CASE), cases)
                 if scores:
                     cursor.executemany(self._sql(_INSERT_SCORE), scores)
@@ -358,24 +399,32 @@ class ResultStore:
 
     # --- tables kept beside the store's own (a sweep's incremental state) --------------
 
-    def execute_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Run ``statement`` (``?`` placeholders) once per row, in one transaction.
+    def execute_many(
+        self, statement: str, rows: Sequence[Sequence[Any]], *, run_id: str | None = None
+    ) -> int:
+        """Run ``statement`` (``?`` placeholders) once per row, in one transaction; the
+        number of rows it changed.
 
         For tables other packages keep in the same database (a sweep's incremental
-        state), so they share the store's connection, lock and placeholder style. An
-        empty ``rows`` runs the statement once without parameters (DDL).
+        state, the leases), so they share the store's connection, lock and placeholder
+        style. An empty ``rows`` runs the statement once without parameters (DDL).
+        ``run_id``: the run whose rows these are, checked by its fence (:meth:`fence`).
         """
         with self._lock, self._guard():
             try:
                 cursor = self._conn.cursor()
+                if run_id is not None:
+                    self._fenced(cursor, [run_id])
                 if rows:
                     cursor.executemany(self._sql(statement), rows)
                 else:
                     cursor.execute(statement)
+                changed = max(0, int(cursor.rowcount or 0))
                 self._conn.commit()
             except BaseException:
                 self._conn.rollback()
                 raise
+        return changed
 
     def query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows ``statement`` (``?`` placeholders) selects, read in its own transaction."""
@@ -388,10 +437,12 @@ class ResultStore:
         """Driver errors inside as a StoreError naming the store (see :mod:`._connect`)."""
         return driver_errors(self._raw_url, self._errors)
 
-    def _execute(self, statement: str, params: Sequence[Any]) -> None:
+    def _execute(self, statement: str, params: Sequence[Any], *, run_id: str) -> None:
         with self._lock, self._guard():
             try:
-                self._conn.execute(self._sql(statement), params)
+                cursor = self._conn.cursor()
+                self._fenced(cursor, [run_id])
+                cursor.execute(self._sql(statement), params)
                 self._conn.commit()
             except BaseException:
                 self._conn.rollback()
@@ -461,6 +512,8 @@ def _driver_errors(postgres: bool) -> tuple[type[BaseException], ...]:
 __all__ = [
     "DEFAULT_STORE",
     "SCHEMA_VERSION",
+    "Guard",
+    "Read",
     "ResultStore",
     "StoreError",
     "open_store",

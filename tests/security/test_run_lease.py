@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from lg_eval.errors import InvalidOptionError, RunInUseError
 from lg_eval.experiments import ResultStore, open_store
-from lg_eval.experiments.lease import Lease
+from lg_eval.experiments.lease import Lease, here
 from tests.security.conftest import ROOT
 
 CASES = 12
@@ -84,9 +84,7 @@ def test_a_foreign_lease_holds_until_it_expires_then_is_taken_over(store: Result
     taken = Lease.acquire(store, "r", ttl=5, heartbeat=1)
     try:
         rows = store.query("SELECT host, pid, token FROM lg_eval_leases", ())
-        assert [tuple(row) for row in rows] == [
-            (socket.gethostname(), os.getpid(), taken.owner.token)
-        ]
+        assert [tuple(row) for row in rows] == [(here(), os.getpid(), taken.owner.token)]
     finally:
         taken.release()
 
@@ -96,7 +94,7 @@ def test_a_lease_of_a_dead_process_on_this_host_is_taken_at_once(store: ResultSt
     dead.wait()
     store.execute_many(
         "INSERT INTO lg_eval_leases (run_id, host, pid, token, expires_at) VALUES (?, ?, ?, ?, ?)",
-        [("r", socket.gethostname(), dead.pid, "dead", time.time() + 3600)],
+        [("r", here(), dead.pid, "dead", time.time() + 3600)],
     )
     Lease.acquire(store, "r", ttl=5, heartbeat=1).release()
 
