@@ -158,6 +158,29 @@ def malformed_url_problem(text: str) -> str | None:
     return f"{shown!r} is a malformed URL (the '://' after {scheme!r} is misspelled); {fix}."
 
 
+def new_folder(url: str | Path | None) -> Path | None:
+    """The outermost folder that opening the SQLite file ``url`` names (a ``sqlite://`` URL
+    or a plain path) would create, or None (it exists, or ``url`` names no SQLite file).
+    A command that creates a store on purpose says so: a typo in a path otherwise makes a
+    folder silently."""
+    if url is None:
+        return None
+    text = str(url)
+    if "://" not in text:
+        if malformed_url_problem(text) or is_keyword_dsn(text):
+            return None
+        path: Path | None = Path(text)
+    else:
+        try:
+            path = parse_checkpointer_url(text).path
+        except CheckpointerURLError:
+            return None
+    if path is None:
+        return None
+    missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()]
+    return missing[-1] if missing else None
+
+
 def is_keyword_dsn(text: str) -> bool:
     """Whether ``text`` reads like a libpq keyword DSN (``host=... dbname=...``), not a URL."""
     return "://" not in text and _KEYWORD_DSN.match(text) is not None
@@ -305,6 +328,7 @@ __all__ = [
     "is_keyword_dsn",
     "keyword_dsn_problem",
     "malformed_url_problem",
+    "new_folder",
     "parse_checkpointer_url",
     "redact_url",
     "scrub",

@@ -21,12 +21,12 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from lg_eval._files import private_dirs
 from lg_eval.errors import CheckpointerError
 from lg_eval.play._types import Saver
 from lg_eval.urls import CheckpointerURL, parse_checkpointer_url, scrub
 
 FILE_MODE = 0o600
-DIR_MODE = 0o700
 SQLITE_SIBLINGS = ("-wal", "-shm", "-journal")
 PG_CONNECT_TIMEOUT = 10
 """Seconds to wait for a Postgres server before giving up (unless the URL says otherwise)."""
@@ -211,11 +211,8 @@ def _prepare_sqlite(parsed: CheckpointerURL) -> tuple[Path, bool]:
     """
     assert parsed.path is not None
     path = parsed.path if parsed.path.is_absolute() else Path.cwd() / parsed.path
-    missing = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
     try:
-        for directory in reversed(missing):
-            directory.mkdir(mode=DIR_MODE)
-            os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
+        private_dirs(path.parent)
         if path.exists():
             return path, False
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)

@@ -112,7 +112,7 @@ def replay_threads(
     refuse_reference_needers(evaluators)
     scoring = [CaseEvaluator(name, e) for name, e in resolve_evaluators(evaluators)]
     with ExitStack() as stack:
-        source = open_saver(stack, checkpointer, "checkpointer")
+        source = open_saver(stack, checkpointer, "checkpointer", existing=True)
         refuse_production_target(source, target)  # before the target is opened or set up
         sink = open_saver(stack, target, "target")
         result = ReplayResult(

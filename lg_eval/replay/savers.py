@@ -20,12 +20,20 @@ from typing import Any
 from lg_eval.errors import InvalidOptionError, SweepError
 from lg_eval.play import open_checkpointer, storage_of
 from lg_eval.sweeps.listing import list_threads, saver_kind
-from lg_eval.urls import redact_url
+from lg_eval.urls import parse_checkpointer_url, redact_url
 
 
-def open_saver(stack: ExitStack, saver: Any, what: str) -> Any:
-    """``saver`` itself, or the saver its URL names (closed with ``stack``)."""
+def open_saver(stack: ExitStack, saver: Any, what: str, *, existing: bool = False) -> Any:
+    """``saver`` itself, or the saver its URL names (closed with ``stack``); ``existing``:
+    a SQLite file that is not there is an error, not a new empty file (production is only
+    read: a typo in its path must not create a file or a folder)."""
     if isinstance(saver, str):
+        path = parse_checkpointer_url(saver).path
+        if existing and path is not None and not path.is_file():
+            raise InvalidOptionError(
+                f"{what}: no SQLite file at {path} ({redact_url(saver)}); the production "
+                "threads are only read, so nothing is created: check the path."
+            )
         return stack.enter_context(open_checkpointer(saver))
     if saver is None or not hasattr(saver, "put"):
         raise InvalidOptionError(f"{what}: a checkpointer (saver) or its URL, not {saver!r}.")
