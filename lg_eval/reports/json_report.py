@@ -8,9 +8,9 @@ feedback (score, verdict, comment, metadata with a judge's model and usage), lat
 tokens, cost and error. Text is verbatim: JSON escapes C0 controls, and DEL, C1 controls
 (``U+009B`` acts as a terminal's CSI), bidi controls and line separators are written as
 ``\\uXXXX`` escapes too, so the document is safe to print on a terminal and a parser reads
-the same text back; ``Report.model_validate_json`` of the output gives the model back, and the JSON Schema
-shipped in ``lg_eval/reports/schema/report-2.json`` (:func:`json_schema`, generated from
-the same models) describes it.
+the same text back. ``Report.model_validate_json`` of the output gives the model back, and
+the JSON Schema shipped in ``lg_eval/reports/schema/report-2.json`` (:func:`json_schema`,
+generated from the same models) describes it.
 
 :func:`write_json` streams a document whose cases come from an iterator (a big stored
 run, read a page at a time) without holding them.
