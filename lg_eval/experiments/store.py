@@ -385,6 +385,15 @@ class ResultStore:
 
     # --- plumbing ----------------------------------------------------------------------------
 
+    def reopen(self) -> ResultStore:
+        """Another store on the same database, over a connection of its own: for a thread
+        that must not wait for this store's queries (a connection serves one at a time).
+
+        Raises:
+            StoreError: the database cannot be opened again.
+        """
+        return open_store(self._raw_url)
+
     def close(self) -> None:
         with self._lock, self._guard():
             self._conn.close()

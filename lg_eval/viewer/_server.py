@@ -106,5 +106,12 @@ class ViewerServer(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
 
+    def server_close(self) -> None:
+        """Close the socket and the connections the pages opened."""
+        super().server_close()
+        pages = getattr(self, "pages", None)  # None: the address could not be bound
+        if pages is not None:
+            pages.close()
+
 
 __all__ = ["CSP", "HEADERS", "ViewerServer"]
