@@ -30,8 +30,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from lg_eval._visible import visible
 from lg_eval.arguments import checked_path
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
@@ -235,14 +238,18 @@ class ResultStore:
     # --- reading -----------------------------------------------------------------------------
 
     def run_info(self, run_id: str) -> RunInfo | None:
-        """The stored record of ``run_id``, or None."""
+        """The stored record of ``run_id``, or None.
+
+        Raises:
+            StoreError: the stored record does not read as a run record (:func:`stored`).
+        """
         rows = self._query("SELECT info FROM lg_eval_runs WHERE run_id = ?", (run_id,))
-        return RunInfo.model_validate_json(rows[0][0]) if rows else None
+        return stored(RunInfo, rows[0][0], self.url, run_id, "record") if rows else None
 
     def runs(self) -> list[RunInfo]:
         """Every stored run, oldest first."""
-        rows = self._query("SELECT info FROM lg_eval_runs ORDER BY started_at, run_id", ())
-        return [RunInfo.model_validate_json(info) for (info,) in rows]
+        rows = self._query("SELECT run_id, info FROM lg_eval_runs ORDER BY started_at, run_id", ())
+        return [stored(RunInfo, info, self.url, str(run_id), "record") for run_id, info in rows]
 
     def finished(self, run_id: str) -> dict[tuple[str, int], str]:
         """The status of every result stored for ``run_id``, by ``(case_id, repetition)``."""
@@ -261,19 +268,21 @@ class ResultStore:
         if info is None:
             known = ", ".join(i.run_id for i in self.runs()[-5:]) or "none"
             raise StoreError(f"No run {run_id!r} in {self.url}; latest runs: {known}.")
-        scores = _grouped_scores(
+        scores = grouped_scores(
             self._query(
                 "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
                 " ORDER BY case_id, repetition, idx",
                 (run_id,),
-            )
+            ),
+            self.url,
+            run_id,
         )
         rows = self._query(
             "SELECT case_id, repetition, result FROM lg_eval_cases WHERE run_id = ?"
             " ORDER BY ordinal, repetition",
             (run_id,),
         )
-        results = list(_with_scores(rows, scores))
+        results = list(with_scores(rows, scores, self.url, run_id))
         return ExperimentRun(info=info, results=results)
 
     def iter_results(self, run_id: str, *, batch: int = 500) -> Iterator[CaseResult]:
@@ -300,7 +309,7 @@ class ResultStore:
             if not page:
                 return
             scores = self._scores_of(run_id, sorted({str(row[1]) for row in page}))
-            yield from _with_scores([row[1:] for row in page], scores)
+            yield from with_scores([row[1:] for row in page], scores, self.url, run_id)
             if len(page) < batch:
                 return
             after = (int(page[-1][0]), int(page[-1][2]))
@@ -309,12 +318,14 @@ class ResultStore:
         self, run_id: str, case_ids: Sequence[str]
     ) -> dict[tuple[str, int], list[ScoreRow]]:
         marks = ", ".join("?" for _ in case_ids)
-        return _grouped_scores(
+        return grouped_scores(
             self._query(
                 "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
                 f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
                 (run_id, *case_ids),
-            )
+            ),
+            self.url,
+            run_id,
         )
 
     def status_counts(self, run_id: str) -> dict[str, int]:
@@ -466,21 +477,57 @@ class ResultStore:
                     self._conn.rollback()
 
 
-def _grouped_scores(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, int], list[ScoreRow]]:
-    """``(case_id, repetition, row)`` score rows as ``{(case_id, repetition): [ScoreRow]}``."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def stored(model: type[M], text: Any, store: str, run_id: str, row: str) -> M:
+    """A JSON column of the store read as ``model``.
+
+    A row that does not parse or validate (changed by hand, written by another program, cut
+    short on a disk) is a :class:`StoreError` naming the store, the run and the row, and
+    what is wrong where in it; never its content, which a stranger may have written.
+    """
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        problems = exc.errors(include_input=False, include_url=False)
+        first = problems[0]
+        where = ".".join(str(part) for part in first["loc"])
+        at = f" at {visible(where)[:60]!r}" if where and first["type"] != "extra_forbidden" else ""
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise StoreError(
+            f"the results store {store} holds a {row} of run {run_id!r} that lg_eval cannot "
+            f"read: {first['msg']}{at}{more}. It was changed or written by something else: "
+            "restore the store from a backup, or delete the run."
+        ) from None
+
+
+def grouped_scores(
+    rows: Sequence[Sequence[Any]], store: str, run_id: str
+) -> dict[tuple[str, int], list[ScoreRow]]:
+    """``(case_id, repetition, row)`` score rows of ``run_id`` as
+    ``{(case_id, repetition): [ScoreRow]}`` (a row that does not read: :func:`stored`)."""
     scores: dict[tuple[str, int], list[ScoreRow]] = {}
     for case_id, repetition, row in rows:
-        scores.setdefault((case_id, int(repetition)), []).append(ScoreRow.model_validate_json(row))
+        what = f"feedback row (case {str(case_id)!r}, repetition {repetition})"
+        scores.setdefault((str(case_id), int(repetition)), []).append(
+            stored(ScoreRow, row, store, run_id, what)
+        )
     return scores
 
 
-def _with_scores(
-    rows: Sequence[Sequence[Any]], scores: dict[tuple[str, int], list[ScoreRow]]
+def with_scores(
+    rows: Sequence[Sequence[Any]],
+    scores: dict[tuple[str, int], list[ScoreRow]],
+    store: str,
+    run_id: str,
 ) -> Iterator[CaseResult]:
-    """``(case_id, repetition, result)`` case rows as results holding their scores."""
+    """``(case_id, repetition, result)`` case rows of ``run_id`` as results holding their
+    scores (a row that does not read: :func:`stored`)."""
     for case_id, repetition, data in rows:
-        result = CaseResult.model_validate_json(data)
-        result.scores = scores.get((case_id, int(repetition)), [])
+        what = f"case result (case {str(case_id)!r}, repetition {repetition})"
+        result = stored(CaseResult, data, store, run_id, what)
+        result.scores = scores.get((str(case_id), int(repetition)), [])
         yield result
 
 
@@ -525,6 +572,9 @@ __all__ = [
     "Read",
     "ResultStore",
     "StoreError",
+    "grouped_scores",
     "open_store",
     "sqlite_connection",
+    "stored",
+    "with_scores",
 ]

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
+from lg_eval.experiments import CaseResult, ResultStore, RunInfo
+from lg_eval.experiments.store import grouped_scores, stored, with_scores
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
 from lg_eval.reports.tally import Binner, histogram_bounds, rate
@@ -86,10 +87,11 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
     """The runs, newest first, ``PAGE`` at a time; ``(rows, pages)``."""
     total = int(store.query("SELECT COUNT(*) FROM lg_eval_runs", ())[0][0])
     rows = store.query(
-        "SELECT info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC LIMIT ? OFFSET ?",
+        "SELECT run_id, info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC"
+        " LIMIT ? OFFSET ?",
         (PAGE, page * PAGE),
     )
-    infos = [RunInfo.model_validate_json(info) for (info,) in rows]
+    infos = [stored(RunInfo, info, store.url, str(run_id), "record") for run_id, info in rows]
     history: dict[str, list[str]] = {}
     for dataset in {info.dataset for info in infos}:
         found = store.query(
@@ -338,19 +340,12 @@ def _results(
         return
     ids = sorted({str(row[0]) for row in rows})
     marks = ", ".join("?" for _ in ids)
-    scores: dict[tuple[str, int], list[ScoreRow]] = {}
-    for case_id, repetition, row in store.query(
+    found = store.query(
         "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
         f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
         (run_id, *ids),
-    ):
-        scores.setdefault((str(case_id), int(repetition)), []).append(
-            ScoreRow.model_validate_json(row)
-        )
-    for case_id, repetition, data in rows:
-        result = CaseResult.model_validate_json(data)
-        result.scores = scores.get((str(case_id), int(repetition)), [])
-        yield result
+    )
+    yield from with_scores(rows, grouped_scores(found, store.url, run_id), store.url, run_id)
 
 
 def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[list[str], list[Any]]:
