@@ -86,6 +86,7 @@ def history(server: ServerConnection, thread_id: str, ns: str) -> Core[list[dict
             partial(_get_history, thread_id, kwargs),
             partial(_get_history, thread_id, kwargs),
             thread_id=thread_id,
+            shape="list",
         )
         states.extend(page)
         if len(page) < PAGE:
@@ -104,6 +105,7 @@ def runs(server: ServerConnection, thread_id: str) -> Core[list[dict[str, Any]]]
             partial(_list_runs, thread_id, offset),
             partial(_list_runs, thread_id, offset),
             thread_id=thread_id,
+            shape="list",
         )
         found.extend(page)
         if len(page) < PAGE:
