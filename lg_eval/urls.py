@@ -225,12 +225,12 @@ def redact_url(url: str) -> str:
 
 def url_secrets(url: str) -> list[str]:
     """Every secret ``url`` carries (the userinfo password, secret parameters, a keyword
-    DSN's passwords), as written: what must not appear in anything lg_eval shows."""
+    DSN's passwords as psycopg parses them), as written and as meant: what must not appear
+    in anything lg_eval shows."""
     text = str(url)
     found: list[str] = []
     if is_keyword_dsn(text):
         found += [v for k, v in _keywords(text).items() if _SECRET_NAME.search(k) and v]
-        found += [m.group("value") for m in _PARAMETER.finditer(text) if _secret(m)]
     else:
         prefix = _SCHEME_PREFIX.match(text)
         if prefix is not None:
@@ -240,8 +240,14 @@ def url_secrets(url: str) -> list[str]:
                 _user, colon, password = rest[:at].partition(":")
                 if colon and password:
                     found.append(password)
-        found += [m.group("value") for m in _PARAMETER.finditer(text) if _secret(m)]
-    return [secret.strip("'\"") or secret for secret in found if secret]
+    for match in _PARAMETER.finditer(text):
+        value = match.group("value")
+        if _secret(match) and value:
+            found.append(value)
+            if value[0] in "'\"":  # quoted: also the text between the quotes, unescaped
+                inner = value[1:-1] if len(value) > 1 and value[-1] == value[0] else value[1:]
+                found.append(re.sub(r"\\(.)", r"\1", inner))
+    return [secret for secret in dict.fromkeys(found) if secret]
 
 
 def url_password(url: str) -> str | None:
