@@ -59,9 +59,9 @@ def refuse_production_target(source: Any, target: Any) -> None:
     shown = redact_url(target) if isinstance(target, str) else type(target).__name__
     kind = {"sqlite": "SQLite file", "postgres": "Postgres database"}.get(where[0], "saver")
     raise InvalidOptionError(
-        f"target: {shown} is the production checkpointer itself (the same {kind}); replay "
-        "only reads production: pass another --target (default memory://). Nothing was "
-        "written."
+        f"target: {shown} is the production checkpointer itself (the same {kind}); the "
+        "replay threads go to another checkpointer than the production one (default "
+        "memory://): pass a different saver or URL. Nothing was written."
     )
 
 

@@ -22,6 +22,7 @@ from urllib.parse import urlencode
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 
+from lg_eval.errors import LgEvalError
 from lg_eval.experiments import ResultStore
 from lg_eval.reports import charts
 from lg_eval.reports.build import case_report
@@ -126,7 +127,12 @@ class Pages:
             return
         with self._pool:
             store = self._idle.pop() if self._idle else None
-        store = store or self._opener()
+        if store is None:
+            try:
+                store = self._opener()
+            except LgEvalError:  # cannot be opened twice (an in-memory database): share it
+                yield
+                return
         self._local.store = store
         try:
             yield
