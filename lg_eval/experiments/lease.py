@@ -68,12 +68,10 @@ class Owner:
 
     def describe(self) -> str:
         """``pid 123 on host h``: the owner as a message names it (never the token)."""
-        elsewhere = (
-            ""
-            if self.host == here() or self.hostname != socket.gethostname()
-            else (" in another PID namespace")
+        apart = self.host != here() and self.hostname == socket.gethostname()
+        return f"pid {self.pid} on host {self.hostname}" + (
+            " in another PID namespace" if apart else ""
         )
-        return f"pid {self.pid} on host {self.hostname}{elsewhere}"
 
     def stale(self, now: float) -> bool:
         """Whether the lease may be taken over: expired, or its owner ran in this process
@@ -89,12 +87,12 @@ def here() -> str:
     this process's id names this process."""
     parts = [socket.gethostname()]
     try:
-        parts.append(os.readlink("/proc/self/ns/pid").replace("pid:", "pidns:").strip("[]"))
+        namespace = os.readlink("/proc/self/ns/pid")  # pid:[4026531836]
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
-            parts.append(f"boot:{boot.read().strip()}")
+            parts += [f"pidns:{namespace.strip('pid:[]')}", f"boot:{boot.read().strip()}"]
     except OSError:
         pass  # no /proc: the host name is all there is
-    return " ".join(part.replace("[", "").replace("]", "") for part in parts)
+    return " ".join(parts)
 
 
 def new_token() -> str:
