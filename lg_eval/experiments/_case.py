@@ -257,6 +257,7 @@ def _base(
     ctx: CaseContext, plan: CasePlan, thread_id: str, turns: list[PlayedTurnRecord]
 ) -> CaseResult:
     expected = plan.case.expected.trajectory
+    output = plan.case.expected.output
     return CaseResult(
         run_id=ctx.run_id,
         case_id=plan.case.id,
@@ -266,6 +267,11 @@ def _base(
         thread_id=thread_id,
         turns=turns,
         expected_trajectory=expected.steps if expected is not None else None,
+        expected_output=(
+            output
+            if isinstance(output, str) or output is None
+            else output.model_dump(mode="json", exclude_none=True)
+        ),
     )
 
 

@@ -87,11 +87,12 @@ def scrub_secrets(value: Any, environ: Mapping[str, str] | None = None) -> Any:
 
 
 def redacted(result: CaseResult, redactor: Redactor | None) -> CaseResult:
-    """``result`` with ``redactor`` applied to every string taken from the thread."""
+    """``result`` with ``redactor`` applied to every string taken from the thread (and to
+    the expected output shown beside the agent's answer)."""
     if redactor is None:
         return result
     data = result.model_dump(mode="json")
-    for field in ("error", "turns"):
+    for field in ("error", "turns", "output", "expected_output", "answers"):
         data[field] = redact_strings(data[field], redactor)
     for row in data["scores"]:
         for field in ("comment", "metadata", "error"):

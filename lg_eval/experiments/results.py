@@ -81,10 +81,29 @@ class CaseResult(_Model):
         default=None, description="The steps that ran, per turn (GraphTrajectory.steps)."
     )
     expected_trajectory: list[list[str]] | None = None
+    output: str | None = Field(
+        default=None,
+        description="The answer the thread ended with, as a case's expected.output is compared "
+        "with it: the last assistant message without tool calls of the final state, else its "
+        "first answer key (lg_eval.inputs.final_answer); None: it gave none.",
+    )
+    expected_output: str | dict[str, Any] | None = Field(
+        default=None,
+        description="The case's expected.output: the exact answer, {'equals': text} or "
+        "{'contains': [keywords]} (None: the case states none).",
+    )
+    answers: list[str | None] | None = Field(
+        default=None,
+        description="What the agent answered, per turn of the thread (as trajectory): the "
+        "final answer of a turn that completed (its last assistant message, else the state's "
+        "answer key); None for a turn that paused or raised, or that ended on another message.",
+    )
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None,
         description="The tool calls in the thread's final messages, in call order: "
-        "{'name', 'args', 'id'} each (None: the final state holds no messages).",
+        "{'name', 'args', 'id'} each, as it ran: a call a reviewer edited carries the model's "
+        "call as 'proposed', one that did not run has 'executed': False (None: the final "
+        "state holds no messages).",
     )
     turns: list[PlayedTurnRecord] = Field(default_factory=list)
     error: str | None = None

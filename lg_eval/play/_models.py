@@ -23,6 +23,17 @@ class PendingInterrupt(BaseModel):
     value: Any = None
 
 
+class QuestionChange(BaseModel):
+    """A recorded answer that was not sent: the graph asks something else at its node now
+    (:func:`~lg_eval.play.same_question`)."""
+
+    model_config = ConfigDict(frozen=True)
+    node: str = Field(description="The top-level node that asked both questions.")
+    answered: Any = Field(default=None, description="The question the answer was given to.")
+    asked: Any = Field(default=None, description="The question the graph asks now.")
+    answer: Any = Field(default=None, description="The recorded answer, not sent.")
+
+
 class PlayedTurn(BaseModel):
     """One scripted turn as played."""
 
@@ -64,4 +75,4 @@ class PlayedCase(BaseModel):
         return self.error is None
 
 
-__all__ = ["PendingInterrupt", "PlayedCase", "PlayedTurn"]
+__all__ = ["PendingInterrupt", "PlayedCase", "PlayedTurn", "QuestionChange"]

@@ -12,7 +12,7 @@ LangGraph's table setup.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
@@ -83,10 +83,28 @@ def all_threads(
     return [head.thread_id for page in pages for head in page]
 
 
+def named_threads(saver: Any, thread_ids: Sequence[str], where: str) -> list[str]:
+    """``thread_ids``, once each, in order, when the production saver holds every one.
+
+    Raises:
+        InvalidOptionError: a named thread has no checkpoint there (``where``: how the
+            saver is shown).
+    """
+    named = list(dict.fromkeys(thread_ids))
+    missing = [t for t in named if saver.get_tuple({"configurable": {"thread_id": t}}) is None]
+    if missing:
+        listed = ", ".join(repr(t) for t in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise InvalidOptionError(
+            f"thread_ids (--thread): no thread {listed} in the checkpointer {where}; name "
+            "threads it holds."
+        )
+    return named
+
+
 def _roots(saver: Any) -> Iterator[Any]:
     for tup in saver.list(None):
         if tup.config["configurable"].get("checkpoint_ns", "") == "":
             yield tup
 
 
-__all__ = ["all_threads", "open_saver", "refuse_production_target"]
+__all__ = ["all_threads", "named_threads", "open_saver", "refuse_production_target"]

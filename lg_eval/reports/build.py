@@ -192,6 +192,9 @@ def case_report(index: int, result: CaseResult) -> CaseReport:
         trajectory_flat=None if not trajectory else [step for turn in trajectory for step in turn],
         reference=result.expected_trajectory if both is None else both[0],
         tool_calls=result.tool_calls,
+        output=result.output,
+        expected_output=result.expected_output,
+        answers=list(result.answers or []),
         diff=diff_turns(*both) if both else [],
         turns=[_played(turn) for turn in result.turns],
     )

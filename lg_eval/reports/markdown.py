@@ -185,6 +185,13 @@ def _failed(case: CaseReport) -> list[str]:
                 *([md(f.key), "no verdict", md(f.reason)] for f in case.no_verdicts),
             ],
         )
+    if case.shows_answer:
+        out += table(
+            [md(case.expected_label), "said (the final answer)"],
+            [[_or_dash(case.expected_text), _or_dash(case.output)]],
+        )
+        if case.turn_answers:
+            out += table(["turn", "said"], [[str(n), md(said)] for n, said in case.turn_answers])
     if case.diff:
         out += table(
             ["turn", "expected", "actual", "difference"],
@@ -218,6 +225,11 @@ def _failed(case: CaseReport) -> list[str]:
             [[md(j.key), number(j.score), md(j.comment or "")] for j in case.judge_notes],
         )
     return out
+
+
+def _or_dash(content: str | None) -> str:
+    """``content`` as inert Markdown, ``–`` when there is none."""
+    return "–" if content is None else md(content)
 
 
 def _steps(steps: list[Step]) -> str:

@@ -14,6 +14,7 @@ JSON Schema (``lg_eval/reports/schema/report-2.json``) is generated from it.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Literal
 
@@ -245,10 +246,74 @@ class CaseReport(_Model):
         default=None, description="The expected nodes per turn (None: the case has none)."
     )
     tool_calls: list[dict[str, Any]] | None = Field(
-        default=None, description="The tool calls of the final messages: {name, args, id}."
+        default=None,
+        description="The tool calls of the final messages: {name, args, id}, as they ran; "
+        "an edited call keeps the model's call as 'proposed', one that did not run has "
+        "'executed': false.",
+    )
+    output: str | None = Field(
+        default=None,
+        description="What the agent said last: the answer the case's expected.output is "
+        "compared with (None: the thread ended without one).",
+    )
+    expected_output: str | dict[str, Any] | None = Field(
+        default=None,
+        description="The case's expected.output: the exact answer, {'equals': text} or "
+        "{'contains': [keywords]} (None: the case states none).",
+    )
+    answers: list[str | None] = Field(
+        default_factory=list,
+        description="What the agent answered per turn of the thread (as trajectory); None "
+        "for a turn that paused, raised or ended on another message.",
     )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
+
+    @property
+    def expected_kind(self) -> Literal["equals", "contains"] | None:
+        """How :attr:`expected_output` is checked: the answer ``equals`` it, or ``contains``
+        every keyword of it (None: the case expects no output)."""
+        expected = self.expected_output
+        if expected is None:
+            return None
+        return "contains" if isinstance(expected, dict) and "contains" in expected else "equals"
+
+    @property
+    def expected_text(self) -> str | None:
+        """:attr:`expected_output` as the reader compares it with :attr:`output`: the exact
+        answer, or the keywords quoted and comma-separated."""
+        expected = self.expected_output
+        if isinstance(expected, dict):
+            if "contains" in expected:
+                return ", ".join(json.dumps(k, ensure_ascii=False) for k in expected["contains"])
+            return value_text(expected.get("equals"))
+        return expected
+
+    @property
+    def expected_label(self) -> str:
+        """The heading of the expected side: ``expected (exact answer)`` or ``expected
+        (contains every keyword)``."""
+        kind = self.expected_kind
+        if kind is None:
+            return "expected"
+        return (
+            "expected (contains every keyword)" if kind == "contains" else "expected (exact answer)"
+        )
+
+    @property
+    def turn_answers(self) -> list[tuple[int, str]]:
+        """``(turn number from 1, answer)`` of every turn that answered, when a turn before
+        the last one did (else the only answer is the last turn's, :attr:`output`)."""
+        answered = [(n, text) for n, text in enumerate(self.answers, 1) if text is not None]
+        if all(n == len(self.answers) for n, _ in answered):
+            return []
+        return answered
+
+    @property
+    def shows_answer(self) -> bool:
+        """Whether there is an answer to show: one was expected, or the agent gave one."""
+        said = self.output is not None or any(text is not None for text in self.answers)
+        return self.expected_output is not None or said
 
     @property
     def score_map(self) -> dict[str, ScoreValue]:

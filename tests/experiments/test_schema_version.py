@@ -114,8 +114,8 @@ def test_a_new_store_records_the_current_version(backend: Backend) -> None:
         assert store.opened_version is None
     assert backend.version() == [(1, SCHEMA_VERSION)]
     with open_store(backend.url) as store:
-        assert store.opened_version == SCHEMA_VERSION == 3
-    assert backend.version() == [(1, 3)]
+        assert store.opened_version == SCHEMA_VERSION == 4
+    assert backend.version() == [(1, 4)]
 
 
 def test_an_unversioned_store_is_migrated_and_keeps_its_runs(backend: Backend) -> None:
@@ -128,10 +128,10 @@ def test_an_unversioned_store_is_migrated_and_keeps_its_runs(backend: Backend) -
         # what the current schema added since: the lease table and the indexes
         store.begin_run(INFO.model_copy(update={"run_id": "new-run"}))
         assert store.status_counts("old-run") == {"passed": 1}
-    assert backend.version() == [(1, 3)]
+    assert backend.version() == [(1, 4)]
     assert backend.run(("SELECT COUNT(*) FROM lg_eval_leases", ())) == [(0,)]
     with open_store(backend.url) as store:
-        assert store.opened_version == 3
+        assert store.opened_version == 4
         assert [r.case_id for r in store.load_run("old-run").results] == ["c1"]
 
 
@@ -142,7 +142,7 @@ def test_a_migration_cut_short_runs_again_on_the_next_open(backend: Backend) -> 
     with open_store(backend.url) as store:
         assert store.opened_version == 1
         assert store.load_run("old-run").results == [RESULT]
-    assert backend.version() == [(1, 3)]
+    assert backend.version() == [(1, 4)]
 
 
 def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
@@ -153,7 +153,7 @@ def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
     with pytest.raises(StoreError) as caught:
         open_store(backend.url)
     message = str(caught.value)
-    assert "schema version 7, newer than version 3" in message
+    assert "schema version 7, newer than version 4" in message
     assert "upgrade lg_eval" in message
     assert ("results.sqlite" in message) if backend.mark == "?" else ("postgresql://" in message)
     assert backend.version() == [(1, 7)]  # refused before anything was written
@@ -165,5 +165,29 @@ def test_a_current_store_opens_read_only_writing_nothing(tmp_path: Path) -> None
         store.begin_run(INFO)
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
         store = ResultStore(conn, url=str(path))
-        assert store.opened_version == 3
+        assert store.opened_version == 4
         assert store.run_info("old-run") == INFO
+
+
+def test_a_version_3_store_reads_its_results_without_answers_and_is_marked_4(
+    backend: Backend,
+) -> None:
+    """Version 4 added the agent's answers to the result JSON, nothing to the tables: a
+    version-3 store's rows read with them empty, and rows written since carry them."""
+    backend.write_v1_store()
+    backend.run(
+        ("CREATE TABLE lg_eval_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)", ()),
+        ("INSERT INTO lg_eval_schema (id, version) VALUES (1, 3)", ()),
+    )
+    with open_store(backend.url) as store:
+        assert store.opened_version == 3
+        [old] = store.load_run("old-run").results
+        assert (old.output, old.expected_output, old.answers) == (None, None, None)
+        said = RESULT.model_copy(
+            update={"case_id": "c2", "output": "Refunded.", "answers": [None, "Refunded."],
+                    "expected_output": {"contains": ["refund"]}}
+        )  # fmt: skip
+        store.write([(1, said)])
+    assert backend.version() == [(1, 4)]
+    with open_store(backend.url) as store:
+        assert store.load_run("old-run").results == [RESULT, said]

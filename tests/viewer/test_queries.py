@@ -310,4 +310,4 @@ def test_a_version_2_store_gains_the_viewers_indexes_and_then_opens_read_only(
         assert store.opened_version == 2
     assert indexes(path) >= VIEWER_INDEXES
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        assert ResultStore(conn, url=str(path)).opened_version == 3
+        assert ResultStore(conn, url=str(path)).opened_version == 4
