@@ -17,7 +17,7 @@ the default ``.lg_eval/checkpoints.sqlite``).
 """
 
 from lg_eval.play._answers import AnswerSource, Move, answers_by_id, resume_value
-from lg_eval.play._checkpointers import aopen_checkpointer, open_checkpointer
+from lg_eval.play._checkpointers import Storage, aopen_checkpointer, open_checkpointer, storage_of
 from lg_eval.play._models import PendingInterrupt, PlayedCase, PlayedTurn, QuestionChange
 from lg_eval.play._player import (
     aplay_case,
@@ -67,6 +67,7 @@ __all__ = [
     "Script",
     "ScriptOptions",
     "SimulatedReviewer",
+    "Storage",
     "ThreadState",
     "answers_by_id",
     "aopen_checkpointer",
@@ -86,5 +87,6 @@ __all__ = [
     "resolve_target",
     "resume_value",
     "same_question",
+    "storage_of",
     "thread_config",
 ]
