@@ -94,6 +94,11 @@ class RunInUseError(StoreError):
         self.owner = owner
 
 
+class LeaseLostError(RunInUseError):
+    """The run lost its run id's lease (it was paused past the expiry and another run took
+    the id over): it stops before writing again; ``owner`` names the run holding it now."""
+
+
 class SweepError(LgEvalError):
     """The sweep cannot run: a saver that cannot list threads, a bad filter."""
 
@@ -189,6 +194,7 @@ __all__ = [
     "JudgeError",
     "LangSmithDatasetError",
     "LangSmithIntegrationError",
+    "LeaseLostError",
     "LgEvalError",
     "MissingAPIKeyError",
     "MissingCheckpointerError",

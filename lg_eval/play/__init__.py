@@ -20,7 +20,7 @@ the default ``.lg_eval/checkpoints.sqlite``).
 """
 
 from lg_eval.play._answers import AnswerSource, Move, answers_by_id, resume_value
-from lg_eval.play._checkpointers import aopen_checkpointer, open_checkpointer
+from lg_eval.play._checkpointers import Storage, aopen_checkpointer, open_checkpointer, storage_of
 from lg_eval.play._models import (
     ConversationEnd,
     PendingInterrupt,
@@ -86,6 +86,7 @@ __all__ = [
     "Speaker",
     "SpeakerUsage",
     "StopReason",
+    "Storage",
     "ThreadState",
     "UserTurn",
     "answers_by_id",
@@ -106,5 +107,6 @@ __all__ = [
     "resolve_target",
     "resume_value",
     "same_question",
+    "storage_of",
     "thread_config",
 ]
