@@ -18,8 +18,7 @@ from lg_eval.play import SimulatedReviewer
 from lg_eval.server import server_target
 from tests.judges.fake_judge import ScriptedJudge
 from tests.play import support
-from tests.server.conftest import skip_or_fail
-from tests.server.launch import ServerDidNotStart, cli, serving
+from tests.server.conftest import launched
 
 SUPPORT = support.__file__
 
@@ -27,16 +26,8 @@ SUPPORT = support.__file__
 @pytest.fixture(scope="module")
 def support_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``langgraph dev`` serving the support agent (``support``) and its approving twin."""
-    command = cli()
-    if command is None:
-        skip_or_fail("langgraph-cli is not installed (pip install 'lg-eval[dev]')")
-    assert command is not None
     graphs = {"support": f"{SUPPORT}:served", "approving": f"{SUPPORT}:served_approving"}
-    try:
-        with serving(tmp_path_factory.mktemp("support-server"), command, graphs=graphs) as url:
-            yield url
-    except ServerDidNotStart as exc:
-        pytest.fail(f"langgraph dev did not start: {exc}")
+    yield from launched(tmp_path_factory.mktemp("support-server"), " (support)", graphs=graphs)
 
 
 USER = {
