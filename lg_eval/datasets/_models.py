@@ -27,6 +27,7 @@ from pydantic import (
     PrivateAttr,
     SerializerFunctionWrapHandler,
     Tag,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -206,6 +207,20 @@ class UserSimulation(BaseModel):
         description="How a message becomes the graph's input: {messages: [{role: user, "
         "content}]} for 'messages', else {input_key: text}.",
     )
+
+    @field_validator("interrupts", mode="before")
+    @classmethod
+    def _one_route_error(cls, value: Any) -> Any:
+        routes = ("user", "reviewer", "script")
+        given = list(value.values()) if isinstance(value, dict) else [value]
+        if not given or any(route not in routes for route in given):
+            raise PydanticCustomError(
+                "interrupt_route",
+                "interrupts is user, reviewer or script, or a mapping of top-level node names "
+                "to one of them (approve_refund: reviewer), not {value}",
+                {"value": repr(value)[:80]},
+            )
+        return value
 
     @property
     def model_reference(self) -> str | None:
