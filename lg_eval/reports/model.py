@@ -256,6 +256,12 @@ class PlayedTurn(_Model):
         """Who wrote the turn, for a reader (``simulated user``, ``reviewer``, ...)."""
         return SPEAKERS.get(self.by, self.by)
 
+    @property
+    def kind_label(self) -> str:
+        """The kind, with who wrote the turn when the script did not (``input (simulated
+        user)``): the reports' turn tables."""
+        return self.kind if self.by == "script" else f"{self.kind} ({self.speaker})"
+
 
 class CaseReport(_Model):
     """One case × repetition with everything a reader needs to see why it ended so."""

@@ -61,7 +61,7 @@ def test_run_plays_judges_and_reports_the_conversations(dataset: Path, tmp_path:
     result = invoke(
         "run", str(dataset), "--run-id", "sim", "--checkpointer", "memory://",
         "--store", str(tmp_path / "results.sqlite"), "--json", str(report),
-        "--fail-under", "0.9", "--quiet",
+        "--md", str(tmp_path / "report.md"), "--fail-under", "0.9", "--quiet",
     )  # fmt: skip
     assert result.exit_code == 1  # one conversation of two passed
     cases = {case["case_id"]: case for case in json.loads(report.read_text())["cases"]}
@@ -78,3 +78,5 @@ def test_run_plays_judges_and_reports_the_conversations(dataset: Path, tmp_path:
     assert (served["status"], refused["status"]) == ("passed", "failed")
     assert refused["simulation"]["detail"] == "This is useless, I give up."
     assert [s["score"] for s in refused["scores"] if s["key"] == "user_frustration"] == [0.0]
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| input (simulated user) |" in markdown
