@@ -30,14 +30,4 @@ def safe_text(value: Any, limit: int = 2000) -> str:
     return f"<{type(value).__name__} that cannot be shown>"
 
 
-def validation_problems(exc: Any) -> str:
-    """A pydantic ``ValidationError`` in one line: ``field: what it must be (got value)``
-    for each problem, ``;``-separated (pydantic's ``Value error,`` lead-in left out)."""
-    return "; ".join(
-        f"{'.'.join(map(str, error['loc'])) or 'value'}: "
-        f"{str(error['msg']).removeprefix('Value error, ')} (got {error.get('input')!r:.80})"
-        for error in exc.errors()
-    )
-
-
-__all__ = ["describe_error", "safe_text", "validation_problems"]
+__all__ = ["describe_error", "safe_text"]

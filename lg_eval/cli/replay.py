@@ -11,6 +11,7 @@ from lg_eval.cli import _options as shared
 from lg_eval.cli._common import (
     CASES_ERRORED,
     PASSED,
+    announce_new_folders,
     fail,
     input_errors,
     say,
@@ -98,6 +99,7 @@ def replay(
             "among all threads, so they would be ignored: give one or the other."
         )
     with input_errors():
+        announce_new_folders(target=target)
         result = replay_threads(
             graph,
             checkpointer,

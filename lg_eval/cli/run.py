@@ -12,6 +12,7 @@ from lg_eval.cli._common import (
     CASES_ERRORED,
     GATE_FAILED,
     PASSED,
+    announce_new_folders,
     fail,
     input_errors,
     parse_pairs,
@@ -146,6 +147,7 @@ def run(
     with input_errors():
         loaded = load_dataset(dataset)
         chosen = build_executor(executor, ray_address)
+        announce_new_folders(results_store=store, checkpointer=checkpointer)
         with progress_display(quiet, "cases", throughput_of(chosen)) as progress:
             result = run_experiment(
                 target,

@@ -9,7 +9,15 @@ import typer
 
 from lg_eval.cli import _options as shared
 from lg_eval.cli import _watch as watching
-from lg_eval.cli._common import CASES_ERRORED, PASSED, fail, input_errors, say, stdout
+from lg_eval.cli._common import (
+    CASES_ERRORED,
+    PASSED,
+    announce_new_folders,
+    fail,
+    input_errors,
+    say,
+    stdout,
+)
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.reports import render_terminal
@@ -157,6 +165,7 @@ def sweep(
                  "go with a single sweep")  # fmt: skip
         with input_errors():
             connection = None if server is None else server_connection(server, api_key, header)
+            announce_new_folders(results_store=store)
             options = {
                 "graph": graph, "checkpointer": checkpointer, "server": connection,
                 "assistant_id": assistant, "status": status, "since": since_at,
@@ -174,6 +183,7 @@ def sweep(
     with input_errors():
         connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)
+        announce_new_folders(results_store=store)
         with progress_display(quiet, "threads", throughput_of(chosen)) as update:
             result = sweep_threads(
                 graph,

@@ -10,7 +10,7 @@ import typer
 from lg_eval.cli import _options as shared
 from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say
 from lg_eval.errors import LgEvalError
-from lg_eval.urls import parse_checkpointer_url, redact_url
+from lg_eval.urls import parse_checkpointer_url
 
 DEFAULT_PORT = 7575
 DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
@@ -44,7 +44,7 @@ def view(
             server = make_viewer(store, host=host, port=port)
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", INPUT_ERROR)
-    say(f"lg-eval view: {redact_url(store or str(DEFAULT_STORE_PATH))} at {server.url}")
+    say(f"lg-eval view: {server.pages.store.url} at {server.url}")  # the store opened, redacted
     try:
         server.serve_forever()
     except KeyboardInterrupt:

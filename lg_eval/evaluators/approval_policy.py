@@ -36,8 +36,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
-from lg_eval.describe import validation_problems
+from lg_eval.arguments import invalid_option
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators._hitl_calls import Decide, decision_of
@@ -73,17 +74,21 @@ class ArgBound(BaseModel):
         """``"refund.amount <= approved"`` or ``"refund.amount <= 500"``."""
         found = _BOUND.match(text)
         if found is None:
-            raise ValueError(
-                f"{text!r:.80} is no bound; write TOOL.ARG OP BOUND, such as "
-                "'refund.amount <= approved' or 'refund.amount <= 500' (OP: <=, <, >=, >, ==)"
+            raise PydanticCustomError(
+                "bound",
+                "{text} is no bound; write TOOL.ARG OP BOUND, such as 'refund.amount <= "
+                "approved' or 'refund.amount <= 500' (OP: <=, <, >=, >, ==)",
+                {"text": repr(text)[:80]},
             )
         bound: float | str = found["bound"]
         if bound != "approved":
             try:
                 bound = float(bound)
             except ValueError:
-                raise ValueError(
-                    f"{text!r:.80}: the bound {bound!r} is neither a number nor 'approved'"
+                raise PydanticCustomError(
+                    "bound",
+                    "{text}: the bound {bound} is neither a number nor 'approved'",
+                    {"text": repr(text)[:80], "bound": repr(bound)},
                 ) from None
         return cls(tool=found["tool"], arg=found["arg"], op=found["op"], bound=bound)
 
@@ -109,14 +114,16 @@ class ApprovalPolicy(BaseModel):
             isinstance(item, str) and item.strip() for item in items
         ):
             return tuple(sorted({item.strip() for item in items}))
-        raise ValueError("a tool name or a list of tool names ('*': every tool)")
+        raise PydanticCustomError("tools", "a tool name or a list of tool names ('*': every tool)")
 
     @field_validator("bounds", mode="before")
     @classmethod
     def _bounds(cls, value: Any) -> Any:
         items = [value] if isinstance(value, str | Mapping | ArgBound) else value
         if not isinstance(items, Sequence):
-            raise ValueError("a bound such as 'refund.amount <= approved', or a list of them")
+            raise PydanticCustomError(
+                "bounds", "a bound such as 'refund.amount <= approved', or a list of them"
+            )
         return tuple(ArgBound.parse(item) if isinstance(item, str) else item for item in items)
 
     def gates(self, tool: str) -> bool:
@@ -154,7 +161,7 @@ def create_approval_policy_evaluator(
             bounds=bounds,
         )
     except ValidationError as exc:
-        raise InvalidOptionError(f"{KEY}: {validation_problems(exc)}") from None
+        raise InvalidOptionError(f"{KEY}: {invalid_option(exc)}") from None
     if decision is not None and not callable(decision):
         raise InvalidOptionError(
             f"{KEY}: decision must be a function (answer) -> 'approve' | 'reject' | ..., not "

@@ -25,7 +25,7 @@ from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redacted
-from lg_eval.experiments.results import CaseResult, PlayedTurnRecord
+from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, SimulationRecord
 from lg_eval.experiments.scoring import (
     CaseEvaluator,
     EvaluatorResolver,
@@ -133,6 +133,8 @@ class PlayedAttempt:
     config: dict[str, Any]
     error: str | None
     """The player's record of a turn that raised (``"Type: message"``), if one did."""
+    simulation: SimulationRecord | None = None
+    """The simulated conversation, when the case has a simulated user."""
 
 
 def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
@@ -186,10 +188,15 @@ def play_attempt(
     server, where the case is played again on a new thread (:meth:`CaseTargets.thread_for`)."""
     thread_id, resume = yield from ctx.targets.thread_for(thread_id, resuming=ctx.resume_threads)
     played = yield from playing(
-        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=resume
+        graph,
+        plan.case,
+        thread_id=thread_id,
+        reviewer=ctx.reviewer,
+        resume=resume,
+        repetition=plan.repetition,
     )
-    turns = turn_records(played)
-    return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
+    turns, config = turn_records(played), dict(played.config)
+    return PlayedAttempt(thread_id, attempt, turns, config, played.error, simulation_of(played))
 
 
 def score_attempt(
@@ -204,6 +211,7 @@ def score_attempt(
     config = cast(RunnableConfig, played.config)
     thread = yield from ctx.targets.extraction(graph, config)
     base = _base(ctx, plan, played.thread_id, played.turns)
+    base.simulation = played.simulation
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:
             raise InfrastructureError(played.error)
@@ -211,18 +219,34 @@ def score_attempt(
         index = played.turns[-1].index
         base.error = f"turns[{index}] raised {played.error}; the script did not continue."
         return base
-    inputs = [turn.sent for turn in played.turns]
     return (
         yield from score_thread(
             base,
             thread,
             plan.evaluators,
             reference=plan.reference,
-            inputs=inputs,
+            inputs=evaluator_inputs(plan.case, played),
             thresholds=ctx.thresholds,
             require_verdict=ctx.require_verdict,
         )
     )
+
+
+def evaluator_inputs(case: Case, played: PlayedAttempt) -> Any:
+    """What the evaluators get as ``inputs``: what each turn sent; for a case with a
+    simulated user, ``{"turns": [...], "user": {persona, goal, stop, last_words}}`` (as a
+    LangSmith example's inputs hold the case), so a conversation judge knows whom the agent
+    served, what they wanted and how they left (their last words are never sent)."""
+    sent = [turn.sent for turn in played.turns]
+    if case.user is None:
+        return sent
+    ended = played.simulation
+    user = {"persona": case.user.persona, "goal": case.user.goal}
+    if ended is not None and ended.stop is not None:
+        user["stop"] = ended.stop
+        if ended.stop == "user" and ended.detail:
+            user["last_words"] = ended.detail
+    return {"turns": sent, "user": user}
 
 
 def finish(
@@ -248,9 +272,28 @@ def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
             sent=to_jsonable_python(turn.sent, fallback=repr),
             asked=to_jsonable_python(list(turn.asked), fallback=repr),
             error=turn.error,
+            by=turn.by,
+            reply=turn.reply,
         )
         for turn in played.turns
     ]
+
+
+def simulation_of(played: PlayedCase | None) -> SimulationRecord | None:
+    """The simulated conversation ``played`` holds (None when no simulated user spoke)."""
+    usage = None if played is None else played.simulator_usage
+    ended = None if played is None else played.conversation
+    if played is None or (usage is None and ended is None):
+        return None
+    return SimulationRecord(
+        stop=None if ended is None else ended.reason,
+        detail=None if ended is None else ended.detail,
+        user_turns=sum(turn.by == "user" for turn in played.turns),
+        calls=0 if usage is None else usage.calls,
+        tokens=0 if usage is None else usage.total_tokens,
+        cost=None if usage is None else usage.cost,
+        latency_s=0.0 if usage is None else usage.latency_s,
+    )
 
 
 def _base(
@@ -280,7 +323,9 @@ def failed_attempt(
 ) -> CaseResult:
     """The result of an attempt that raised ``exc`` (the turns played before it, if known)."""
     played = getattr(exc, "played", None)
+    played = played if isinstance(played, PlayedCase) else None
     result = _base(ctx, plan, thread_id, turn_records(played))
+    result.simulation = simulation_of(played)
     result.error = describe_error(exc)
     return result
 
@@ -300,6 +345,7 @@ __all__ = [
     "CasePlan",
     "InfrastructureError",
     "PlayedAttempt",
+    "evaluator_inputs",
     "failed_attempt",
     "finish",
     "is_infrastructure",
@@ -309,6 +355,7 @@ __all__ = [
     "retrying",
     "run_case",
     "score_attempt",
+    "simulation_of",
     "thread_id_for",
     "timed_out",
 ]

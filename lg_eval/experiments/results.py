@@ -55,16 +55,50 @@ class ScoreRow(_Model):
 
 
 class PlayedTurnRecord(_Model):
-    """One scripted turn as it was played: what was sent and what the graph asked after it."""
+    """One turn as it was played: who wrote it, what was sent and what the graph asked or
+    answered after it."""
 
     index: int
     kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    by: str = Field(
+        default="script",
+        description="Who wrote what was sent: script, user (the simulated user), reviewer "
+        "(the simulated reviewer) or recording.",
+    )
     sent: Any = Field(default=None, description="The value sent (input, resume value, ...).")
     asked: list[dict[str, Any]] = Field(
         default_factory=list,
         description="The interrupts pending after the turn: {'id', 'path', 'value'} each.",
     )
     error: str | None = None
+    reply: str | None = Field(
+        default=None,
+        description="What the agent answered when the turn ended, as the simulated user read "
+        "it (None outside a simulated conversation, and for a turn that asked or raised).",
+    )
+
+
+class SimulationRecord(_Model):
+    """A case's simulated conversation: why it ended and what the simulated user's model
+    cost, counted apart from the case's ``tokens`` and ``cost`` (the agent's and the
+    judges')."""
+
+    stop: str | None = Field(
+        default=None,
+        description="Why it ended: user (the user said it was done), state (the stop "
+        "predicate held), tool_call (the expected call was made), finished (the graph "
+        "finished asking nothing), max_turns; None: it did not end (a turn raised).",
+    )
+    detail: str | None = Field(
+        default=None,
+        description="The user's last words (not sent), the predicate, the call made, or the "
+        "turn limit.",
+    )
+    user_turns: int = Field(default=0, description="Turns the simulated user wrote.")
+    calls: int = Field(default=0, description="The simulated user's model calls.")
+    tokens: int = 0
+    cost: float | None = None
+    latency_s: float = Field(default=0.0, description="Wall time of those calls.")
 
 
 class CaseResult(_Model):
@@ -106,9 +140,16 @@ class CaseResult(_Model):
         "state holds no messages).",
     )
     turns: list[PlayedTurnRecord] = Field(default_factory=list)
+    simulation: SimulationRecord | None = Field(
+        default=None, description="The simulated conversation (None: no simulated user)."
+    )
     error: str | None = None
     latency_s: float = Field(default=0.0, description="Wall time of playing and scoring.")
-    tokens: int = Field(default=0, description="Tokens from usage_metadata (thread + judges).")
+    tokens: int = Field(
+        default=0,
+        description="Tokens from usage_metadata (thread + judges; the simulated user's are "
+        "in simulation).",
+    )
     cost: float | None = None
     model_calls: int = 0
     attempts: int = Field(default=1, description="1 + the retries after infrastructure errors.")
@@ -225,5 +266,6 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "ScoreRow",
+    "SimulationRecord",
     "checked_run",
 ]

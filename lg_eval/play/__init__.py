@@ -6,10 +6,13 @@ an :class:`AnswerSource`: a dataset case's scripted turns (:class:`Script`), or 
 recording of answers per asking node and inputs (:class:`Recording`, played by
 :class:`FromRecording`, as :mod:`lg_eval.replay` does), which reuses an answer only for
 the same question (:func:`same_question`); either may hand questions to a simulated
-reviewer (:class:`SimulatedReviewer`). :func:`play_case` / :func:`aplay_case`
-play a :class:`~lg_eval.datasets.Case` (experiments, the LangSmith target, the pytest
-fixture and the server target call them). :func:`resume_value` is the one rule for what
-``Command(resume=...)`` carries. :func:`resolve_target` turns a ``"module:attr"``
+reviewer (:class:`SimulatedReviewer`). A case with ``user:`` goes on after its scripted
+turns with a simulated user (:class:`SimulatedUser`, a chat model with a persona and a
+goal), whose turns the same loop plays; each turn records who wrote it (:data:`Speaker`)
+and the case why its conversation ended (:class:`ConversationEnd`). :func:`play_case` /
+:func:`aplay_case` play a :class:`~lg_eval.datasets.Case` (experiments, the LangSmith
+target, the pytest fixture and the server target call them). :func:`resume_value` is the
+one rule for what ``Command(resume=...)`` carries. :func:`resolve_target` turns a ``"module:attr"``
 reference, a compiled graph, a builder or a factory into a graph bound to a
 checkpointer; :func:`open_checkpointer` / :func:`aopen_checkpointer` open the
 checkpointer a URL names (``sqlite:///...``, ``postgresql://...``, ``memory://``, or
@@ -17,8 +20,17 @@ the default ``.lg_eval/checkpoints.sqlite``).
 """
 
 from lg_eval.play._answers import AnswerSource, Move, answers_by_id, resume_value
-from lg_eval.play._checkpointers import aopen_checkpointer, open_checkpointer
-from lg_eval.play._models import PendingInterrupt, PlayedCase, PlayedTurn, QuestionChange
+from lg_eval.play._checkpointers import Storage, aopen_checkpointer, open_checkpointer, storage_of
+from lg_eval.play._models import (
+    ConversationEnd,
+    PendingInterrupt,
+    PlayedCase,
+    PlayedTurn,
+    QuestionChange,
+    Speaker,
+    SpeakerUsage,
+    StopReason,
+)
 from lg_eval.play._player import (
     aplay_case,
     aplay_thread,
@@ -46,10 +58,12 @@ from lg_eval.play._targets import import_reference, resolve_target
 from lg_eval.play._thread import ThreadState, describe_asks, pending_interrupts, thread_config
 from lg_eval.play._types import Graph, Saver
 from lg_eval.play.reviewer import Reviewer, ReviewerError, SimulatedReviewer
+from lg_eval.play.user import Said, SimulatedUser, UserTurn
 
 __all__ = [
     "MAX_CALLS",
     "AnswerSource",
+    "ConversationEnd",
     "FromRecording",
     "Graph",
     "Move",
@@ -63,11 +77,18 @@ __all__ = [
     "Recording",
     "Reviewer",
     "ReviewerError",
+    "Said",
     "Saver",
     "Script",
     "ScriptOptions",
     "SimulatedReviewer",
+    "SimulatedUser",
+    "Speaker",
+    "SpeakerUsage",
+    "StopReason",
+    "Storage",
     "ThreadState",
+    "UserTurn",
     "answers_by_id",
     "aopen_checkpointer",
     "aplay_case",
@@ -86,5 +107,6 @@ __all__ = [
     "resolve_target",
     "resume_value",
     "same_question",
+    "storage_of",
     "thread_config",
 ]

@@ -36,7 +36,7 @@ from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
-from lg_eval.play._models import PendingInterrupt, PlayedCase, QuestionChange
+from lg_eval.play._models import PendingInterrupt, PlayedCase, QuestionChange, Speaker
 from lg_eval.play._questions import describe_changes, same_question, top_node
 from lg_eval.play._thread import ThreadState, describe_asks, names
 from lg_eval.play._types import Graph
@@ -200,14 +200,15 @@ class FromRecording:
                 given = yield call_user(self.reviewer, missing, "the reviewer")
                 answers.update(answers_by_id(given, missing))
                 self.reviewer_answers += len(missing)
-            move = Move(index, "resume", resume_value(answers, thread.asked), config)
+            by: Speaker = "reviewer" if missing else "recording"
+            move = Move(index, "resume", resume_value(answers, thread.asked), config, by)
         elif thread.next_nodes:
             self.paused = list(thread.next_nodes)
             return None
         elif not self.recording.inputs:
             return None
         else:
-            move = Move(index, "input", self.recording.inputs.popleft(), config)
+            move = Move(index, "input", self.recording.inputs.popleft(), config, "recording")
         if index >= self.max_calls:
             self.over_limit = True
             return None

@@ -39,7 +39,12 @@ from lg_eval.replay.fork import (
     root_history,
 )
 from lg_eval.replay.result import ReplayedThread, ReplayResult
-from lg_eval.replay.savers import all_threads, named_threads, open_saver, same_storage
+from lg_eval.replay.savers import (
+    all_threads,
+    named_threads,
+    open_saver,
+    refuse_production_target,
+)
 from lg_eval.replay.scores import score_changes, scored
 from lg_eval.sweeps.listing import parse_time
 from lg_eval.sweeps.worker import refuse_reference_needers, resolve_evaluators
@@ -112,13 +117,9 @@ def replay_threads(
     refuse_reference_needers(evaluators)
     scoring = [CaseEvaluator(name, e) for name, e in resolve_evaluators(evaluators)]
     with ExitStack() as stack:
-        source = open_saver(stack, checkpointer, "checkpointer")
+        source = open_saver(stack, checkpointer, "checkpointer", existing=True)
+        refuse_production_target(source, target)  # before the target is opened or set up
         sink = open_saver(stack, target, "target")
-        if same_storage(source, sink):
-            raise InvalidOptionError(
-                "target: the replay threads go to another checkpointer than the production one "
-                "(default memory://); pass a different saver or URL."
-            )
         result = ReplayResult(
             graph=graph if isinstance(graph, str) else _name(graph),
             fork=str(spec),

@@ -198,6 +198,7 @@ def case_report(index: int, result: CaseResult) -> CaseReport:
         answers=list(result.answers or []),
         diff=diff_turns(*both) if both else [],
         turns=[_played(turn) for turn in result.turns],
+        simulation=result.simulation,
     )
 
 
@@ -230,6 +231,8 @@ def _played(turn: PlayedTurnRecord) -> PlayedTurn:
             for ask in turn.asked
         ],
         error=turn.error,
+        by=turn.by,
+        reply=turn.reply,
     )
 
 

@@ -218,7 +218,7 @@ def _failed(case: CaseReport) -> list[str]:
             [
                 [
                     f"turns[{t.index}]",
-                    md(t.kind),
+                    md(t.kind_label),
                     md(t.sent_text or ""),
                     md("; ".join(a.shown for a in t.asked))
                     + (f" {md(t.error)}" if t.error else ""),

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.arguments import checked_instance
-from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
+from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo, SimulationRecord
 from lg_eval.feedback import ScoreValue
 from lg_eval.reports._text import value_text
 from lg_eval.stats import Interval, PairedTest
@@ -205,11 +205,34 @@ class AskedInterrupt(_Model):
         return value_text(self.value)
 
 
+SPEAKERS = {
+    "script": "script",
+    "user": "simulated user",
+    "reviewer": "reviewer",
+    "recording": "recording",
+}
+"""How each writer of a turn is named to a reader."""
+STOPS = {
+    "user": "the user said it was done",
+    "state": "the stop predicate held",
+    "tool_call": "the expected tool call was made",
+    "finished": "the graph finished asking nothing",
+    "max_turns": "the turn limit was reached",
+}
+"""Why a simulated conversation ended, for a reader."""
+
+
 class PlayedTurn(_Model):
-    """A scripted human turn as it was played: what was sent, what the graph asked."""
+    """A human turn as it was played: who wrote it, what was sent, what the graph asked or
+    answered."""
 
     index: int
     kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    by: str = Field(
+        default="script",
+        description="Who wrote what was sent: script, user (the simulated user), reviewer or "
+        "recording.",
+    )
     sent: Any = Field(
         default=None,
         description="What was sent, as stored: the input, the human's answer (resume value "
@@ -217,11 +240,27 @@ class PlayedTurn(_Model):
     )
     asked: list[AskedInterrupt] = Field(default_factory=list)
     error: str | None = None
+    reply: str | None = Field(
+        default=None,
+        description="What the agent answered when the turn ended, as the simulated user read "
+        "it (None outside a simulated conversation).",
+    )
 
     @property
     def sent_text(self) -> str | None:
         """What was sent, as text (None when nothing was)."""
         return None if self.sent is None else value_text(self.sent)
+
+    @property
+    def speaker(self) -> str:
+        """Who wrote the turn, for a reader (``simulated user``, ``reviewer``, ...)."""
+        return SPEAKERS.get(self.by, self.by)
+
+    @property
+    def kind_label(self) -> str:
+        """The kind, with who wrote the turn when the script did not (``input (simulated
+        user)``): the reports' turn tables."""
+        return self.kind if self.by == "script" else f"{self.kind} ({self.speaker})"
 
 
 class CaseReport(_Model):
@@ -274,6 +313,17 @@ class CaseReport(_Model):
     )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
+    simulation: SimulationRecord | None = Field(
+        default=None,
+        description="The simulated conversation: why it ended and what the simulated user's "
+        "model cost (None: the case has no simulated user).",
+    )
+
+    @property
+    def stop_text(self) -> str:
+        """Why the simulated conversation ended, for a reader."""
+        stop = self.simulation.stop if self.simulation is not None else None
+        return STOPS.get(stop or "", stop or "it did not end (a turn raised)")
 
     @property
     def expected_kind(self) -> Literal["equals", "contains"] | None:

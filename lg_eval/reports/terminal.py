@@ -217,7 +217,7 @@ def _failed(case: CaseReport) -> RenderableType:
             asked = text("; ".join(a.shown for a in t.asked))
             if t.error:
                 asked.append_text(text(f" error: {t.error}", "magenta"))
-            played.add_row(f"turns[{t.index}]", text(t.kind), text(t.sent_text or ""), asked)
+            played.add_row(f"turns[{t.index}]", text(t.kind_label), text(t.sent_text or ""), asked)
         parts.append(Padding(played, (0, 0, 0, 2)))
     for judged in case.judge_notes:
         reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")

@@ -81,13 +81,9 @@ def history(server: ServerConnection, thread_id: str, ns: str) -> Core[list[dict
     checkpoint = {"checkpoint_ns": ns}
     while True:
         kwargs = {"limit": PAGE, "before": before, "checkpoint": checkpoint}
-        page = yield from request(
-            server,
-            f"the history of thread {thread_id!r}",
-            partial(_get_history, thread_id, kwargs),
-            partial(_get_history, thread_id, kwargs),
-            thread_id=thread_id,
-        )
+        call = partial(_get_history, thread_id, kwargs)
+        what = f"the history of thread {thread_id!r}"
+        page = yield from request(server, what, call, call, thread_id=thread_id, shape="list")
         states.extend(page)
         if len(page) < PAGE:
             return states
@@ -98,14 +94,9 @@ def runs(server: ServerConnection, thread_id: str) -> Core[list[dict[str, Any]]]
     """Every run of the thread, oldest first (paged)."""
     found: list[dict[str, Any]] = []
     while True:
-        offset = len(found)
-        page = yield from request(
-            server,
-            f"the runs of thread {thread_id!r}",
-            partial(_list_runs, thread_id, offset),
-            partial(_list_runs, thread_id, offset),
-            thread_id=thread_id,
-        )
+        call = partial(_list_runs, thread_id, len(found))
+        what = f"the runs of thread {thread_id!r}"
+        page = yield from request(server, what, call, call, thread_id=thread_id, shape="list")
         found.extend(page)
         if len(page) < PAGE:
             return sorted(found, key=lambda r: (str(r.get("created_at")), r["run_id"]))

@@ -94,7 +94,7 @@ def search_page(
     recently updated first, as a watch reads what changed)."""
     call = partial(_search, filters, offset, limit, recent)
     page: list[dict[str, Any]] = yield from request(
-        server, f"threads.search (offset {offset})", call, call
+        server, f"threads.search (offset {offset})", call, call, shape="list"
     )
     return page
 
@@ -103,7 +103,12 @@ def newest_checkpoint(server: ServerConnection, thread_id: str) -> Core[str | No
     """The id of the thread's newest root checkpoint (None: it has none yet)."""
     call = partial(_get_state, thread_id)
     state = yield from request(
-        server, f"the state of thread {thread_id!r}", call, call, thread_id=thread_id
+        server,
+        f"the state of thread {thread_id!r}",
+        call,
+        call,
+        thread_id=thread_id,
+        shape="object",
     )
     checkpoint = (state or {}).get("checkpoint") or {}
     found = checkpoint.get("checkpoint_id")

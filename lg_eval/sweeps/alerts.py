@@ -37,9 +37,9 @@ from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
-from lg_eval.arguments import is_finite_number
-from lg_eval.describe import validation_problems
+from lg_eval.arguments import invalid_option, is_finite_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import ResultStore
 from lg_eval.experiments.redaction import Redactor, redact_strings, scrub_secrets
@@ -72,7 +72,7 @@ class Alert(BaseModel):
     @classmethod
     def _finite(cls, value: float) -> float:
         if not is_finite_number(value):
-            raise ValueError("a finite number")
+            raise PydanticCustomError("finite", "a finite number")
         return value
 
     @field_validator("window", mode="before")
@@ -81,10 +81,12 @@ class Alert(BaseModel):
         if isinstance(value, str):
             seconds = duration_seconds(value)
             if seconds is None:
-                raise ValueError("a number of seconds or a duration such as 30m, 1h, 1d")
+                raise PydanticCustomError(
+                    "window", "a number of seconds or a duration: 30m, 1h, 1d"
+                )
             value = seconds
         if not is_finite_number(value) or value <= 0:
-            raise ValueError("a number of seconds > 0, or a duration such as 30m, 1h, 1d")
+            raise PydanticCustomError("window", "a number of seconds > 0, or a duration: 30m, 1h")
         return float(value)
 
     @classmethod
@@ -100,7 +102,7 @@ class Alert(BaseModel):
         try:
             return cls(**value)
         except ValidationError as exc:
-            raise InvalidOptionError(f"alerts: {validation_problems(exc)}") from None
+            raise InvalidOptionError(f"alerts: {invalid_option(exc)}") from None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
+from lg_eval.experiments import CaseResult, ResultStore, RunInfo
+from lg_eval.experiments.store import grouped_scores, stored, with_scores
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
 from lg_eval.reports.tally import Binner, histogram_bounds, rate
@@ -56,7 +57,9 @@ class RunRow:
 
 @dataclass(frozen=True)
 class CaseFilter:
-    """The run page's filters: status, tag, a failing feedback key, and text in the case id."""
+    """The run page's filters: status, tag, a failing feedback key, and a search: text in
+    the case id, in the values of what the case sent and was asked (:data:`_SEARCHED`), or
+    the whole thread id."""
 
     status: str | None = None
     tag: str | None = None
@@ -93,10 +96,11 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
     """The runs, newest first, ``PAGE`` at a time; ``(rows, pages)``."""
     total = int(store.query("SELECT COUNT(*) FROM lg_eval_runs", ())[0][0])
     rows = store.query(
-        "SELECT info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC LIMIT ? OFFSET ?",
+        "SELECT run_id, info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC"
+        " LIMIT ? OFFSET ?",
         (PAGE, page * PAGE),
     )
-    infos = [RunInfo.model_validate_json(info) for (info,) in rows]
+    infos = [stored(RunInfo, info, store.url, str(run_id), "record") for run_id, info in rows]
     history: dict[str, list[str]] = {}
     for dataset in {info.dataset for info in infos}:
         found = store.query(
@@ -422,19 +426,12 @@ def _results(
         return
     ids = sorted({str(row[0]) for row in rows})
     marks = ", ".join("?" for _ in ids)
-    scores: dict[tuple[str, int], list[ScoreRow]] = {}
-    for case_id, repetition, row in store.query(
+    found = store.query(
         "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
         f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
         (run_id, *ids),
-    ):
-        scores.setdefault((str(case_id), int(repetition)), []).append(
-            ScoreRow.model_validate_json(row)
-        )
-    for case_id, repetition, data in rows:
-        result = CaseResult.model_validate_json(data)
-        result.scores = scores.get((str(case_id), int(repetition)), [])
-        yield result
+    )
+    yield from with_scores(rows, grouped_scores(found, store.url, run_id), store.url, run_id)
 
 
 def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[list[str], list[Any]]:
@@ -460,10 +457,46 @@ def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[lis
         )
         params += [run_id, where.failing, run_id, where.failing]
     if where.search:
-        clauses.append("(c.case_id LIKE ? ESCAPE '!' OR c.result LIKE ? ESCAPE '!')")
+        like = "ILIKE" if store.postgres else "LIKE"
+        clauses.append(
+            f"(c.case_id {like} ? ESCAPE '!' OR {_json_text(store, 'c.result', 'thread_id')} = ?"
+            f" OR EXISTS ({_SEARCHED[store.postgres]}))"
+        )
         pattern = "%" + _like(where.search) + "%"
-        params += [pattern, pattern]
+        params += [pattern, where.search, pattern]
     return clauses, params
+
+
+_SEARCHED = {
+    False: (  # SQLite quotes some keys of a fullkey ($."tool_calls"): roots are told apart
+        "SELECT 1 FROM (SELECT 't' AS root, value, type, fullkey FROM json_tree(c.result,"
+        " '$.turns') UNION ALL SELECT 'c', value, type, fullkey FROM json_tree(c.result,"
+        " '$.tool_calls') UNION ALL SELECT 'g', value, type, fullkey FROM json_tree(c.result,"
+        " '$.tags') UNION ALL SELECT 'e', value, type, fullkey FROM json_tree(c.result,"
+        " '$.error')) AS t WHERE t.type = 'text' AND t.value LIKE ? ESCAPE '!' AND"
+        " (t.root IN ('g', 'e') OR (t.root = 't' AND (t.fullkey GLOB '*[[][0-9]*[]].sent*'"
+        " OR t.fullkey GLOB '*[[][0-9]*[]].error'"
+        " OR t.fullkey GLOB '*[[][0-9]*[]].asked[[][0-9]*[]].value*'))"
+        " OR (t.root = 'c' AND t.fullkey GLOB '*[[][0-9]*[]].args*'))"
+    ),
+    True: (
+        "SELECT 1 FROM jsonb_path_query(jsonb_build_array(c.result::jsonb -> 'tags',"
+        " c.result::jsonb -> 'error',"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.turns[*].sent'),"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.turns[*].asked[*].value'),"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.turns[*].error'),"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.tool_calls[*].args')),"
+        " 'strict $.**') AS t(v) WHERE jsonb_typeof(t.v) = 'string'"
+        " AND (t.v #>> '{}') ILIKE ? ESCAPE '!'"
+    ),
+}
+"""What a search reads of a case, per engine (Postgres?): the text values (never the keys or
+the JSON's quotes and commas) of its tags, its error, what each turn sent, the questions
+each turn asked and its error, and the arguments of its tool calls. The values lg_eval itself
+writes in every case (run id, status, times, a turn's kind, node names of the trajectory,
+tool names, interrupt ids) are not read, so a search for ``_`` or ``"`` or a field's name
+matches only the cases whose content holds it. The case id is searched too (a substring),
+and the thread id (whole)."""
 
 
 _PLAIN = re.compile(r"[ !#-\[\]-~]+")

@@ -307,8 +307,8 @@ def test_the_policy_needs_no_reference_and_reads_only_threads() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"require_approval": 3}, "require_approval: a tool name or a list of tool names"),
-        ({"after_rejection": "never"}, "after_rejection: Input should be 'call', 'tool' or 'off'"),
+        ({"require_approval": 3}, "hitl_policy: require_approval=3: a tool name or a list of"),
+        ({"after_rejection": "never"}, "after_rejection='never': input should be 'call', 'tool'"),
         ({"bounds": ["refund.amount <="]}, "'refund.amount <=' is no bound"),
         ({"bounds": ["refund.amount <= lots"]}, "neither a number nor 'approved'"),
         ({"colour": "red"}, "does not take these options"),

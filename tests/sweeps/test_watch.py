@@ -186,7 +186,7 @@ def test_bad_options_are_refused_before_anything_is_polled(tmp_path: Path) -> No
         _watch(url, store, idle=-1)
     with pytest.raises(InvalidOptionError, match="No evaluator is registered as 'nope'"):
         Watch(GRAPH, url, store=store, evaluators=["nope"]).__enter__()
-    with pytest.raises(InvalidOptionError, match="alerts: below"):
+    with pytest.raises(InvalidOptionError, match="alerts: below='x'"):
         _watch(url, store, alerts=[{"key": "hitl_policy", "below": "x", "hook": "true"}])
     with open_store(store) as results:  # nothing was stored by the refused watches
         assert results.query("SELECT COUNT(*) FROM lg_eval_runs", ()) == [(0,)]

@@ -193,12 +193,12 @@ def test_results_older_than_the_window_do_not_count(saver: SqliteSaver, tmp_path
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"below": float("nan")}, "below: a finite number"),
-        ({"window": "soon"}, "window: a number of seconds or a duration"),
-        ({"window": 0}, "window: a number of seconds > 0"),
-        ({"hook": ""}, "hook: String should have at least 1 character"),
-        ({"stat": "median"}, "stat: Input should be 'pass_rate' or 'mean'"),
-        ({"colour": "red"}, "colour: Extra inputs are not permitted"),
+        ({"below": float("nan")}, "alerts: below=nan: a finite number."),
+        ({"window": "soon"}, "window='soon': seconds, or a duration: 30m, 1h, 1d."),
+        ({"window": 0}, "window=0: a number of seconds > 0"),
+        ({"hook": ""}, "hook='': string should have at least 1 character"),
+        ({"stat": "median"}, "stat='median': input should be 'pass_rate' or 'mean'"),
+        ({"colour": "red"}, "colour='red': extra inputs are not permitted"),
     ],
 )
 def test_a_bad_alert_is_refused_naming_its_field(fields: dict[str, Any], message: str) -> None:

@@ -126,7 +126,7 @@ def test_a_case_shows_the_conversation_trajectory_feedback_and_tool_calls(
     (pending,) = live["__interrupt__"]
     assert f"graph · interrupt at tools id {pending.id}"[:28] in shown
     assert pending.value in shown
-    assert "human · answer It's sunny and 75 degrees" in shown
+    assert "script · answer It's sunny and 75 degrees" in shown
     assert '"city": "sf"' in shown and "get_weather" in shown
     assert "step 4: expected 'agent', got '__interrupt__'" in shown
     assert 'class="step differs missing">agent<' in html

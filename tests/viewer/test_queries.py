@@ -32,6 +32,7 @@ from lg_eval.experiments import (
     compare_runs,
     open_store,
 )
+from lg_eval.experiments.schema_version import SCHEMA_VERSION
 from lg_eval.reports import build_report
 from lg_eval.stats import BOOTSTRAP_LIMIT
 from lg_eval.viewer import Pages
@@ -370,4 +371,4 @@ def test_a_version_2_store_gains_the_viewers_indexes_and_then_opens_read_only(
         assert store.opened_version == 2
     assert indexes(path) >= VIEWER_INDEXES
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        assert ResultStore(conn, url=str(path)).opened_version == 4
+        assert ResultStore(conn, url=str(path)).opened_version == SCHEMA_VERSION
