@@ -81,9 +81,7 @@ class Alert(BaseModel):
         if isinstance(value, str):
             seconds = duration_seconds(value)
             if seconds is None:
-                raise PydanticCustomError(
-                    "window", "a number of seconds or a duration: 30m, 1h, 1d"
-                )
+                raise PydanticCustomError("window", "seconds, or a duration: 30m, 1h, 1d")
             value = seconds
         if not is_finite_number(value) or value <= 0:
             raise PydanticCustomError("window", "a number of seconds > 0, or a duration: 30m, 1h")
