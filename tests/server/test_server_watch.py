@@ -15,8 +15,7 @@ from langgraph_sdk import get_sync_client
 
 from lg_eval.sweeps import Watch
 from tests import travel
-from tests.server.conftest import skip_or_fail
-from tests.server.launch import ServerDidNotStart, cli, serving
+from tests.server.conftest import launched
 from tests.server.travel_served import GATES
 from tests.sweeps.watching import GRAPH, HANG, POLICY, scored
 
@@ -28,19 +27,11 @@ APPROVE = {"resume": {"decisions": [{"type": "approve"}]}}
 @pytest.fixture(scope="module")
 def travel_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """``langgraph dev`` serving ``travel``, and the folder of its runs' hold files."""
-    command = cli()
-    if command is None:
-        skip_or_fail("langgraph-cli is not installed (pip install 'lg-eval[dev]')")
-    assert command is not None
     gates = tmp_path_factory.mktemp("gates")
     home = tmp_path_factory.mktemp("travel-server")
-    try:
-        with serving(
-            home, command, graphs={"travel": f"{SERVED}:graph"}, env={GATES: str(gates)}
-        ) as url:
-            yield url, gates
-    except ServerDidNotStart as exc:
-        pytest.fail(f"langgraph dev (travel) did not start: {exc}")
+    options = {"graphs": {"travel": f"{SERVED}:graph"}, "env": {GATES: str(gates)}}
+    for url in launched(home, " (travel)", **options):
+        yield url, gates
 
 
 def _newest(client: Any, thread_id: str) -> str:
