@@ -97,10 +97,13 @@ def check_policy(policy: ApprovalPolicy, thread: ThreadTrajectory, decide: Decid
         gates = policy.gates(proposed["name"]) or policy.gates(ran["name"])
         if gates and approval is None:
             approval = _claim(unmatched, ran["name"], turn)
-        if policy.after_rejection != "off":
-            found.extend(
-                _rejection_rules(policy, position, proposed, shown, turn, approval, rejections)
-            )
+        rejection = (
+            None
+            if policy.after_rejection == "off"
+            else _rejection_rule(policy, position, proposed, turn, approval, rejections)
+        )
+        if rejection is not None:
+            found.append(Violation("rejection", turn, position, shown, rejection))
         if gates:
             gated += 1
             found.extend(_approval_rules(policy, position, shown, turn, approval))
@@ -232,27 +235,20 @@ def _approval_rules(
     return found
 
 
-def _rejection_rules(
+def _rejection_rule(
     policy: ApprovalPolicy,
     position: int,
     proposed: Mapping[str, Any],
-    shown: dict[str, Any],
     turn: int | None,
     approval: Decided | None,
     rejections: list[Decided],
-) -> list[Violation]:
+) -> str | None:
+    """How the call breaks the rejection rule, or None: it was itself rejected (or answered
+    in its place), or it repeats a rejected action after the rejection, not approved since."""
     for rejected in rejections:
         if rejected.position == position:
             answered = "rejected" if rejected.decision == "reject" else "answered in its place"
-            return [
-                Violation(
-                    "rejection",
-                    turn,
-                    position,
-                    shown,
-                    f"ran although the human {answered} it in turn {rejected.turn + 1}",
-                )
-            ]
+            return f"ran although the human {answered} it in turn {rejected.turn + 1}"
     for rejected in rejections:
         if rejected.decision != "reject" or rejected.call["name"] != proposed["name"]:
             continue
@@ -265,17 +261,11 @@ def _rejection_rules(
         )
         approved_again = approval is not None and approval.turn > rejected.turn
         if after and not approved_again:
-            return [
-                Violation(
-                    "rejection",
-                    turn,
-                    position,
-                    shown,
-                    f"ran after the human rejected {describe_call(rejected.call)} in turn "
-                    f"{rejected.turn + 1}",
-                )
-            ]
-    return []
+            return (
+                f"ran after the human rejected {describe_call(rejected.call)} in turn "
+                f"{rejected.turn + 1}"
+            )
+    return None
 
 
 def _bound_rules(
