@@ -376,6 +376,15 @@ def _answer_each(snapshot: StateSnapshot) -> Command:
     return Command(resume={i.id: f"ok-{i.value}" for i in snapshot.interrupts})
 
 
+def _stop_before(node: str) -> Callable[[list[StateSnapshot]], StateSnapshot]:
+    """The oldest checkpoint where the run stopped before ``node`` (time travel target)."""
+
+    def at(history: list[StateSnapshot]) -> StateSnapshot:
+        return [s for s in history if s.next == (node,) and s.metadata["source"] == "loop"][-1]
+
+    return at
+
+
 def _first_pause(history: list[StateSnapshot]) -> StateSnapshot:
     """The oldest checkpoint where the thread waited at ``first`` (time travel target)."""
     return [s for s in history if s.next == ("first",) and s.metadata["source"] == "loop"][-1]
@@ -482,6 +491,39 @@ SHAPES: dict[str, Scenario] = {
             "update_state while a node waits at interrupt(), then Command(resume=...).",
             shapes.build_ask,
             [Turn({"log": []}), Turn(Command(resume="yes"), edits=[Edit({"log": ["edited"]})])],
+        ),
+        Scenario(
+            "edit_while_subgraph_paused",
+            "update_state on the root while a subgraph node waits, then Command(resume=...); "
+            "then a second question, answered as usual.",
+            shapes.build_ask_in_subgraph,
+            [
+                Turn({"log": []}),
+                Turn(Command(resume="yes"), edits=[Edit({"log": ["edited"]})]),
+                Turn({"log": ["again"]}),
+                Turn(Command(resume="no")),
+            ],
+        ),
+        Scenario(
+            "edit_while_paused_two_down",
+            "update_state on the root while a node two subgraphs down waits, then a resume.",
+            shapes.build_ask_two_down,
+            [Turn({"log": []}), Turn(Command(resume="yes"), edits=[Edit({"log": ["edited"]})])],
+        ),
+        Scenario(
+            "breakpoint_time_travel",
+            "Stop at a breakpoint, continue, then replay from the breakpoint's checkpoint.",
+            shapes.build_breakpoint_chain,
+            [Turn({"log": []}), Turn(None), Turn(None, at=_stop_before("review"))],
+            abandoned=(1,),
+        ),
+        Scenario(
+            "subgraph_breakpoint_time_travel",
+            "Stop at a subgraph's breakpoint, continue, replay from the root checkpoint of the "
+            "stop (the subgraph starts again and stops again), continue.",
+            shapes.build_subgraph_breakpoint,
+            [Turn({"log": []}), Turn(None), Turn(None, at=_stop_before("mailer")), Turn(None)],
+            abandoned=(1,),
         ),
     ]
 }

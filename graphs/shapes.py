@@ -17,6 +17,8 @@ what ran. `graphs.scenarios.SHAPES` scripts one thread per graph.
 * `parallel_reviews` - two parallel nodes that each call ``interrupt()``.
 * `send_checks` - a ``Send`` fan-out whose tasks of one node each call ``interrupt()``.
 * `ask` - one node that asks, then one that runs after the answer.
+* `ask_in_subgraph` / `ask_two_down` - the asking node inside a subgraph, one and two
+  levels down (for ``update_state`` on the root while it waits).
 """
 
 from __future__ import annotations
@@ -159,7 +161,9 @@ def ask(state: Log) -> dict[str, Any]:
     return {"log": [interrupt("Go ahead?")]}
 
 
-def build_ask(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_ask(
+    checkpointer: BaseCheckpointSaver | None = None, interrupt_before: list[str] | None = None
+) -> CompiledStateGraph:
     """``ask -> after``; ``bonus`` runs only when a ``Command(goto="bonus")`` sends it."""
     builder = StateGraph(Log)
     builder.add_node("ask", ask)
@@ -167,7 +171,7 @@ def build_ask(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateG
     builder.add_node("bonus", note("bonus"))
     builder.add_edge(START, "ask")
     builder.add_edge("ask", "after")
-    return builder.compile(checkpointer=checkpointer)
+    return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
 
 
 def build_two_questions(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
@@ -187,6 +191,35 @@ def build_two_questions(checkpointer: BaseCheckpointSaver | None = None) -> Comp
     builder.add_edge("first", "second")
     builder.add_edge("second", "finish")
     return builder.compile(checkpointer=checkpointer)
+
+
+def _asking_team(depth: int) -> CompiledStateGraph:
+    """``prep -> ask -> after``; below depth 1, ``ask`` is itself such a team."""
+    builder = StateGraph(Log)
+    builder.add_node("prep", note("prep"))
+    builder.add_node("ask", ask if depth == 1 else _asking_team(depth - 1))
+    builder.add_node("after", note("after"))
+    builder.add_edge(START, "prep")
+    builder.add_edge("prep", "ask")
+    builder.add_edge("ask", "after")
+    return builder.compile()
+
+
+def build_ask_in_subgraph(
+    checkpointer: BaseCheckpointSaver | None = None, depth: int = 1
+) -> CompiledStateGraph:
+    """``team -> fin``, where ``team`` is the subgraph ``prep -> ask -> after`` whose ``ask``
+    asks the human (``depth=2``: ``team:ask`` is such a subgraph again)."""
+    builder = StateGraph(Log)
+    builder.add_node("team", _asking_team(depth))
+    builder.add_node("fin", note("fin"))
+    builder.add_edge(START, "team")
+    builder.add_edge("team", "fin")
+    return builder.compile(checkpointer=checkpointer)
+
+
+def build_ask_two_down(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    return build_ask_in_subgraph(checkpointer, depth=2)
 
 
 # --- one node calling a subgraph several times ----------------------------------------------

@@ -12,8 +12,10 @@ documented face of the rest:
 player), :mod:`lg_eval.experiments` (results, store, aggregates),
 :mod:`lg_eval.reports`, :mod:`lg_eval.langsmith` and :mod:`lg_eval.testing`.
 
-Names agentevals and openevals users import exist here under the same names, so
-moving over is a change of import.
+The names shared with agentevals and openevals (``create_trajectory_match_evaluator``,
+``graph_trajectory_strict_match``, the judges, ...) are lg_eval's own evaluators, whose
+feedback says what differed; the drop-ins returning the peers' exact dicts are in
+:mod:`lg_eval.compat` (``lg_eval.compat.agentevals``, ``lg_eval.compat.openevals``).
 
 The names are imported on first use (``lg_eval.X`` imports the module that holds X
 then), so ``import lg_eval`` and the ``lg-eval`` command stay fast to start.

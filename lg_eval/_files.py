@@ -10,7 +10,14 @@ was, and raises :class:`~lg_eval.errors.OutputWriteError` naming the path.
 
 New files are created ``0600``, like the results store: a report holds the same
 thread text the store does. A file that already exists keeps its mode, so a
-report someone made world-readable on purpose stays so when it is rewritten.
+report someone made world-readable on purpose stays so when it is rewritten. A
+symlink at the target is not followed, for its mode or its content: it is
+replaced by the new file (``os.replace`` renames over the link itself), so a link
+planted at a report's path can neither lend the report its target's mode nor
+make lg_eval write through it.
+
+Folders lg_eval creates (for a report, a store, a checkpointer file) are
+``0700`` whatever the umask: :func:`private_dirs`.
 """
 
 from __future__ import annotations
@@ -27,6 +34,26 @@ from lg_eval.errors import OutputWriteError
 
 NEW_FILE_MODE = 0o600
 """The mode of a report or output file lg_eval creates (an existing file keeps its own)."""
+NEW_DIR_MODE = 0o700
+"""The mode of every folder lg_eval creates."""
+
+
+def private_dirs(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing parents, each ``0700`` whatever the umask
+    (``mkdir``'s mode is filtered by it, so each is set again); the folders created,
+    outermost first. Existing folders are left as they are.
+
+    Raises:
+        OSError: a folder cannot be created.
+    """
+    missing = [p for p in [directory, *directory.parents] if not p.exists()][::-1]
+    for folder in missing:
+        try:
+            folder.mkdir(mode=NEW_DIR_MODE)
+        except FileExistsError:
+            continue  # made meanwhile by someone else: theirs, left as it is
+        os.chmod(folder, NEW_DIR_MODE)
+    return missing
 
 
 @contextlib.contextmanager
@@ -42,7 +69,7 @@ def atomic_writer(path: str | Path) -> Iterator[IO[str]]:
     """
     target = Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(target.parent)
         fd, temporary = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
         )
@@ -75,10 +102,12 @@ def write_atomic(path: str | Path, text: str) -> Path:
 
 
 def _mode_for(target: Path) -> int:
+    """The mode of the file being replaced (never a symlink's target's), else 0600."""
     try:
-        return stat.S_IMODE(target.stat().st_mode)
+        found = target.lstat()
     except OSError:
         return NEW_FILE_MODE
+    return stat.S_IMODE(found.st_mode) if stat.S_ISREG(found.st_mode) else NEW_FILE_MODE
 
 
 def _write_error(target: Path, exc: OSError) -> OutputWriteError:
@@ -89,4 +118,4 @@ def _write_error(target: Path, exc: OSError) -> OutputWriteError:
     )
 
 
-__all__ = ["NEW_FILE_MODE", "atomic_writer", "write_atomic"]
+__all__ = ["NEW_DIR_MODE", "NEW_FILE_MODE", "atomic_writer", "private_dirs", "write_atomic"]

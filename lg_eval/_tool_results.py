@@ -6,13 +6,17 @@ answering it. A human-in-the-loop step that rejects a call either leaves it
 unanswered or answers it in the tool's place; LangChain marks such an answer
 with ``additional_kwargs["lc_source"]`` (``add_notification_metadata``, which
 ``HumanInTheLoopMiddleware`` uses), and a call answered that way was not
-executed. The functions read normalized (OpenAI-style) messages, see
+executed. A reviewer may also *edit* a call: the middleware then keeps the model's call in
+the AI message, runs the tool with the reviewer's arguments, and says so at the head of the
+result (:func:`noted_edit`). The functions read normalized (OpenAI-style) messages, see
 :func:`lg_eval.messages.to_openai_messages`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -75,4 +79,75 @@ def executed_calls(messages: list[dict[str, Any]]) -> list[bool]:
     return [n in answers and HARNESS_SOURCE not in answers[n] for n in range(total)]
 
 
-__all__ = ["HARNESS_SOURCE", "executed_calls", "harness_source", "tool_results"]
+def as_run(
+    calls: Sequence[Mapping[str, Any]],
+    answers: Mapping[int, Mapping[str, Any]],
+    decided: Mapping[int, Mapping[str, Any]],
+) -> list[dict[str, Any] | None]:
+    """Per proposed call (``{"name", "args", "id"}``, in order), the call its tool ran, or
+    ``None`` when it did not run: the proposal, unless a reviewer edited it, which the note
+    at the head of its result says (:func:`noted_edit`) or, failing that, ``decided`` (the
+    reviewer's ``{"name", "args"}`` by position, from the decisions a thread records)."""
+    found: list[dict[str, Any] | None] = []
+    for position, call in enumerate(calls):
+        answer = answers.get(position)
+        if answer is None or HARNESS_SOURCE in answer:
+            found.append(None)
+            continue
+        edit = noted_edit(answer) or decided.get(position)
+        found.append(dict(call) if edit is None else {**call, **edit})
+    return found
+
+
+# What ``HumanInTheLoopMiddleware`` writes, after its ``edit_notice``, at the head of the
+# result of a call a reviewer edited: ``<notice> Executed instead: <name> with arguments
+# <JSON>.``, then ``"\n\nTool response:"`` and the tool's own result, if it had one.
+_NOTE = re.compile(r" Executed instead: (\S+) with arguments ")
+_NOTE_END = ".\n\nTool response:"
+_DECODER = json.JSONDecoder()
+
+
+def noted_edit(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The call a reviewer's edit ran, as ``{"name", "args"}``, read from the note the
+    middleware put at the head of a (normalized) tool message; ``None`` when it has none.
+
+    Only the first note counts, and only when it ends where the middleware ends it (the end
+    of the text, or its ``Tool response:`` line before the tool's result), so a tool's own
+    output quoting a note mid-text is not read as an edit; one that ends exactly like a
+    note is (the note's lead-in, ``edit_notice``, is the user's own text).
+    """
+    text = _head_text(message.get("content"))
+    found = _NOTE.search(text)
+    if found is None:
+        return None
+    try:
+        args, end = _DECODER.raw_decode(text, found.end())
+    except (ValueError, RecursionError):  # not JSON; a number past int's limit; deep nesting
+        return None
+    rest = text[end:]
+    if not isinstance(args, dict) or not (rest == "." or rest.startswith(_NOTE_END)):
+        return None
+    return {"name": found.group(1), "args": args}
+
+
+def _head_text(content: Any) -> str:
+    """A message's text, or its first text block's (where the middleware puts its note)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content:
+        first = content[0]
+        if isinstance(first, str):
+            return first
+        if isinstance(first, Mapping) and isinstance(first.get("text"), str):
+            return str(first["text"])
+    return ""
+
+
+__all__ = [
+    "HARNESS_SOURCE",
+    "as_run",
+    "executed_calls",
+    "harness_source",
+    "noted_edit",
+    "tool_results",
+]

@@ -46,16 +46,18 @@ def visible(text: str) -> str:
     return "".join(_stand_in(char) if _hidden(char) else char for char in text)
 
 
-_DATA_ESCAPED = _BIDI | {"\u2028", "\u2029"}
+_DATA_ESCAPED = _BIDI | {"\u2028", "\u2029"} | {chr(code) for code in range(0x7F, 0xA0)}
 
 
 def data_escaped(text: str) -> str:
-    """JSON or YAML text with bidi controls and line separators written as ``\\uXXXX``.
+    """JSON or YAML text with DEL, C1 controls (``U+009B`` is a terminal's CSI), bidi
+    controls and line separators written as ``\\uXXXX`` (JSON escapes C0 controls itself).
 
     The data is unchanged (a parser reads the escape back to the same character), but
-    a file shown with ``cat`` cannot reorder or break the terminal's text. Only valid
-    where such characters can appear inside double-quoted strings alone: JSON, and YAML
-    whose strings holding them are double-quoted (see ``datasets``' dumper).
+    a file shown with ``cat`` cannot move the cursor, recolour, reorder or break the
+    terminal's text. Only valid where such characters can appear inside double-quoted
+    strings alone: JSON, and YAML whose strings holding them are double-quoted (see
+    ``datasets``' dumper).
     """
     if not has_data_escaped(text):
         return text

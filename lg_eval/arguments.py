@@ -6,19 +6,78 @@ takes. Options are checked where they are given (a function's entry, an options 
 being made), so a bad one fails before anything runs instead of as an untyped error deep
 inside the first case. :func:`is_finite_number` is the one finiteness rule: scores,
 weights, thresholds, timeouts and fractions are all held to it.
+
+At a public boundary, prefer declaring the contract in the signature: the annotated types
+below (:data:`Count`, :data:`Seconds`, :data:`Fraction`, :data:`Flag`, :data:`FiniteFloat`)
+with :func:`validated` (pydantic's ``validate_call``), or a pydantic model whose
+``ValidationError`` :func:`invalid_option` turns into the one typed error. Code below the
+boundary trusts the types it was given.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, ParamSpec, TypeVar, cast
+
+from annotated_types import Ge, Gt, Le
+from pydantic import ConfigDict, Field, Strict, ValidationError, validate_call
 
 from lg_eval.errors import InvalidOptionError
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+"""A finite real number (an ``int`` is taken as its float; a bool or a text is not one)."""
+Count = Annotated[int, Strict(), Ge(1)]
+"""An integer (not a bool, not a text) of at least 1."""
+Seconds = Annotated[float, Strict(), Gt(0), Field(allow_inf_nan=False)]
+"""A finite number of seconds > 0 (``Seconds | None``: ``None`` for no limit)."""
+Fraction = Annotated[float, Strict(), Ge(0), Le(1), Field(allow_inf_nan=False)]
+"""A finite number in ``[0, 1]``."""
+Flag = Annotated[bool, Strict()]
+"""``True`` or ``False`` (a truthy text or number is neither)."""
+
+_BOUNDARY = ConfigDict(arbitrary_types_allowed=True)
+
+
+def invalid_option(exc: ValidationError, names: Sequence[str] = ()) -> InvalidOptionError:
+    """The one typed error for a pydantic ``ValidationError`` at a boundary: each problem as
+    ``name=value: what is wrong`` (``names`` maps positional locations to parameter names)."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        location = [str(part) for part in error["loc"]]
+        if location and location[0].isdigit() and int(location[0]) < len(names):
+            location[0] = names[int(location[0])]
+        where = ".".join(location) or exc.title
+        shown = repr(error.get("input"))
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        problems.append(f"{where}={shown}: {error['msg'][0].lower()}{error['msg'][1:]}")
+    return InvalidOptionError("; ".join(problems) + ".")
+
+
+def validated(function: Callable[P, T]) -> Callable[P, T]:
+    """``function`` with its annotated arguments validated when it is called (pydantic's
+    ``validate_call``); a bad argument raises :class:`InvalidOptionError` naming it, before
+    the function's body runs. Use it on public entry points only."""
+    checked = validate_call(config=_BOUNDARY)(function)
+    names = tuple(inspect.signature(function).parameters)
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return checked(*args, **kwargs)
+        except ValidationError as exc:
+            if exc.title != checked.__name__ and exc.title != function.__name__:
+                raise  # raised inside the body, not by the boundary's check
+            raise invalid_option(exc, names) from None
+
+    return call
 
 
 def is_finite_number(value: object) -> bool:
@@ -99,6 +158,11 @@ def checked_flag(value: object, name: str) -> bool:
 
 
 __all__ = [
+    "Count",
+    "FiniteFloat",
+    "Flag",
+    "Fraction",
+    "Seconds",
     "checked_count",
     "checked_flag",
     "checked_fraction",
@@ -107,5 +171,7 @@ __all__ = [
     "checked_path",
     "checked_seconds",
     "checked_sequence",
+    "invalid_option",
     "is_finite_number",
+    "validated",
 ]

@@ -94,12 +94,27 @@ class RunInUseError(StoreError):
         self.owner = owner
 
 
+class LeaseLostError(RunInUseError):
+    """The run lost its run id's lease (it was paused past the expiry and another run took
+    the id over): it stops before writing again; ``owner`` names the run holding it now."""
+
+
 class SweepError(LgEvalError):
     """The sweep cannot run: a saver that cannot list threads, a bad filter."""
 
 
 class ReviewerError(LgEvalError):
     """The simulated reviewer could not answer (the model failed, or its answer is unusable)."""
+
+
+class SimulatedUserError(LgEvalError):
+    """The simulated user could not take its turn (its model failed, or kept answering in a
+    shape it was not asked for); ``played`` is the :class:`lg_eval.play.PlayedCase` recorded
+    up to that point."""
+
+    def __init__(self, message: str, *, played: object = None) -> None:
+        super().__init__(message)
+        self.played = played
 
 
 class InfrastructureError(LgEvalError):
@@ -179,6 +194,7 @@ __all__ = [
     "JudgeError",
     "LangSmithDatasetError",
     "LangSmithIntegrationError",
+    "LeaseLostError",
     "LgEvalError",
     "MissingAPIKeyError",
     "MissingCheckpointerError",
@@ -193,6 +209,7 @@ __all__ = [
     "ServerAuthError",
     "ServerError",
     "ServerRunError",
+    "SimulatedUserError",
     "StoreError",
     "SweepError",
     "ThreadNotFoundError",

@@ -21,7 +21,7 @@ import json
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.messages import BaseMessage
 from pydantic import ValidationError
@@ -29,8 +29,8 @@ from pydantic import ValidationError
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.messages import (
     ToolCall,
+    call_outcomes,
     check_depth,
-    executed_calls,
     message_text,
     parse_arguments,
     to_openai_messages,
@@ -42,26 +42,30 @@ WILDCARD: Any = None  # an expected call's args when any arguments are acceptabl
 
 # --------------------------------------------------------------------------- field lookup
 
-Field = Literal["trajectory", "thread", "messages", "output"]
+Field = Literal["trajectory", "thread", "messages", "calls", "output"]
 """What an evaluator reads: a graph trajectory, a whole thread, messages (and their tool
-calls), or the final answer."""
+calls), the calls that ran (a whole thread when there is one: its resume turns hold the
+reviewer's edits), or the final answer."""
 
 FIELD_KEYS: dict[str, tuple[str, ...]] = {
     "trajectory": ("trajectory", "thread"),
     "thread": ("thread", "trajectory"),
     "messages": ("messages", "tool_calls"),
+    "calls": ("thread", "messages", "tool_calls"),
     "output": ("output", "answer", "final_answer"),
 }
 """The dict keys each field is looked up under, in order."""
 
+_MESSAGE_KEYS = frozenset(
+    {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs"}
+)
 _SHAPE_KEYS: dict[str, frozenset[str]] = {
     "trajectory": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
     "thread": frozenset(
         {"steps", "results", "turns", "outputs", "inputs", "interrupts", "resumes"}
     ),
-    "messages": frozenset(
-        {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs"}
-    ),
+    "messages": _MESSAGE_KEYS,
+    "calls": _MESSAGE_KEYS | {"turns"},
     "output": frozenset({"content", "text", "response", "result", "role", "outputs"}),
 }
 """Keys of dicts a field's reader understands whole (no lookup hint is due for them)."""
@@ -126,30 +130,42 @@ def calls_arg(value: Any, argument: str, counted: CallsCounted = "proposed") -> 
 
     ``counted="executed"`` keeps only the calls whose tool ran (see :func:`counted_calls`).
     """
-    return counted_calls(value, argument, counted)[0]
+    return counted_calls(value, argument, counted).calls
 
 
-def counted_calls(
-    value: Any, argument: str, counted: CallsCounted
-) -> tuple[list[ToolCall], list[tuple[int, ToolCall]] | None]:
-    """The calls that count, and the proposed calls left out with their positions.
+class CountedCalls(NamedTuple):
+    """The calls that count, in call order; the proposed calls left out, with their
+    positions (``None`` for a plain list of calls, which says nothing of what ran); the
+    calls a reviewer edited: position, the model's call, the call that ran."""
 
-    ``executed``: from messages, the calls whose tool ran
-    (:func:`lg_eval.messages.executed_calls`: a tool message answers them, not one
-    the harness wrote in the tool's place); ``proposed``: every call the model
-    made. A plain list of calls or tool names is taken as made (``None`` left out:
-    it says nothing of what ran).
+    calls: list[ToolCall]
+    left_out: list[tuple[int, ToolCall]] | None
+    edited: list[tuple[int, ToolCall, ToolCall]]
+
+
+def counted_calls(value: Any, argument: str, counted: CallsCounted) -> CountedCalls:
+    """The calls that count, the proposed calls left out, and the edited calls that ran.
+
+    ``executed``: from messages or a thread, the calls whose tool ran, each as it ran
+    (:func:`lg_eval.messages.call_outcomes`: a tool message answers it, not one the harness
+    wrote in the tool's place; a call a reviewer edited counts with the arguments it ran
+    with); ``proposed``: every call the model made, as it made it. A plain list of calls
+    or tool names is taken as made.
     """
     if _is_call_list(value) or (isinstance(value, list | tuple) and not value):
-        return [_call(item, f"{argument}[{n}]") for n, item in enumerate(value)], None
-    messages = to_openai_messages(value, argument=argument)
-    calls = tool_calls_from_openai(messages)
+        calls = [_call(item, f"{argument}[{n}]") for n, item in enumerate(value)]
+        return CountedCalls(calls, None, [])
+    if isinstance(value, Mapping) and "turns" in value:
+        value = _validated(ThreadTrajectory, value, argument)
     if counted == "proposed":
-        return calls, []
-    ran = executed_calls(messages)
-    kept = [call for call, done in zip(calls, ran, strict=True) if done]
-    left = [(n, call) for n, (call, done) in enumerate(zip(calls, ran, strict=True)) if not done]
-    return kept, left
+        made = tool_calls_from_openai(to_openai_messages(value, argument=argument))
+        return CountedCalls(made, [], [])
+    outcomes = call_outcomes(value, argument=argument)
+    ran = [(n, o["proposed"], o["executed"]) for n, o in enumerate(outcomes)]
+    kept = [done for _, _, done in ran if done is not None]
+    left = [(n, made) for n, made, done in ran if done is None]
+    edited = [(n, made, done) for n, made, done in ran if done is not None and done != made]
+    return CountedCalls(kept, left, edited)
 
 
 def check_counted(value: object, option: str = "calls") -> CallsCounted:
@@ -559,6 +575,7 @@ __all__ = [
     "FIELD_KEYS",
     "WILDCARD",
     "CallsCounted",
+    "CountedCalls",
     "Field",
     "GraphLike",
     "GraphSide",

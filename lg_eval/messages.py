@@ -12,15 +12,22 @@ ReAct steps (thought, action, observation) with the final answer.
 from __future__ import annotations
 
 import json
-import reprlib
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
 
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from langchain_core.messages import BaseMessage, convert_to_openai_messages
 from pydantic import BaseModel, Field
 
 from lg_eval._effects import Core, Effect, adrive, drive
-from lg_eval._tool_results import HARNESS_SOURCE, executed_calls, harness_source, tool_results
+from lg_eval._reviews import any_edit, edits, reviews
+from lg_eval._tool_results import (
+    HARNESS_SOURCE,
+    as_run,
+    executed_calls,
+    harness_source,
+    tool_results,
+)
+from lg_eval._usage import token_usage
 from lg_eval.errors import (
     CheckpointNotFoundError,
     InvalidConfigError,
@@ -42,6 +49,16 @@ class ToolCall(TypedDict):
     name: str
     args: dict[str, Any]
     id: str | None
+
+
+class CallOutcome(TypedDict):
+    """A tool call the model proposed, and the call its tool ran (``None``: it did not run).
+
+    The two differ when a reviewer edited the call: the AI message keeps the proposal, the
+    tool ran the reviewer's call."""
+
+    proposed: ToolCall
+    executed: ToolCall | None
 
 
 class ReactStep(BaseModel):
@@ -187,7 +204,7 @@ def _finish(item: Any, converted: dict[str, Any], where: str) -> dict[str, Any]:
     message_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
     if message_id is not None and converted.get("id") is None:
         converted["id"] = message_id
-    usage = _usage(item, where)
+    usage = token_usage(item, where)
     if usage is not None and converted.get("role") == "assistant":
         converted["usage_metadata"] = usage
     if converted.get("role") == "tool":
@@ -300,58 +317,6 @@ def check_depth(value: Any, what: str, limit: int = MAX_ARGS_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def _usage(item: Any, where: str) -> dict[str, int] | None:
-    """Token usage of an AI message, in LangChain's ``usage_metadata`` shape.
-
-    Raises:
-        TrajectoryFormatError: a token count is not a whole number >= 0.
-    """
-    if isinstance(item, AIMessage):
-        usage: Any = item.usage_metadata or item.response_metadata.get("token_usage")
-        where = f"{where}.usage_metadata"
-    elif isinstance(item, Mapping):
-        metadata = item.get("response_metadata")
-        metadata = metadata if isinstance(metadata, Mapping) else {}
-        for field, found in (
-            ("usage_metadata", item.get("usage_metadata")),
-            ("usage", item.get("usage")),
-            ("response_metadata['token_usage']", metadata.get("token_usage")),
-        ):
-            if found:
-                usage, where = found, f"{where}.{field}"
-                break
-        else:
-            return None
-    else:
-        return None
-    if not isinstance(usage, Mapping):
-        return None
-    inputs = _tokens(usage, ("input_tokens", "prompt_tokens"), 0, where)
-    outputs = _tokens(usage, ("output_tokens", "completion_tokens"), 0, where)
-    total = _tokens(usage, ("total_tokens",), inputs + outputs, where)
-    return {"input_tokens": inputs, "output_tokens": outputs, "total_tokens": total}
-
-
-def _tokens(usage: Mapping[str, Any], names: tuple[str, ...], default: int, where: str) -> int:
-    """The first of ``names`` present in ``usage``, as a whole number of tokens >= 0."""
-    name = next((n for n in names if n in usage), None)
-    if name is None or usage[name] is None:
-        return default
-    value = usage[name]
-    if isinstance(value, float) and value.is_integer():  # 12.0 from a JSON round trip
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TrajectoryFormatError(
-            f"{where}[{name!r}] is {_brief(value)}; token counts must be whole numbers >= 0."
-        )
-    return value
-
-
-def _brief(value: Any) -> str:
-    """A short repr of a user's value for an error message (safe on any nesting)."""
-    return reprlib.repr(value)
-
-
 def message_text(message: Mapping[str, Any] | BaseMessage) -> str:
     """The text of an OpenAI-style message (text blocks joined, other blocks skipped).
 
@@ -439,6 +404,42 @@ def iter_tool_calls(messages: list[dict[str, Any]]) -> Iterator[tuple[int, ToolC
                 index,
                 ToolCall(name=name, args=args, id=call_id if isinstance(call_id, str) else None),
             )
+
+
+def call_outcomes(value: Any, *, argument: str = "messages") -> list[CallOutcome]:
+    """Each tool call the model proposed, in call order, with the call its tool ran.
+
+    A call ran when a tool message answers it that the harness did not write in the tool's
+    place (:func:`executed_calls`). It ran as proposed unless a reviewer edited it, which
+    ``HumanInTheLoopMiddleware`` records in two places lg_eval reads: the note at the head
+    of the call's result (``... Executed instead: <name> with arguments <JSON>.``, on by
+    default), and, when ``value`` is a :class:`ThreadTrajectory`, the ``edit`` decision its
+    resume turns answered the call's question with (which holds with the note turned off,
+    ``edit_notice=None``). The note wins where both are found: it says what ran.
+    ``argument`` names ``value`` in error messages.
+
+    Raises:
+        TrajectoryFormatError: ``value`` is no message shape :func:`to_openai_messages`
+            reads, or a call or an edited call is malformed.
+    """
+    messages = to_openai_messages(value, argument=argument)
+    made = list(iter_tool_calls(messages))
+    calls = [call for _, call in made]
+    results = tool_results(messages)
+    decided = {}
+    if isinstance(value, ThreadTrajectory) and any_edit(value):
+        decided = edits(reviews(value, messages, made, results))
+    outcomes: list[CallOutcome] = []
+    for position, (call, done) in enumerate(
+        zip(calls, as_run(calls, results, decided), strict=True)
+    ):
+        executed = (
+            None if done is None else ToolCall(name=done["name"], args=done["args"], id=call["id"])
+        )
+        if executed is not None and executed != call:  # a reviewer's, or a note's, arguments
+            check_depth(executed["args"], f"tool call {position} as edited: its arguments")
+        outcomes.append(CallOutcome(proposed=call, executed=executed))
+    return outcomes
 
 
 # --------------------------------------------------------------------------- ReAct steps
@@ -545,10 +546,12 @@ def _thread_messages(graph: Any, config: Mapping[str, Any], messages_key: str) -
 __all__ = [
     "HARNESS_SOURCE",
     "MAX_ARGS_DEPTH",
+    "CallOutcome",
     "ReactStep",
     "ReactTrace",
     "ToolCall",
     "atool_calls_from_thread",
+    "call_outcomes",
     "check_depth",
     "executed_calls",
     "message_text",

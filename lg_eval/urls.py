@@ -31,9 +31,22 @@ DEFAULT_SQLITE_PATH = Path(".lg_eval") / "checkpoints.sqlite"
 """Where the default checkpointer keeps threads, relative to the current directory."""
 
 _REDACTED = "***"
-_PASSWORD_PARAM = re.compile(r"(?i)(\bpassword=)('[^']*'|[^&\s]*)")
 _SCHEMES = "sqlite:///…, postgresql://…, postgres://… or memory://"
 _KEYWORD_DSN = re.compile(r"^\s*[A-Za-z_]+\s*=")
+_SCHEME_PREFIX = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.-]*(?::/*|/{2,})")
+"""A scheme and what follows it, however misspelled: ``postgresql://``, ``postgresql:/``,
+``postgresql//``: where a userinfo (and its password) may start."""
+_MISSPELLED = re.compile(r"(?i)\s*(sqlite3?|postgres(?:ql)?|memory|file)\s*(?::(?!//)|//)")
+"""A known scheme whose ``://`` is misspelled (``sqlite:/x``, ``sqlite//x``, ``sqlite:x``)."""
+_SECRET_NAME = re.compile(r"(?i)pass|pwd|secret|token|key|credential|auth")
+"""Parameter and keyword names whose value is secret: password, sslpassword, passfile,
+api_key, access_token, client_secret, sslkey, ... (a harmless one is hidden at worst)."""
+_PARAMETER = re.compile(
+    r"(?P<lead>^|[\s?&;,(\"])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<eq>\s*=\s*)"
+    r"(?P<value>'(?:[^'\\]|\\.)*(?:'|$)|\"(?:[^\"\\]|\\.)*(?:\"|$)|[^&\s;,)\"]*)"
+)
+"""``name=value`` in a URL's query, a keyword DSN or a message (a quoted value may hold
+spaces and escaped quotes)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,9 @@ def parse_checkpointer_url(url: str | None) -> CheckpointerURL:
         )
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
+    problem = malformed_url_problem(url)
+    if problem is not None:
+        raise CheckpointerURLError(problem)
     if not sep and is_keyword_dsn(url):
         raise CheckpointerURLError(keyword_dsn_problem(url))
     if not sep:
@@ -105,12 +121,69 @@ def _sqlite_path(url: str, rest: str) -> Path:
         raise CheckpointerURLError(
             f"{redact_url(url)!r} names no file; write e.g. sqlite:///checkpoints.sqlite."
         )
+    if path.lower().startswith("file:"):
+        raise CheckpointerURLError(
+            f"{redact_url(url)!r}: SQLite would read {path.partition('?')[0]!r} as a file: URI "
+            "and open another file than the one named; write the file's path "
+            "(sqlite:///relative/file.sqlite or sqlite:////absolute/file.sqlite)."
+        )
     if path == ":memory:":
         raise CheckpointerURLError(
             f"{redact_url(url)!r}: for an in-memory checkpointer use 'memory://' (a ':memory:' "
             "SQLite database would be private to one connection)."
         )
     return Path(path)
+
+
+def malformed_url_problem(text: str) -> str | None:
+    """Why ``text`` is a misspelled URL (``sqlite:/x``, ``sqlite//x``, ``postgresql:/u:pw@h``)
+    rather than a file path, or None. Such text is refused, never taken as a path: a path
+    made of it would create a folder named after the scheme (or the password)."""
+    misspelled = _MISSPELLED.match(text)
+    if misspelled is None:
+        return None
+    scheme = misspelled.group(1).lower()
+    shown = redact_url(text)
+    if scheme.startswith("sqlite"):
+        fix = (
+            "write sqlite:///relative/file.sqlite (three slashes) or "
+            "sqlite:////absolute/file.sqlite (four)"
+        )
+    elif scheme.startswith("postgres"):
+        fix = "write postgresql://user:password@host:port/dbname (two slashes after the colon)"
+    elif scheme == "memory":
+        fix = "write memory://"
+    else:
+        fix = f"use {_SCHEMES}"
+    return f"{shown!r} is a malformed URL (the '://' after {scheme!r} is misspelled); {fix}."
+
+
+def sqlite_file(url: str | Path | None) -> Path | None:
+    """The SQLite file ``url`` names (a ``sqlite://`` URL or a plain path), or None: no
+    URL, another kind of store, or text the openers refuse with their own message."""
+    if url is None:
+        return None
+    text = str(url)
+    if "://" not in text:
+        if not text.strip() or malformed_url_problem(text) or is_keyword_dsn(text):
+            return None
+        return Path(text)
+    try:
+        return parse_checkpointer_url(text).path
+    except CheckpointerURLError:
+        return None
+
+
+def new_folder(url: str | Path | None) -> Path | None:
+    """The outermost folder that opening the SQLite file ``url`` names (a ``sqlite://`` URL
+    or a plain path) would create, or None (it exists, or ``url`` names no SQLite file).
+    A command that creates a store on purpose says so: a typo in a path otherwise makes a
+    folder silently."""
+    path = sqlite_file(url)
+    if path is None:
+        return None
+    missing = [folder for folder in [path.parent, *path.parent.parents] if not folder.exists()]
+    return missing[-1] if missing else None
 
 
 def is_keyword_dsn(text: str) -> bool:
@@ -128,58 +201,135 @@ def keyword_dsn_problem(text: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***``, safe to print.
+    """``url`` with every secret replaced by ``***``, safe to print.
 
-    Covers the password of the userinfo (``postgresql://user:***@host/db``) and a
-    ``password=`` query or key-value parameter. It works on any string, even one
-    that is not a valid URL: everything between ``://`` and the last ``@`` is
-    treated as userinfo, so a password containing ``/``, ``@`` or ``?`` is still
-    hidden (at worst more than the password is).
+    Covers the password of the userinfo (``postgresql://user:***@host/db``, also when the
+    ``://`` is misspelled: ``postgresql:/user:***@host``), every parameter whose name says
+    it is secret (``password=``, ``sslpassword=``, ``token=``, ...), and a libpq keyword
+    DSN, which is parsed with psycopg's own parser and shown rebuilt from its keywords
+    (quotes, escapes and spaces around ``=`` cannot leak part of a password); a keyword DSN
+    that does not parse is not shown at all. It works on any string, even one that is not
+    a valid URL: everything between the scheme and the last ``@`` is treated as userinfo,
+    so a password containing ``/``, ``@`` or ``?`` is still hidden (at worst more than the
+    password is).
     """
     text = str(url)
-    scheme, sep, rest = text.partition("://")
-    if sep:
+    if is_keyword_dsn(text):
+        return _redacted_keywords(text)
+    prefix = _SCHEME_PREFIX.match(text)
+    if prefix is not None:
+        head, rest = text[: prefix.end()], text[prefix.end() :]
         at = rest.rfind("@")
         if at != -1:
-            userinfo, host = rest[:at], rest[at + 1 :]
-            user, colon, _password = userinfo.partition(":")
+            user, colon, _password = rest[:at].partition(":")
             if colon:
-                rest = f"{user}:{_REDACTED}@{host}"
-        text = f"{scheme}{sep}{rest}"
-    return _PASSWORD_PARAM.sub(lambda m: m.group(1) + _REDACTED, text)
+                rest = f"{user}:{_REDACTED}@{rest[at + 1 :]}"
+        text = head + rest
+    return _redact_parameters(text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every secret ``url`` carries (the userinfo password, secret parameters, a keyword
+    DSN's passwords as psycopg parses them), as written and as meant: what must not appear
+    in anything lg_eval shows."""
+    text = str(url)
+    found: list[str] = []
+    if is_keyword_dsn(text):
+        found += [v for k, v in _keywords(text).items() if _SECRET_NAME.search(k) and v]
+    else:
+        prefix = _SCHEME_PREFIX.match(text)
+        if prefix is not None:
+            rest = text[prefix.end() :]
+            at = rest.rfind("@")
+            if at != -1:
+                _user, colon, password = rest[:at].partition(":")
+                if colon and password:
+                    found.append(password)
+    for match in _PARAMETER.finditer(text):
+        value = match.group("value")
+        if _secret(match) and value:
+            found.append(value)
+            if value[0] in "'\"":  # quoted: also the text between the quotes, unescaped
+                inner = value[1:-1] if len(value) > 1 and value[-1] == value[0] else value[1:]
+                found.append(re.sub(r"\\(.)", r"\1", inner))
+    return [secret for secret in dict.fromkeys(found) if secret]
 
 
 def url_password(url: str) -> str | None:
-    """The password ``url`` carries (userinfo or ``password=`` parameter), if any."""
-    _, sep, rest = url.partition("://")
-    if sep:
-        at = rest.rfind("@")
-        if at != -1:
-            _user, colon, password = rest[:at].partition(":")
-            if colon and password:
-                return password
-    match = _PASSWORD_PARAM.search(url)
-    if match and match.group(2):
-        return match.group(2).strip("'")
-    return None
+    """The first secret ``url`` carries (see :func:`url_secrets`), if any."""
+    found = url_secrets(url)
+    return found[0] if found else None
 
 
 def scrub(text: str, url: str) -> str:
-    """``text`` (say, a driver's error message) with ``url`` and its password hidden.
+    """``text`` (say, a driver's error message) with ``url`` and its secrets hidden.
 
     Drivers echo the connection string they were given; this replaces the URL by
-    its redacted form and then every spelling of the password (as written,
+    its redacted form and then every spelling of each secret (as written,
     percent-decoded, percent-encoded) by ``***``.
     """
     out = text.replace(url, redact_url(url))
-    password = url_password(url)
-    if password:
-        for spelling in sorted({password, unquote(password), quote(password, safe="")}, key=len)[
-            ::-1
-        ]:
-            if spelling:
-                out = out.replace(spelling, _REDACTED)
-    return _PASSWORD_PARAM.sub(lambda m: m.group(1) + _REDACTED, out)
+    spellings = {
+        spelling
+        for secret in url_secrets(url)
+        for spelling in (secret, unquote(secret), quote(secret, safe=""))
+        if spelling
+    }
+    for spelling in sorted(spellings, key=len, reverse=True):
+        out = out.replace(spelling, _REDACTED)
+    return _redact_parameters(out)
+
+
+def _secret(match: re.Match[str]) -> bool:
+    return _SECRET_NAME.search(match.group("name")) is not None
+
+
+def _redact_parameters(text: str) -> str:
+    """``text`` with the value of every ``name=value`` whose name says it is secret hidden."""
+    return _PARAMETER.sub(
+        lambda m: (
+            m.group("lead") + m.group("name") + m.group("eq") + _REDACTED
+            if _secret(m)
+            else m.group(0)
+        ),
+        text,
+    )
+
+
+def _keywords(text: str) -> dict[str, str]:
+    """A keyword DSN parsed by psycopg (libpq's own rules); {} when it does not parse or
+    psycopg is not installed."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:  # pragma: no cover - the postgres extra is missing
+        return {}
+    try:
+        parsed = conninfo_to_dict(text)
+    except Exception:  # malformed: libpq's message may quote the text, so it is not kept
+        return {}
+    return {str(key): str(value) for key, value in parsed.items()}
+
+
+def _redacted_keywords(text: str) -> str:
+    """A keyword DSN rebuilt from its parsed keywords, secrets as ``***``; one that does
+    not parse is not shown (a regex could not say where its password ends)."""
+    keywords = _keywords(text)
+    if not keywords:
+        return "<a libpq keyword DSN that does not parse; not shown>"
+    shown = []
+    for key, value in sorted(keywords.items(), key=lambda item: _position(text, item[0])):
+        if _SECRET_NAME.search(key):
+            value = _REDACTED
+        elif not value or re.search(r"[\s'\\]", value):
+            value = "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        shown.append(f"{key}={value}")
+    return " ".join(shown)
+
+
+def _position(text: str, key: str) -> int:
+    """Where ``key=`` is first written in a keyword DSN (to show the keywords in its order)."""
+    found = re.search(rf"(?:^|\s){re.escape(key)}\s*=", text)
+    return found.start() if found else len(text)
 
 
 __all__ = [
@@ -188,8 +338,12 @@ __all__ = [
     "CheckpointerURL",
     "is_keyword_dsn",
     "keyword_dsn_problem",
+    "malformed_url_problem",
+    "new_folder",
     "parse_checkpointer_url",
     "redact_url",
     "scrub",
+    "sqlite_file",
     "url_password",
+    "url_secrets",
 ]

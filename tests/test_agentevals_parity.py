@@ -1,5 +1,6 @@
-"""Differential tests against agentevals 0.0.9: identical where it is right, and the
-documented corrections where it is wrong."""
+"""Differential tests of the drop-in extraction (lg_eval.compat.agentevals) against
+agentevals 0.0.9: identical where it is right, and the documented corrections where it
+is wrong."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from agentevals.graph_trajectory.utils import (
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.scenarios import SCENARIOS
-from lg_eval.extract.agentevals_compat import (
+from lg_eval.compat.agentevals import (
     aextract_langgraph_trajectory_from_thread,
     extract_langgraph_trajectory_from_snapshots,
     extract_langgraph_trajectory_from_thread,

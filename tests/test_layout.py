@@ -181,6 +181,7 @@ FLOORS: dict[str, int] = {
     "_heap": 1,
     "_threads": 1,
     "_tool_results": 1,
+    "_usage": 1,
     "_visible": 1,
     "offline": 1,
     "stats": 1,
@@ -191,6 +192,8 @@ FLOORS: dict[str, int] = {
     "feedback": 2,
     "verdicts": 2,
     "display": 2,
+    "_reviews": 2,
+    "calibration": 2,  # agreement with people's labels, on stats; no store, no model
     # 3: reading what users pass; threads into trajectories
     "inputs": 3,
     "messages": 3,
@@ -218,6 +221,8 @@ FLOORS: dict[str, int] = {
     "viewer": 8,
     "__init__": 8,
     "__main__": 8,
+    # 9: the agentevals / openevals drop-ins, over lg_eval's own evaluators; nothing imports them
+    "compat": 9,
 }
 
 
@@ -254,6 +259,18 @@ def test_no_layer_imports_a_higher_one() -> None:
         for line in _upward(path, _unit(path))
     ]
     assert upward == []
+
+
+def test_nothing_imports_the_drop_ins() -> None:
+    # lg_eval.compat gives the peers' bare dicts; lg_eval itself always uses its own evaluators.
+    importers = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for path in MODULES.values()
+        if _unit(path) != "compat"
+        for node in _imports(path)
+        if "compat" in _units_imported(node)
+    ]
+    assert importers == []
 
 
 def test_the_floor_check_finds_a_lazy_upward_import_and_only_that(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from lg_eval._files import write_atomic
 from lg_eval._visible import visible
 from lg_eval.describe import safe_text
 from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
+from lg_eval.urls import new_folder
 
 T = TypeVar("T")
 
@@ -112,6 +113,16 @@ def write_file(path: Path, text: str) -> None:
     done(f"wrote {path}")
 
 
+def announce_new_folders(**files: str | Path | None) -> None:
+    """Say which folder a command that writes a store will create for each SQLite file it
+    was given (``results_store=URL``, ``checkpointer=URL``): a typo in a path otherwise
+    makes a folder silently. Folders lg_eval creates are owner-only (0700)."""
+    for what, url in files.items():
+        folder = new_folder(url)
+        if folder is not None:
+            say(f"creating folder {folder} for the {what.replace('_', ' ')}")
+
+
 def parse_pairs(items: list[str], option: str, convert: Callable[[str], T]) -> dict[str, T]:
     """``["key=value", ...]`` as a dict, values converted; a malformed item is a usage error."""
     pairs: dict[str, T] = {}
@@ -165,6 +176,7 @@ __all__ = [
     "PASSED",
     "RUN_IN_USE",
     "WRITE_FAILED",
+    "announce_new_folders",
     "done",
     "exit_code",
     "fail",

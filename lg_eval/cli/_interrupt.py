@@ -39,15 +39,25 @@ def interruptible(what: Callable[[], str], run_id: str) -> Iterator[None]:
     """Run the body with SIGTERM acting as Ctrl-C; on either, fail with ``interrupted:
     {what()}; resume with: {command}`` and exit code 130. ``what()`` says how much is
     stored (it is called after the body has unwound, so the run's record is written)."""
-    previous = _terminate_as_interrupt()
     try:
-        yield
+        with sigterm_as_ctrl_c():
+            yield
     except KeyboardInterrupt:
         try:
             stored = what()
         except Exception:  # the store itself may be what went away
             stored = "what was finished is stored"
         fail(f"interrupted: {stored}; resume with: {resume_command(run_id)}", INTERRUPTED)
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Inside, SIGTERM calls SIGINT's current handler (see the module); the handler it
+    had is put back on exit. Off the main thread, where Python sets no handler, nothing
+    changes."""
+    previous = _terminate_as_interrupt()
+    try:
+        yield
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -128,4 +138,4 @@ def _terminate_as_interrupt() -> Any:
     return signal.signal(signal.SIGTERM, as_interrupt)
 
 
-__all__ = ["ARGV_KEY", "interruptible", "resume_command", "stored_in"]
+__all__ = ["ARGV_KEY", "interruptible", "resume_command", "sigterm_as_ctrl_c", "stored_in"]

@@ -15,8 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lg_eval.cli._common import fail
-from lg_eval.errors import LgEvalError
-from lg_eval.urls import DEFAULT_SQLITE_PATH, parse_checkpointer_url, redact_url
+from lg_eval.urls import DEFAULT_SQLITE_PATH, redact_url, sqlite_file
 
 DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
 """The results store a command uses without ``--store``."""
@@ -25,7 +24,7 @@ DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
 def existing_store(store: str | None) -> None:
     """Exit 2 unless the SQLite results store ``store`` names (default
     ``.lg_eval/results.sqlite``) is there."""
-    path = _sqlite_file(store, bare_path=True) if store is not None else DEFAULT_STORE_PATH
+    path = sqlite_file(store) if store is not None else DEFAULT_STORE_PATH
     if path is not None and not path.exists():
         given = "" if store is None else f" ({redact_url(store)})"
         fail(
@@ -37,7 +36,9 @@ def existing_store(store: str | None) -> None:
 def existing_checkpointer(url: str | None, option: str = "--checkpointer") -> None:
     """Exit 2 unless the SQLite checkpointer ``url`` names (default
     ``.lg_eval/checkpoints.sqlite``) is there."""
-    path = _sqlite_file(url, bare_path=False) if url is not None else DEFAULT_SQLITE_PATH
+    if url is not None and "://" not in url:
+        return  # a checkpointer is named by URL only: a bare path is the opener's to refuse
+    path = sqlite_file(url) if url is not None else DEFAULT_SQLITE_PATH
     if path is not None and not path.exists():
         given = f"{option} {redact_url(url)}" if url is not None else f"no {option}"
         fail(
@@ -45,19 +46,6 @@ def existing_checkpointer(url: str | None, option: str = "--checkpointer") -> No
             f"{option} with the URL of the SQLite file (sqlite:///path) or Postgres server "
             "that holds the threads."
         )
-
-
-def _sqlite_file(url: str, *, bare_path: bool) -> Path | None:
-    """The SQLite file ``url`` (a ``sqlite:///`` URL, or a bare path where ``bare_path``
-    allows one) names; None for anything else, or a URL the opener will refuse with its
-    own message."""
-    if "://" not in url:
-        return Path(url) if bare_path and url.strip() and "=" not in url else None
-    try:
-        parsed = parse_checkpointer_url(url)
-    except LgEvalError:
-        return None
-    return parsed.path if parsed.kind == "sqlite" else None
 
 
 __all__ = ["DEFAULT_STORE_PATH", "existing_checkpointer", "existing_store"]

@@ -11,6 +11,7 @@ from lg_eval.cli import _options as shared
 from lg_eval.cli._common import (
     CASES_ERRORED,
     PASSED,
+    announce_new_folders,
     done,
     fail,
     input_errors,
@@ -82,14 +83,16 @@ def replay(
 
     Each thread of CHECKPOINTER is copied up to the fork point onto a fresh thread of
     --target and continued by --graph, whose interrupts get the answers the original's
-    humans recorded (by node, in order). Old and new are scored with the same evaluators.
+    humans recorded (by node, in order), each only for the question it answered: a thread
+    whose new graph asks another question stops there (or, with --reviewer-model, the
+    reviewer answers it). Old and new are scored with the same evaluators.
     The production threads are only read. The same --run-id into a kept --target reuses
     the forks of threads that have not changed since (--full forks them all again).
 
     Exit code 0 when the replay ran (whatever changed), 2 for bad input (a bad --fork, an
     unknown evaluator or one that needs a reference, a checkpointer that cannot be opened,
-    a --target that is the production store), 3 when the new graph raised on a thread, 4
-    when --json cannot be written.
+    a --thread it does not hold, a --target that is the production store), 3 when the new
+    graph raised on a thread, 4 when --json cannot be written.
     """
     if quiet:
         quiet_warnings()
@@ -115,6 +118,7 @@ def replay(
         return f"{done}, their forks kept in {redact_url(target)}"
 
     with input_errors(), interruptible(kept, run_id):
+        announce_new_folders(target=target)
         result = replay_threads(
             graph,
             checkpointer,
@@ -141,6 +145,7 @@ def replay(
     done(
         f"replayed {len(result.threads)} threads: {counts['changed']} changed, "
         f"{counts['stopped']} stopped, {counts['error']} errored, {counts['skipped']} skipped"
+        + (f", {asked} question changed" if (asked := counts["question_changed"]) else "")
         + (f" ({reused} forks reused)" if reused else "")
     )
     if json_file is not None:

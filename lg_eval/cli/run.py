@@ -14,6 +14,7 @@ from lg_eval.cli._common import (
     CASES_ERRORED,
     GATE_FAILED,
     PASSED,
+    announce_new_folders,
     done,
     fail,
     input_errors,
@@ -158,6 +159,7 @@ def run(
         loaded = load_dataset(dataset)
         run_id = run_id or new_run_id(loaded.name)  # named here, so a Ctrl-C can name it
         chosen = build_executor(executor, ray_address)
+        announce_new_folders(results_store=store, checkpointer=checkpointer)
         stored = partial(stored_in, store, run_id, "cases", of_planned=True)
         with (
             interruptible(stored, run_id),

@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli import _options as shared
+from lg_eval.cli import _watch as watching
 from lg_eval.cli._common import (
     CASES_ERRORED,
     PASSED,
+    announce_new_folders,
     done,
     fail,
     input_errors,
@@ -90,6 +92,51 @@ def sweep(
     judge_rpm: shared.JudgeRpm = None,
     judge_tpm: shared.JudgeTpm = None,
     judge_concurrency: shared.JudgeInFlight = None,
+    judge_budget: Annotated[
+        int | None,
+        typer.Option(
+            min=1, metavar="N", help="At most N judge requests in any rolling hour (local)."
+        ),
+    ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Keep sweeping: score each thread when its run stops (finishes, waits at an "
+            "interrupt, raises) and again when it changes, until Ctrl-C or SIGTERM.",
+        ),
+    ] = False,
+    every: Annotated[
+        float, typer.Option(min=0, metavar="SECONDS", help="With --watch: seconds between looks.")
+    ] = 30.0,
+    idle: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            metavar="SECONDS",
+            help="With --watch: score a thread still running after this many idle seconds.",
+        ),
+    ] = 300.0,
+    alert: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="KEY<THRESHOLD",
+            help="With --watch: KEY<THRESHOLD (pass rate; mean:KEY<THRESHOLD for the mean) over "
+            "--alert-window calls --alert-hook with the failing threads (repeatable).",
+        ),
+    ] = None,
+    alert_window: Annotated[
+        str,
+        typer.Option(metavar="DURATION", help="With --watch: the alerts' window (30m, 1h, 1d)."),
+    ] = "1h",
+    alert_hook: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COMMAND|URL",
+            help="With --watch: a command (gets the alert as JSON on stdin) or an http(s) URL "
+            "(POSTed the JSON).",
+        ),
+    ] = None,
 ) -> None:
     """Sweep the threads of a checkpointer or a LangGraph Server: list them by time and
     metadata, extract, score and store those that changed since the last sweep, and report
@@ -102,6 +149,11 @@ def sweep(
     stopped answering (the threads stored so far stay scored; run again to score the
     rest), 3 when a thread could not be scored (an evaluator raised on it). A sweep that
     finds nothing new stores no run.
+
+    With --watch it keeps going: each look stores the threads that stopped since the last
+    as one run of the sweep (a line each on stderr), and --alert calls --alert-hook when a
+    key's pass rate falls below its threshold. Ctrl-C or SIGTERM stops it with exit code
+    130; the same command goes on from there.
     """
     if quiet:
         quiet_warnings()
@@ -117,9 +169,31 @@ def sweep(
         raise typer.BadParameter(f"use one of {', '.join(STATUSES)}", param_hint="--status")
     if checkpointer is not None:
         existing_checkpointer(checkpointer)  # the threads are only read: create no file
+    if watch:
+        if limit is not None or full or run_id or json_file or html:
+            fail("--watch stores a run per look: --limit, --full, --run-id, --json and --html "
+                 "go with a single sweep")  # fmt: skip
+        with input_errors():
+            connection = None if server is None else server_connection(server, api_key, header)
+            announce_new_folders(results_store=store)
+            options = {
+                "graph": graph, "checkpointer": checkpointer, "server": connection,
+                "assistant_id": assistant, "status": status, "since": since_at,
+                "until": until_at, "metadata": pairs, "sample": sample,
+                "evaluators": shared.evaluator_specs(evaluator), "store": store,
+                "executor": build_executor(executor, ray_address), "name": name,
+                "partition_size": partition_size, "redact": redact_pattern or None,
+                "judge_limits": shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
+                "judge_cache": not no_cache, "judge_budget": judge_budget, "idle": idle,
+                "alerts": watching.alerts(alert, alert_window, alert_hook),
+            }  # fmt: skip
+        watching.watch(options, every, quiet)
+    if alert or alert_hook:
+        fail("--alert and --alert-hook go with --watch")
     with input_errors():
         connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)
+        announce_new_folders(results_store=store)
         run_id = run_id or new_run_id("sweep")  # named here, so a Ctrl-C can name it
         stored = partial(stored_in, store, run_id, "threads scored and", of_planned=False)
         with (
@@ -148,6 +222,7 @@ def sweep(
                 redact=redact_pattern or None,
                 judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
                 judge_cache=not no_cache,
+                judge_budget=judge_budget,
             )
     report = result.report  # bounded: aggregates, distributions, worst threads, trend
     if not result.stored:

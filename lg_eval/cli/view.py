@@ -8,8 +8,7 @@ import typer
 
 from lg_eval.cli import _options as shared
 from lg_eval.cli._common import INPUT_ERROR, done, fail, input_errors
-from lg_eval.cli._read_only import DEFAULT_STORE_PATH, existing_store
-from lg_eval.urls import redact_url
+from lg_eval.cli._read_only import existing_store
 
 DEFAULT_PORT = 7575
 
@@ -42,7 +41,7 @@ def view(
             server = make_viewer(store, host=host, port=port)
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", INPUT_ERROR)
-    done(f"lg-eval view: {redact_url(store or str(DEFAULT_STORE_PATH))} at {server.url}")
+    done(f"lg-eval view: {server.pages.store.url} at {server.url}")  # the store opened, redacted
     try:
         server.serve_forever()
     except KeyboardInterrupt:

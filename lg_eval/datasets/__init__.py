@@ -6,7 +6,9 @@ resume, answers by node, a computed answer, a continue, a state edit) played
 on one fresh thread, and its expectations (trajectory, tool calls, output,
 step budget). :func:`load_dataset` reads a file with errors naming file, line,
 case and field; :func:`dump_dataset` writes one back; :func:`case_from_thread`
-turns an extracted production thread into a case.
+turns an extracted production thread into a case. A case may instead (or after its
+scripted turns) give a simulated user (:class:`UserSimulation`): a persona and goal, the
+model writing its turns, when the conversation stops, and who answers the graph's questions.
 """
 
 from lg_eval.datasets._from_thread import case_from_thread
@@ -18,13 +20,17 @@ from lg_eval.datasets._io import (
     load_dataset,
 )
 from lg_eval.datasets._models import (
+    MODEL_PROVIDERS,
     Case,
     Dataset,
     EvaluatorRef,
     Expected,
+    InterruptRoute,
     OutputExpectation,
     OutputMatch,
     ToolCallExpectation,
+    UserSimulation,
+    UserStop,
 )
 from lg_eval.datasets._turns import (
     REVIEWER,
@@ -41,6 +47,7 @@ from lg_eval.datasets._turns import (
 )
 
 __all__ = [
+    "MODEL_PROVIDERS",
     "REVIEWER",
     "TURN_KEYS",
     "Case",
@@ -49,6 +56,7 @@ __all__ = [
     "EvaluatorRef",
     "Expected",
     "InputTurn",
+    "InterruptRoute",
     "OutputExpectation",
     "OutputMatch",
     "ResumeByNodeTurn",
@@ -59,6 +67,8 @@ __all__ = [
     "ToolCallExpectation",
     "TurnKind",
     "UpdateTurn",
+    "UserSimulation",
+    "UserStop",
     "case_from_thread",
     "dataset_from_dict",
     "dataset_hash",

@@ -68,10 +68,9 @@ def case_from_thread(
 def _expected(thread: ThreadTrajectory) -> Expected:
     """The thread's steps, executed tool calls and final answer as a case's expectations."""
     state = thread.turns[-1].state if thread.turns else None
-    messages = state_messages(state)
     calls = None
-    if messages:
-        executed, _ = counted_calls(messages, "messages", "executed")
+    if state_messages(state):
+        executed = counted_calls(thread, "thread", "executed").calls  # as they ran
         calls = [ToolCallExpectation(name=c["name"], args=dict(c["args"])) for c in executed]
     return Expected(
         trajectory=GraphTrajectory(steps=thread.to_graph_trajectory().steps),

@@ -99,7 +99,10 @@ def dataset_from_dict(
 
 def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
     """Safe-load ``text``, keeping the node tree so errors can name lines."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # its reader refuses control characters at once
+    except yaml.reader.ReaderError as exc:
+        raise DatasetError(_control_character(path, text, exc)) from None
     try:
         node = loader.get_single_node()
         check_yaml_tree(str(path), node)
@@ -125,6 +128,17 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
     finally:
         loader.dispose()
     return data, node
+
+
+def _control_character(path: Path, text: str, exc: yaml.reader.ReaderError) -> str:
+    """Where the character YAML's reader refused is, and what to write instead."""
+    before = text[: exc.position]
+    line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+    return (
+        f"{path}:{line}: column {column} holds the control character U+{exc.character:04X}, "
+        "which a YAML file cannot hold as it is; delete it, or write it as an escape in a "
+        'double-quoted string ("\\x1b", "\\u009b").'
+    )
 
 
 def _dataset_from_document(path: Path, data: Any, nodes: Lines) -> Dataset:
@@ -183,7 +197,14 @@ def _load_jsonl(path: Path, text: str) -> Dataset:
         try:
             row = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{number}: not valid JSON: {exc.msg}.") from None
+            raise DatasetError(
+                f"{path}:{number}: not valid JSON: {exc.msg} column {exc.colno}"
+                + (
+                    " (a control character must be written as an escape, \\u001b)."
+                    if "control" in exc.msg
+                    else "."
+                )
+            ) from None
         except RecursionError:
             raise DatasetError(
                 f"{path}:{number}: objects and arrays nest too deeply to read; a dataset is "

@@ -1,12 +1,16 @@
 """Bounds a dataset file must keep before anything is built from it.
 
 A dataset is data, but a hostile one can still hurt: ten levels of nine-fold
-YAML aliases are a few hundred bytes that expand to billions of nodes (and
-``dataset_hash`` would serialise every one), deep nesting exhausts Python's
-stack, and a lone surrogate (``"\\ud800"``) is a string no encoder accepts.
-These checks run on YAML's node tree *before* it is constructed, and on each
-JSONL row after ``json.loads``, so ``dataset validate`` and ``run`` refuse the
-same files with a :class:`~lg_eval.errors.DatasetError` naming the line.
+YAML aliases are a few hundred bytes that expand to billions of nodes, and three
+levels of a hundred aliases over one 64 KiB string stay under a million values
+but stand for 58 GB of text (``dataset_hash`` would serialise every byte). Deep
+nesting exhausts Python's stack, and a lone surrogate (``"\\ud800"``) is a string no
+encoder accepts. These
+checks run on YAML's node tree *before* it is constructed (counting each alias
+as what it expands to, in linear time over the distinct nodes), on each JSONL
+row after ``json.loads``, and on data handed to ``dataset_from_dict``, so
+``dataset validate`` and ``run`` refuse the same files, in bounded memory, with a
+:class:`~lg_eval.errors.DatasetError` naming the line.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from lg_eval.errors import DatasetError
 
 MAX_NODES = 1_000_000
 """Values a dataset may hold once every YAML alias is expanded (mappings, lists, scalars)."""
+MAX_BYTES = 64 * 2**20
+"""UTF-8 bytes of text (keys and values) a dataset may hold once every YAML alias is
+expanded: 64 MiB, far beyond any golden dataset, far below what would exhaust memory."""
 MAX_DEPTH = 100
 """How deeply mappings and lists may nest."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -31,6 +38,7 @@ def check_yaml_tree(where: str, root: yaml.Node | None) -> None:
     if root is None:
         return
     sizes: dict[int, int] = {}  # expanded size of each distinct node
+    weights: dict[int, int] = {}  # expanded bytes of text of each distinct node
     heights: dict[int, int] = {}  # levels of nesting from each distinct node down
     open_: set[int] = set()  # nodes on the current path: reaching one again is a cycle
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
@@ -41,13 +49,9 @@ def check_yaml_tree(where: str, root: yaml.Node | None) -> None:
             open_.discard(key)
             children = _children(node)
             sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            weights[key] = sum(weights[id(child)] for child in children)
             heights[key] = 1 + max((heights[id(child)] for child in children), default=0)
-            if sizes[key] > MAX_NODES:
-                raise DatasetError(
-                    f"{where}:{_line(node)}: the document expands to more than {MAX_NODES:,} "
-                    "values once its aliases (*name) are expanded; a dataset file is refused "
-                    "beyond that (an alias bomb looks like this)."
-                )
+            _check_size(f"{where}:{_line(node)}", sizes[key], weights[key], "aliases (*name)")
             continue
         if key in sizes:  # seen before (an alias): as deep below here as it was there
             if depth + heights[key] - 1 > MAX_DEPTH:
@@ -63,10 +67,32 @@ def check_yaml_tree(where: str, root: yaml.Node | None) -> None:
         if isinstance(node, yaml.ScalarNode):
             node.value = _check_text(where, node.value, _line(node))
             sizes[key] = heights[key] = 1
+            weights[key] = _bytes(node.value)
             continue
         open_.add(key)
         stack.append((node, depth, True))
         stack.extend((child, depth + 1, False) for child in _children(node))
+
+
+def _check_size(where: str, nodes: int, weight: int, expanded: str) -> None:
+    whole = "a dataset file" if expanded.startswith("aliases") else "a dataset"
+    if nodes > MAX_NODES:
+        raise DatasetError(
+            f"{where}: the document expands to more than {MAX_NODES:,} values once its "
+            f"{expanded} are expanded; {whole} is refused beyond that (an alias bomb looks "
+            "like this)."
+        )
+    if weight > MAX_BYTES:
+        raise DatasetError(
+            f"{where}: the document expands to more than {MAX_BYTES // 2**20} MiB of text "
+            f"once its {expanded} are expanded; {whole} is refused beyond that (an alias "
+            "bomb looks like this)."
+        )
+
+
+def _bytes(text: str) -> int:
+    """UTF-8 bytes of ``text`` (its length when it is ASCII, without encoding it)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _too_deep(where: str, node: yaml.Node) -> DatasetError:
@@ -89,14 +115,22 @@ def _line(node: yaml.Node) -> int:
 
 
 def check_data(where: str, data: Any) -> None:
-    """Refuse parsed JSON that nests more than :data:`MAX_DEPTH` deep or holds a string
-    that is not valid Unicode (JSON has no aliases, so its size is its text's)."""
+    """Refuse parsed data that expands to more than :data:`MAX_NODES` values or
+    :data:`MAX_BYTES` of text, nests more than :data:`MAX_DEPTH` deep or holds a string
+    that is not valid Unicode. Data handed in from Python may share one object in many
+    places (a YAML document loaded elsewhere does): each place counts, and the walk
+    stops as soon as a bound is passed, so it takes at most :data:`MAX_NODES` steps."""
     stack: list[tuple[Any, int]] = [(data, 1)]
+    nodes = weight = 0
     while stack:
         value, depth = stack.pop()
+        nodes += 1
         if isinstance(value, str):
             _check_text(where, value, None)
+            weight += _bytes(value)
+            _check_size(where, nodes, weight, "shared values")
             continue
+        _check_size(where, nodes, weight, "shared values")
         if not isinstance(value, dict | list):
             continue
         if depth > MAX_DEPTH:
@@ -113,6 +147,7 @@ def _check_text(where: str, text: str, line: int | None) -> str:
     halves; JSON as one character); a lone half is a DatasetError."""
     if _SURROGATE.search(text) is None:
         return text
+    at = f":{line}" if line is not None else ""
     try:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
     except UnicodeDecodeError:
@@ -128,7 +163,6 @@ def _check_text(where: str, text: str, line: int | None) -> str:
         )
         and not ("\udc00" <= char <= "\udfff" and i > 0 and "\ud800" <= text[i - 1] <= "\udbff")
     )
-    at = f":{line}" if line is not None else ""
     raise DatasetError(
         f"{where}{at}: the string {text[:lone][-20:]!r}… holds a lone surrogate "
         f"(U+{ord(text[lone]):04X}), which is not valid Unicode text; write the character "
@@ -136,4 +170,4 @@ def _check_text(where: str, text: str, line: int | None) -> str:
     )
 
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "check_data", "check_yaml_tree"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "check_data", "check_yaml_tree"]

@@ -15,8 +15,9 @@ remote can never run code by accident.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -26,6 +27,7 @@ from pydantic import (
     PrivateAttr,
     SerializerFunctionWrapHandler,
     Tag,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -35,6 +37,7 @@ from lg_eval.datasets._turns import ResumeFnTurn, ScriptTurn
 from lg_eval.trajectory import GraphTrajectory
 
 CODE_REFERENCE = r"^[\w.]+:[\w.]+$"
+_CODE = re.compile(CODE_REFERENCE)
 
 
 class ToolCallExpectation(BaseModel):
@@ -119,6 +122,126 @@ class Expected(BaseModel):
     )
 
 
+InterruptRoute = Literal["user", "reviewer", "script"]
+"""Who answers a question the graph asks (``interrupt()``) in a simulated conversation: the
+simulated user, the simulated reviewer given to the player, or the next of ``answers``."""
+
+MODEL_PROVIDERS = frozenset(
+    {
+        "anthropic", "anthropic_bedrock", "azure_ai", "azure_openai", "baseten", "bedrock",
+        "bedrock_converse", "cohere", "deepseek", "fireworks", "google_anthropic_vertex",
+        "google_genai", "google_vertexai", "groq", "huggingface", "ibm", "litellm", "mistralai",
+        "nvidia", "ollama", "openai", "openrouter", "perplexity", "together", "upstage", "xai",
+    }
+)  # fmt: skip
+"""The providers of LangChain's ``init_chat_model``: ``openai:gpt-4o-mini`` names a model,
+``support.users:model`` (any other ``module:attr``) an object in code."""
+
+
+class UserStop(BaseModel):
+    """When a simulated conversation ends besides the user saying so (each checked after
+    every turn; the first that holds ends it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    state: str | None = Field(
+        default=None,
+        pattern=CODE_REFERENCE,
+        description="'module:attr' of a predicate called with the graph's state values; "
+        "True ends the conversation.",
+    )
+    tool_call: ToolCallExpectation | None = Field(
+        default=None,
+        description="A tool call (a name, or {name, args} with some of its arguments) whose "
+        "making ends the conversation.",
+    )
+    finished: bool = Field(
+        default=False,
+        description="End once a turn leaves the graph finished with no question pending.",
+    )
+
+
+class UserSimulation(BaseModel):
+    """A simulated user who plays a case's conversation after its scripted turns (or
+    instead of them): who it is, what it wants, the model that writes its turns, and when
+    the conversation ends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    persona: str = Field(min_length=1, description="Who the user is, in a sentence.")
+    goal: str = Field(min_length=1, description="What the user wants from the agent.")
+    model: str | None = Field(
+        default=None,
+        min_length=1,
+        description="'provider:model' (as the judges' model=) or 'module:attr' naming a chat "
+        "model or a function returning one; None: the player's user_model, else the judges' "
+        "default model.",
+    )
+    seed: int | None = Field(
+        default=0,
+        description="Passed to a model that takes a seed, plus the repetition's number; None "
+        "passes none.",
+    )
+    max_turns: int = Field(
+        default=10, ge=1, le=1000, description="The most turns the simulated user writes."
+    )
+    first_input: Any = Field(
+        default=None,
+        description="A fixed first message (text) or graph input (a mapping) sent before the "
+        "model writes anything; only for a case without scripted turns.",
+    )
+    instructions: str | None = Field(
+        default=None, description="More guidance for the user's model (tone, constraints)."
+    )
+    stop: UserStop = Field(default_factory=UserStop)
+    interrupts: InterruptRoute | dict[str, InterruptRoute] = Field(
+        default="user",
+        description="Who answers the graph's questions: user, reviewer or script (the next "
+        "of answers), for every node or per top-level node ({node: route}; others: user).",
+    )
+    answers: list[Any] = Field(
+        default_factory=list,
+        description="Scripted answers, in order, to the questions routed to script.",
+    )
+    input_key: str = Field(
+        default="messages",
+        min_length=1,
+        description="How a message becomes the graph's input: {messages: [{role: user, "
+        "content}]} for 'messages', else {input_key: text}.",
+    )
+
+    @field_validator("interrupts", mode="before")
+    @classmethod
+    def _one_route_error(cls, value: Any) -> Any:
+        routes = ("user", "reviewer", "script")
+        given = list(value.values()) if isinstance(value, dict) else [value]
+        if not given or any(route not in routes for route in given):
+            raise PydanticCustomError(
+                "interrupt_route",
+                "interrupts is user, reviewer or script, or a mapping of top-level node names "
+                "to one of them (approve_refund: reviewer), not {value}",
+                {"value": repr(value)[:80]},
+            )
+        return value
+
+    @property
+    def model_reference(self) -> str | None:
+        """``model`` when it names code (``module:attr``), None for a model string."""
+        model = self.model
+        if model is None or not _CODE.fullmatch(model):
+            return None
+        return None if model.partition(":")[0] in MODEL_PROVIDERS else model
+
+    def route(self, node: str) -> InterruptRoute:
+        """Who answers a question asked at top-level node ``node``."""
+        if isinstance(self.interrupts, str):
+            return self.interrupts
+        return self.interrupts.get(node, "user")
+
+    def code_references(self) -> list[tuple[str, str]]:
+        """``(field path, reference)`` of every ``module:attr`` it would import."""
+        refs = [("user.model", self.model_reference)] if self.model_reference else []
+        return refs + ([("user.stop.state", self.stop.state)] if self.stop.state else [])
+
+
 class EvaluatorRef(BaseModel):
     """An evaluator by registry name (or ``module:attr``), with options for its factory.
 
@@ -146,7 +269,8 @@ class EvaluatorRef(BaseModel):
 
 
 class Case(BaseModel):
-    """One scripted conversation on a fresh thread, and what it should produce."""
+    """One conversation on a fresh thread, and what it should produce: scripted turns, a
+    simulated user (``user``) after them or instead of them, or both."""
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
@@ -157,7 +281,12 @@ class Case(BaseModel):
         pattern=CODE_REFERENCE,
         description="Target for this case, 'module:attr'; overrides the dataset's graph.",
     )
-    turns: list[ScriptTurn] = Field(min_length=1)
+    turns: list[ScriptTurn] = Field(
+        default_factory=list, description="The scripted turns (at least one without user)."
+    )
+    user: UserSimulation | None = Field(
+        default=None, description="A simulated user who goes on after the scripted turns."
+    )
     expected: Expected = Field(default_factory=Expected)
     evaluators: list[EvaluatorRef] | None = Field(
         default=None, description="Replaces the dataset's default evaluators for this case."
@@ -165,6 +294,22 @@ class Case(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     _allows_code: bool = PrivateAttr(default=True)
+
+    @model_validator(mode="after")
+    def _someone_speaks(self) -> Case:
+        if not self.turns and self.user is None:
+            raise PydanticCustomError(
+                "case_turns",
+                "a case needs turns: [...] (at least one), a simulated user: {persona, goal, "
+                "...}, or both",
+            )
+        if self.turns and self.user is not None and self.user.first_input is not None:
+            raise PydanticCustomError(
+                "case_first_input",
+                "user.first_input is the first message of a case without scripted turns; "
+                "this case has turns: write it as its last scripted input instead",
+            )
+        return self
 
     @property
     def allows_code(self) -> bool:
@@ -183,6 +328,7 @@ class Case(BaseModel):
             for i, t in enumerate(self.turns)
             if isinstance(t, ResumeFnTurn)
         ]
+        refs += self.user.code_references() if self.user is not None else []
         refs += [
             (f"evaluators[{i}]", e.name)
             for i, e in enumerate(self.evaluators or [])
@@ -262,11 +408,15 @@ class Dataset(BaseModel):
 
 
 __all__ = [
+    "MODEL_PROVIDERS",
     "Case",
     "Dataset",
     "EvaluatorRef",
     "Expected",
+    "InterruptRoute",
     "OutputExpectation",
     "OutputMatch",
     "ToolCallExpectation",
+    "UserSimulation",
+    "UserStop",
 ]

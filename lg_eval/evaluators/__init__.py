@@ -13,7 +13,9 @@ Families:
 * graph trajectories: :func:`create_graph_trajectory_match_evaluator` (modes in
   :data:`GRAPH_MATCH_MODES`), :data:`graph_trajectory_strict_match`,
   :func:`create_graph_trajectory_similarity_evaluator`;
-* human-in-the-loop: :func:`create_hitl_evaluator` (what was asked, what was answered);
+* human-in-the-loop: :func:`create_hitl_evaluator` (what was asked, what was answered),
+  :func:`create_approval_policy_evaluator` (rules over the calls that ran and the human's
+  decisions: :class:`ApprovalPolicy`);
 * tool calls: :func:`create_trajectory_match_evaluator`,
   :func:`create_tool_sequence_evaluator`, and the metrics
   :func:`create_tool_selection_evaluator`, :func:`create_tool_order_evaluator`,
@@ -29,6 +31,11 @@ Families:
 from lg_eval.evaluators import _catalog  # noqa: F401  (registers the built-ins)
 from lg_eval.evaluators._graph_view import GraphViewOptions
 from lg_eval.evaluators._tool_args import TOOL_ARGS_MATCH_MODES
+from lg_eval.evaluators.approval_policy import (
+    ApprovalPolicy,
+    ArgBound,
+    create_approval_policy_evaluator,
+)
 from lg_eval.evaluators.composite import create_composite_evaluator
 from lg_eval.evaluators.graph_match import (
     GRAPH_MATCH_MODES,
@@ -88,10 +95,13 @@ __all__ = [
     "TEXT_METRICS",
     "TOOL_ARGS_MATCH_MODES",
     "TRAJECTORY_MATCH_MODES",
+    "ApprovalPolicy",
+    "ArgBound",
     "GraphViewOptions",
     "available_evaluators",
     "bleu",
     "contains",
+    "create_approval_policy_evaluator",
     "create_argument_precision_evaluator",
     "create_async_trajectory_match_evaluator",
     "create_call_budget_evaluator",

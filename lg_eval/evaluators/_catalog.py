@@ -10,6 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from lg_eval.evaluators.approval_policy import create_approval_policy_evaluator
 from lg_eval.evaluators.composite import create_composite_evaluator
 from lg_eval.evaluators.graph_match import (
     create_graph_trajectory_match_evaluator,
@@ -44,6 +45,7 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     "graph_trajectory_match": create_graph_trajectory_match_evaluator,
     "graph_trajectory_similarity": create_graph_trajectory_similarity_evaluator,
     "hitl_match": create_hitl_evaluator,
+    "hitl_policy": create_approval_policy_evaluator,
     # tool calls
     "trajectory_match": create_trajectory_match_evaluator,
     "tool_sequence": create_tool_sequence_evaluator,
@@ -78,7 +80,7 @@ NEEDS_REFERENCE: dict[str, bool | None] = {
     ),
     **dict.fromkeys(
         ["redundancy", "call_budget", "reasoning_coherence", "specialized_tool_usage",
-         "source_citation", "json_valid"],
+         "source_citation", "json_valid", "hitl_policy"],
         False,
     ),
     "composite": None,  # as its parts

@@ -3,24 +3,28 @@
 When the graph asks a human about tool calls the model proposed (a refund to
 approve), the answer decides whether they run. Questions and answers can
 match a reference while a regressed graph executes a rejected call anyway;
-this check reads the thread's messages to catch that. A call is executed when
-its tool ran (:func:`lg_eval.messages.executed_calls`).
+this check reads the thread's messages to catch that. Each answer is checked
+against the calls its own question asked about, at the depth where it was asked
+(:mod:`lg_eval._reviews`); a call is executed when its tool ran, with the
+arguments it ran with (:func:`lg_eval.messages.call_outcomes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from lg_eval._reviews import Review, edits, reviews
+from lg_eval._tool_results import as_run, tool_results
 from lg_eval.errors import TrajectoryFormatError
-from lg_eval.evaluators._hitl_sides import answer, in_path_order
 from lg_eval.evaluators._hitl_values import show
 from lg_eval.feedback import Feedback
-from lg_eval.inputs import describe_call, state_messages
-from lg_eval.messages import ToolCall, executed_calls, to_openai_messages, tool_calls_from_openai
-from lg_eval.trajectory import ThreadTrajectory, Turn
+from lg_eval.inputs import describe_call
+from lg_eval.messages import iter_tool_calls, to_openai_messages
+from lg_eval.trajectory import ThreadTrajectory
 
-Decision = Literal["approve", "reject"]
+Decision = Literal["approve", "edit", "reject", "respond"]
 Decide = Callable[[Any], Decision | list[Decision | None] | None]
 """``decision(answer)``: what a resume value decided, per named call when it is a list."""
 
@@ -28,8 +32,11 @@ APPROVALS = frozenset(
     {"approve", "approved", "accept", "accepted", "allow", "yes", "y", "ok", "confirm"}
 )
 REJECTIONS = frozenset({"reject", "rejected", "deny", "denied", "decline", "declined", "no", "n"})
+EDITS = frozenset({"edit", "edited"})
+RESPONSES = frozenset({"respond"})
+RUNS: frozenset[str] = frozenset({"approve", "edit"})
+"""The decisions after which the call must run (after the others, it must not)."""
 _DECISION_KEYS = ("type", "decision", "action", "approved", "approve")
-_MAX_DEPTH = 8  # how deep a question payload is searched for the calls it names
 
 
 def decision_of(value: Any) -> Decision | list[Decision | None] | None:
@@ -45,12 +52,56 @@ def _one(value: Any) -> Decision | None:
         return "approve" if value else "reject"
     if isinstance(value, str):
         word = value.strip().lower()
-        return "approve" if word in APPROVALS else "reject" if word in REJECTIONS else None
+        for words, decision in _WORDS:
+            if word in words:
+                return decision
+        return None
     if isinstance(value, Mapping):
         for key in _DECISION_KEYS:
             if key in value:
                 return _one(value[key])
     return None
+
+
+_WORDS: tuple[tuple[frozenset[str], Decision], ...] = (
+    (APPROVALS, "approve"),
+    (REJECTIONS, "reject"),
+    (EDITS, "edit"),
+    (RESPONSES, "respond"),
+)
+
+
+@dataclass(frozen=True)
+class ReviewedCalls:
+    """A thread's tool calls (in call order, over its final messages) with the questions
+    that asked about them and the call each tool ran as."""
+
+    messages: list[dict[str, Any]]
+    """The thread's final messages, normalized."""
+    calls: list[dict[str, Any]]
+    """Every proposed call, ``{"name", "args", "id"}``."""
+    results: dict[int, dict[str, Any]]
+    """The tool message answering each call, by position."""
+    reviews: list[Review]
+    edited: dict[int, dict[str, Any]]
+    """The reviewer's ``{"name", "args"}`` of each edited call, by position."""
+    executed: list[dict[str, Any] | None]
+    """Per call, the call its tool ran (an edit as edited), or None when it did not run."""
+
+
+def reviewed_calls(thread: ThreadTrajectory) -> ReviewedCalls | None:
+    """The calls of ``thread`` paired with the questions about them
+    (:func:`lg_eval._reviews.reviews`); None when its state holds no messages."""
+    try:
+        final = to_openai_messages(thread, argument="the thread's messages")
+    except TrajectoryFormatError:
+        return None
+    made = list(iter_tool_calls(final))
+    calls = [dict(call) for _, call in made]
+    results = tool_results(final)
+    found = reviews(thread, final, made, results)
+    edited = edits(found)
+    return ReviewedCalls(final, calls, results, found, edited, as_run(calls, results, edited))
 
 
 def check_calls(verdict: Feedback, thread: ThreadTrajectory, decide: Decide) -> Feedback:
@@ -59,36 +110,35 @@ def check_calls(verdict: Feedback, thread: ThreadTrajectory, decide: Decide) -> 
     Nothing changes for a thread without messages in its state (there are no calls
     to check); ``metadata["calls_after_answer"]`` lists each checked call.
     """
-    final = _messages(thread.turns[-1]) if thread.turns else None
-    if final is None:
+    read = reviewed_calls(thread)
+    if read is None:
         return verdict
-    ran_ids = {
-        call["id"]
-        for call, ran in zip(tool_calls_from_openai(final), executed_calls(final), strict=True)
-        if ran and call["id"]
-    }
+    calls, edited, executed = read.calls, read.edited, read.executed
     rows: list[dict[str, Any]] = []
     problems: list[str] = []
-    for n in range(1, len(thread.turns)):
-        turn, before = thread.turns[n], thread.turns[n - 1]
-        if turn.kind != "resume":
-            continue
-        given = answer(turn, in_path_order(before.interrupts))
-        concerned = _asked_about(before)
-        decided = decide(given)
-        decisions = decided if isinstance(decided, list) else [decided] * len(concerned)
-        for call, choice in zip(concerned, decisions, strict=False):
-            if choice not in ("approve", "reject"):
+    for review in read.reviews:
+        for position, choice in zip(review.calls, call_decisions(review, decide), strict=True):
+            if choice not in ("approve", "edit", "reject", "respond"):
                 continue
-            ran = call["id"] in ran_ids
-            ok = ran if choice == "approve" else not ran
-            rows.append(
-                {"turn": n, "decision": choice, "call": dict(call), "executed": ran, "ok": ok}
-            )
-            if not ok:
-                happened = "was executed" if ran else "was not executed"
+            call, ran = calls[position], executed[position]
+            row: dict[str, Any] = {
+                "turn": review.turn,
+                "decision": choice,
+                "call": dict(call),
+                "executed": ran is not None,
+                "ok": (ran is not None) == (choice in RUNS),
+            }
+            happened = "was executed" if ran is not None else "was not executed"
+            wanted = edited.get(position) if choice == "edit" else None
+            if ran is not None and choice == "edit":
+                row["executed_as"] = {"name": ran["name"], "args": ran["args"]}
+                if wanted is not None and row["executed_as"] != wanted:
+                    row["ok"] = False
+                    happened = f"ran as {describe_call(ran)}, not as edited"
+            rows.append(row)
+            if not row["ok"]:
                 problems.append(
-                    f"Turn {n + 1}: answered {show(given)} ({choice}), but "
+                    f"Turn {review.turn + 1}: answered {show(review.answer)} ({choice}), but "
                     f"{describe_call(call)} {happened} afterwards."
                 )
     metadata = {**(verdict.metadata or {}), "calls_after_answer": rows}
@@ -99,48 +149,26 @@ def check_calls(verdict: Feedback, thread: ThreadTrajectory, decide: Decide) -> 
     return verdict.model_copy(update={"score": False, "comment": comment, "metadata": metadata})
 
 
-def _messages(turn: Turn) -> list[dict[str, Any]] | None:
-    """The turn's state messages in OpenAI form; None when it holds none lg_eval can read."""
-    messages = state_messages(turn.state)
-    if messages is None:
-        return None
-    try:
-        return to_openai_messages(messages, argument="state['messages']")
-    except TrajectoryFormatError:
-        return None
+def call_decisions(review: Review, decide: Decide) -> list[Decision | None]:
+    """Per call the question asked about, what its answer decided: ``decide`` reads the
+    whole answer, and returns one decision per call, in the question's order (a list), or
+    one for all of them."""
+    decided = decide(review.answer)
+    if isinstance(decided, list):
+        return [*decided[: len(review.calls)], *[None] * (len(review.calls) - len(decided))]
+    return [decided] * len(review.calls)
 
 
-def _asked_about(turn: Turn) -> list[ToolCall]:
-    """The proposed calls not yet run when ``turn`` paused: those its questions name (by
-    call id or tool name), else all of them."""
-    messages = _messages(turn)
-    if messages is None:
-        return []
-    pending = [
-        call
-        for call, ran in zip(
-            tool_calls_from_openai(messages), executed_calls(messages), strict=True
-        )
-        if not ran and call["id"]
-    ]
-    words: set[str] = set()
-    for record in in_path_order(turn.interrupts):
-        _strings(record.value, words, _MAX_DEPTH)
-    named = [call for call in pending if call["id"] in words or call["name"] in words]
-    return named or pending
-
-
-def _strings(value: Any, into: set[str], depth: int) -> None:
-    if depth <= 0:
-        return
-    if isinstance(value, str):
-        into.add(value)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            _strings(item, into, depth - 1)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _strings(item, into, depth - 1)
-
-
-__all__ = ["APPROVALS", "REJECTIONS", "Decide", "Decision", "check_calls", "decision_of"]
+__all__ = [
+    "APPROVALS",
+    "EDITS",
+    "REJECTIONS",
+    "RESPONSES",
+    "Decide",
+    "Decision",
+    "ReviewedCalls",
+    "call_decisions",
+    "check_calls",
+    "decision_of",
+    "reviewed_calls",
+]

@@ -5,7 +5,9 @@ args?", always called as ``test(actual_args, expected_args)``. Rules also say
 what the matcher may assume about them, so pairing stays fast:
 
 * ``key``: the rule is an equivalence (exact, ignore, field lists), so calls can
-  be bucketed by a hash and paired without any pairwise test;
+  be bucketed by a hash and paired without any pairwise test (a field list whose
+  paths are required fits nothing for args lacking one: those get a key of their
+  own, equal to no other);
 * ``preorder``: the rule is reflexive and transitive (subset, superset too), so
   calls with identical args can be paired first without losing a pairing;
 * ``container``: the rule is "one side's args contain the other's items", so
@@ -90,27 +92,38 @@ _MODE_RULES: dict[str, ArgsRule] = {
 }
 
 
-def field_value(args: object, path: str) -> Any:
-    """The value at a dotted path (``"filters.city"``); ``None`` when any part is missing."""
+def field_value(args: object, path: str, missing: Any = None) -> Any:
+    """The value at a dotted path (``"filters.city"``); ``missing`` when any part is missing."""
     current: Any = args
     for part in path.split("."):
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(part)
-        if current is None:
-            return None
+        if not isinstance(current, Mapping) or part not in current:
+            return missing
+        current = current[part]
     return current
 
 
-def _fields_rule(paths: tuple[str, ...]) -> ArgsRule:
+_ABSENT = object()
+
+
+def _fields_rule(paths: tuple[str, ...], required: bool) -> ArgsRule:
+    """Equal values at ``paths``. A path a call lacks reads as ``None``, or, when
+    ``required``, fails the match on either side (openevals' rule since 0.2.1)."""
+    absent = _ABSENT if required else None
+
+    def values(args: Args) -> tuple[Any, ...] | None:
+        found = tuple(field_value(args, p, absent) for p in paths)
+        return None if any(value is _ABSENT for value in found) else found
+
     def test(actual: Args, expected: Args) -> bool:
-        return all(field_value(actual, p) == field_value(expected, p) for p in paths)
+        got = values(actual)
+        return got is not None and got == values(expected)
 
     def key(args: Args) -> Hashable:
-        return tuple(freeze(field_value(args, p)) for p in paths)
+        found = values(args)
+        return object() if found is None else freeze(found)
 
-    label = f"fields {', '.join(paths)}"
-    return ArgsRule(test, label, "fields", key=key, preorder=True, paths=paths)
+    label = f"fields {', '.join(paths)}" + (" (required)" if required else "")
+    return ArgsRule(test, label, "fields", key=key, preorder=not required, paths=paths)
 
 
 def _custom_rule(function: Callable[[Args, Args], object]) -> ArgsRule:
@@ -131,8 +144,12 @@ def mode_rule(mode: object, option: str) -> ArgsRule:
     return rule
 
 
-def override_rule(where: str, override: object) -> ArgsRule:
-    """The rule of one per-tool override: a mode, a list of field paths, or a callable."""
+def override_rule(where: str, override: object, *, required_fields: bool = False) -> ArgsRule:
+    """The rule of one per-tool override: a mode, a list of field paths, or a callable.
+
+    ``required_fields``: a field path missing from either call's args fails the match
+    (by default it reads as ``None``).
+    """
     if isinstance(override, str):
         return mode_rule(override, where)
     if callable(override):
@@ -140,7 +157,7 @@ def override_rule(where: str, override: object) -> ArgsRule:
     if isinstance(override, list | tuple):
         paths = tuple(override)
         if paths and all(isinstance(p, str) and p and "" not in p.split(".") for p in paths):
-            return _fields_rule(paths)
+            return _fields_rule(paths, required_fields)
     raise InvalidOptionError(
         f"{where}={override!r} is not allowed; use a mode ({', '.join(TOOL_ARGS_MATCH_MODES)}), "
         "a non-empty list of field paths such as ['city', 'filters.date'], "

@@ -49,6 +49,7 @@ from lg_eval.feedback import Feedback
 from lg_eval.inputs import (
     WILDCARD,
     CallsCounted,
+    CountedCalls,
     describe_call,
     describe_list,
     expected_calls_arg,
@@ -94,10 +95,11 @@ class ArgsPolicy:
     ``mode`` is ``exact``, ``ignore``, ``subset`` (the actual args are a subset of
     the expected ones) or ``superset``; ``overrides`` maps a tool name to a mode,
     a non-empty list of dotted field paths that must be equal, or a callable
-    ``(actual_args, expected_args) -> bool``; overrides win. An expected call
-    whose args are :data:`WILDCARD` accepts any arguments. Everything is
-    validated here, so a factory fails when it is created; ``option`` and
-    ``overrides_option`` name the settings in error messages.
+    ``(actual_args, expected_args) -> bool``; overrides win. A field path a call
+    lacks reads as ``None``, or with ``required_fields`` fails the match. An
+    expected call whose args are :data:`WILDCARD` accepts any arguments.
+    Everything is validated here, so a factory fails when it is created;
+    ``option`` and ``overrides_option`` name the settings in error messages.
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class ArgsPolicy:
         *,
         option: str = "tool_args_match_mode",
         overrides_option: str = "tool_args_match_overrides",
+        required_fields: bool = False,
     ) -> None:
         self.default = mode_rule(mode, option)
         if overrides is not None and not isinstance(overrides, Mapping):
@@ -115,7 +118,9 @@ class ArgsPolicy:
                 f"not a {type(overrides).__name__}."
             )
         self.overrides: dict[str, ArgsRule] = {
-            tool: override_rule(f"{overrides_option}[{tool!r}]", override)
+            tool: override_rule(
+                f"{overrides_option}[{tool!r}]", override, required_fields=required_fields
+            )
             for tool, override in (overrides or {}).items()
         }
 
@@ -485,23 +490,34 @@ def pairing_feedback(
     return Feedback(score=False, comment=comment, metadata=metadata)
 
 
-def counted_feedback(
-    feedback: Feedback, counted: CallsCounted, left_out: Sequence[tuple[int, Call]] | None
-) -> Feedback:
+def counted_feedback(feedback: Feedback, counted: CallsCounted, calls: CountedCalls) -> Feedback:
     """``feedback`` saying which calls counted (``metadata["calls"]``) and, when only
-    executed ones did, which proposed calls were left out (``not_executed``); a failing
-    comment names them, since a rejected or unanswered call is often why. ``left_out``
-    is ``None`` for a plain list of calls, which says nothing of what ran."""
-    if left_out is None:
+    executed ones did, which proposed calls were left out (``not_executed``) and which ran
+    as a reviewer edited them (``edited``, when any: each as it ran, with its
+    ``proposed`` call); a failing comment names them, since a rejected, unanswered or
+    edited call is often why. Nothing is added for a plain list of calls, which says
+    nothing of what ran."""
+    if calls.left_out is None:
         return feedback
     metadata: dict[str, Any] = {**(feedback.metadata or {}), "calls": counted}
-    comment = feedback.comment
+    notes = []
     if counted == "executed":
-        metadata["not_executed"] = [listed_call(n, call) for n, call in left_out]
-        if left_out and feedback.score is not True:
-            shown = describe_list([describe_call(call) for _, call in left_out])
-            note = f"Not counted, proposed but not executed: {shown}."
-            comment = f"{comment} {note}" if comment else note
+        metadata["not_executed"] = [listed_call(n, call) for n, call in calls.left_out]
+        if calls.left_out:
+            shown = describe_list([describe_call(call) for _, call in calls.left_out])
+            notes.append(f"Not counted, proposed but not executed: {shown}.")
+        if calls.edited:
+            metadata["edited"] = [
+                {**listed_call(n, ran), "proposed": {"name": made["name"], "args": made["args"]}}
+                for n, made, ran in calls.edited
+            ]
+            shown = describe_list(
+                [f"{describe_call(ran)} for {describe_call(made)}" for _, made, ran in calls.edited]
+            )
+            notes.append(f"Counted as the reviewer edited them: {shown}.")
+    comment = feedback.comment
+    if notes and feedback.score is not True:
+        comment = " ".join([comment, *notes] if comment else notes)
     return feedback.model_copy(update={"metadata": metadata, "comment": comment})
 
 

@@ -94,16 +94,19 @@ def create_hitl_evaluator(
     neither ``interrupts`` nor ``resumes`` gives no score (``None``) and says so.
 
     ``calls_after_answer`` (default on) also checks what the run did after each
-    answer, when ``outputs`` is a thread with messages: the tool calls the model
-    had proposed and not yet run when the graph asked (those the question names,
-    else all of them) must be executed after an approval and must not be after
-    a rejection. A call is executed when its tool ran (a tool message answers
+    answer, when ``outputs`` is a thread with messages: the calls the answer's own
+    question asked about, at the depth where it was asked (a
+    ``HumanInTheLoopMiddleware`` question names them, by ``tool_call_id`` or by its
+    ``action_requests``; another payload asked by a root node is about the calls the
+    state held unanswered then: those it names, else all), must be executed after
+    an approval or an edit (an edit as edited) and must not be after a rejection
+    or a ``respond``. A call is executed when its tool ran (a tool message answers
     it, not one written in the tool's place); see
-    :func:`lg_eval.messages.executed_calls`. ``decision(answer)`` returns
-    ``"approve"``, ``"reject"`` or ``None`` (not checked) for a resume value;
-    the default reads ``True`` / ``False``, words such as ``approve`` /
-    ``reject`` / ``yes`` / ``no``, ``{"type": ...}``-style dicts and
-    LangChain's ``{"decisions": [...]}`` (one per named call, in order).
+    :func:`lg_eval.messages.call_outcomes`. ``decision(answer)`` returns
+    ``"approve"``, ``"edit"``, ``"reject"``, ``"respond"`` or ``None`` (not
+    checked) for a question's answer; the default reads ``True`` / ``False``,
+    words such as ``approve`` / ``reject`` / ``yes`` / ``no``, ``{"type": ...}``-style
+    dicts and LangChain's ``{"decisions": [...]}`` (one per named call, in order).
     ``metadata["calls_after_answer"]`` lists each checked call.
 
     Raises:

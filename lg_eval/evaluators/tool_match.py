@@ -1,17 +1,21 @@
 """Tool-call trajectory match: agentevals' ``create_trajectory_match_evaluator``, paired right.
 
-Same modes, options and result keys as agentevals, so switching is a change
-of import. Two differences, both where agentevals' answer is wrong:
+The same modes, options and feedback keys as agentevals and openevals, with a
+comment and metadata saying what differed; :mod:`lg_eval.compat` wraps it in
+the peers' bare result dicts. Two differences in score, both where a peer's
+answer is wrong:
 
 * ``unordered``, ``subset`` and ``superset`` pair calls with a maximum
   bipartite matching, not first-fit greedy, so a valid pairing is always
   found (greedy misses some when argument rules are partial);
 * argument rules are always applied as ``rule(actual_args, reference_args)``;
-  agentevals swaps the two when it checks the subset direction, which flips
-  ``subset`` / ``superset`` argument rules and custom comparators there.
+  agentevals 0.0.9 swaps the two when it checks the subset direction, which
+  flips ``subset`` / ``superset`` argument rules and custom comparators there
+  (openevals 0.2.2 applies them the right way round).
 
 With exact arguments, ignored arguments or field-list overrides (rules that
-are equivalences) the scores are identical to agentevals'.
+are equivalences) the scores are identical to agentevals', and with
+``require_override_fields=True`` to openevals'.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Literal
 
+from lg_eval.arguments import checked_flag
 from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
 from lg_eval.evaluators._tool_args import ToolArgsMatchMode, ToolArgsMatchOverrides
 from lg_eval.evaluators._tool_calls import (
@@ -48,6 +53,7 @@ def create_trajectory_match_evaluator(
     trajectory_match_mode: TrajectoryMatchMode = "strict",
     tool_args_match_mode: ToolArgsMatchMode = "exact",
     tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
+    require_override_fields: bool = False,
 ) -> Evaluator:
     """An evaluator comparing an agent's message trajectory with a reference one.
 
@@ -67,7 +73,10 @@ def create_trajectory_match_evaluator(
     (the actual args are a subset of the reference's) or ``superset``;
     ``tool_args_match_overrides`` maps a tool name to a mode, a list of
     dotted field paths that must be equal, or a callable
-    ``(actual_args, reference_args) -> bool``; overrides win.
+    ``(actual_args, reference_args) -> bool``; overrides win. A field path a
+    call lacks reads as ``None`` (agentevals' rule); with
+    ``require_override_fields=True`` it fails the match on either side
+    (openevals' rule since 0.2.1).
 
     ``unordered``, ``subset`` and ``superset`` also accept plain lists of calls
     (``{"name", "args"}`` dicts or tool names); ``strict`` needs messages.
@@ -80,7 +89,8 @@ def create_trajectory_match_evaluator(
         InvalidOptionError: an unknown mode or a malformed override.
     """
     mode = check_mode(trajectory_match_mode, "trajectory_match_mode", TRAJECTORY_MATCH_MODES)
-    policy = ArgsPolicy(tool_args_match_mode, tool_args_match_overrides)
+    required = checked_flag(require_override_fields, "require_override_fields")
+    policy = ArgsPolicy(tool_args_match_mode, tool_args_match_overrides, required_fields=required)
     key = f"trajectory_{mode}_match"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
@@ -147,6 +157,8 @@ def _calls_by_message(messages: list[dict[str, Any]]) -> dict[int, list[dict[str
 
 __all__ = [
     "TRAJECTORY_MATCH_MODES",
+    "ToolArgsMatchMode",
+    "ToolArgsMatchOverrides",
     "TrajectoryMatchMode",
     "create_async_trajectory_match_evaluator",
     "create_trajectory_match_evaluator",

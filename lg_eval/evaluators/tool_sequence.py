@@ -75,8 +75,10 @@ def create_tool_sequence_evaluator(
 
     ``calls`` says which of the agent's calls count: ``executed`` (default), the
     calls whose tool ran (a tool message answers them, other than one the harness
-    wrote in the tool's place, such as a rejection); ``proposed``, every call the
-    model made, run or not. A plain list of calls as ``outputs`` counts as made.
+    wrote in the tool's place, such as a rejection), each with the arguments it ran
+    with (a call a reviewer edited counts as edited, see
+    :func:`lg_eval.messages.call_outcomes`); ``proposed``, every call the model made,
+    as made, run or not. A plain list of calls as ``outputs`` counts as made.
 
     ``mode``, ``args_match_mode`` and ``args_match_overrides`` are the deprecated
     names of the three options.
@@ -107,12 +109,12 @@ def create_tool_sequence_evaluator(
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:
         wanted = expected_from(fixed, reference_outputs, key)
-        actual, left_out = counted_calls(outputs, "outputs", counted)
-        pairing = pair_tool_calls(actual, wanted, mode=match_mode, policy=policy)
-        return counted_feedback(pairing_feedback(pairing, actual, wanted), counted, left_out)
+        made = counted_calls(outputs, "outputs", counted)
+        pairing = pair_tool_calls(made.calls, wanted, mode=match_mode, policy=policy)
+        return counted_feedback(pairing_feedback(pairing, made.calls, wanted), counted, made)
 
     scorer.__doc__ = create_tool_sequence_evaluator.__doc__
-    return make_evaluator(key, scorer, reads="messages", score_range=BOOL)
+    return make_evaluator(key, scorer, reads="calls", score_range=BOOL)
 
 
 def _option(name: str, value: T | None, old: str, old_value: T | None, default: T) -> tuple[str, T]:

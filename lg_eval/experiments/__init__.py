@@ -34,6 +34,7 @@ from lg_eval.experiments.results import (
     PlayedTurnRecord,
     RunInfo,
     ScoreRow,
+    SimulationRecord,
 )
 from lg_eval.experiments.runner import arun_experiment, run_experiment
 from lg_eval.experiments.scoring import CaseEvaluator, score_thread
@@ -55,6 +56,7 @@ __all__ = [
     "ScoreRow",
     "Scoring",
     "ScoringProcessError",
+    "SimulationRecord",
     "StoreError",
     "arun_experiment",
     "compare_runs",

@@ -26,7 +26,7 @@ from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
 from lg_eval.experiments.redaction import Redactor, redacted
-from lg_eval.experiments.results import CaseResult, PlayedTurnRecord
+from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, SimulationRecord
 from lg_eval.experiments.scoring import (
     CaseEvaluator,
     EvaluatorResolver,
@@ -136,6 +136,8 @@ class PlayedAttempt:
     config: dict[str, Any]
     error: str | None
     """The player's record of a turn that raised (``"Type: message"``), if one did."""
+    simulation: SimulationRecord | None = None
+    """The simulated conversation, when the case has a simulated user."""
 
 
 def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
@@ -189,10 +191,15 @@ def play_attempt(
     server, where the case is played again on a new thread (:meth:`CaseTargets.thread_for`)."""
     thread_id, resume = yield from ctx.targets.thread_for(thread_id, resuming=ctx.resume_threads)
     played = yield from playing(
-        graph, plan.case, thread_id=thread_id, reviewer=ctx.reviewer, resume=resume
+        graph,
+        plan.case,
+        thread_id=thread_id,
+        reviewer=ctx.reviewer,
+        resume=resume,
+        repetition=plan.repetition,
     )
-    turns = turn_records(played)
-    return PlayedAttempt(thread_id, attempt, turns, dict(played.config), played.error)
+    turns, config = turn_records(played), dict(played.config)
+    return PlayedAttempt(thread_id, attempt, turns, config, played.error, simulation_of(played))
 
 
 def score_attempt(
@@ -211,6 +218,7 @@ def score_attempt(
         warnings.warn(note, ExtractionWarning, stacklevel=2)
     base = _base(ctx, plan, played.thread_id, played.turns)
     base.notes = notes
+    base.simulation = played.simulation
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:
             raise InfrastructureError(played.error)
@@ -218,14 +226,13 @@ def score_attempt(
         index = played.turns[-1].index
         base.error = f"turns[{index}] raised {played.error}; the script did not continue."
         return base
-    inputs = [turn.sent for turn in played.turns]
     return (
         yield from score_thread(
             base,
             thread,
             plan.evaluators,
             reference=plan.reference,
-            inputs=inputs,
+            inputs=evaluator_inputs(plan.case, played),
             thresholds=ctx.thresholds,
             require_verdict=ctx.require_verdict,
         )
@@ -247,6 +254,23 @@ def case_notes(thread: ThreadTrajectory, turns: list[PlayedTurnRecord]) -> list[
             if record.kind in _ONE_RESUME:
                 ours.update(ambiguous_resumes([turn]))
     return [note for note in thread.warnings if note not in ours]
+
+
+def evaluator_inputs(case: Case, played: PlayedAttempt) -> Any:
+    """What the evaluators get as ``inputs``: what each turn sent; for a case with a
+    simulated user, ``{"turns": [...], "user": {persona, goal, stop, last_words}}`` (as a
+    LangSmith example's inputs hold the case), so a conversation judge knows whom the agent
+    served, what they wanted and how they left (their last words are never sent)."""
+    sent = [turn.sent for turn in played.turns]
+    if case.user is None:
+        return sent
+    ended = played.simulation
+    user = {"persona": case.user.persona, "goal": case.user.goal}
+    if ended is not None and ended.stop is not None:
+        user["stop"] = ended.stop
+        if ended.stop == "user" and ended.detail:
+            user["last_words"] = ended.detail
+    return {"turns": sent, "user": user}
 
 
 def finish(
@@ -272,16 +296,36 @@ def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
             sent=to_jsonable_python(turn.sent, fallback=repr),
             asked=to_jsonable_python(list(turn.asked), fallback=repr),
             error=turn.error,
+            by=turn.by,
+            reply=turn.reply,
         )
         for turn in played.turns
     ]
+
+
+def simulation_of(played: PlayedCase | None) -> SimulationRecord | None:
+    """The simulated conversation ``played`` holds (None when no simulated user spoke)."""
+    usage = None if played is None else played.simulator_usage
+    ended = None if played is None else played.conversation
+    if played is None or (usage is None and ended is None):
+        return None
+    return SimulationRecord(
+        stop=None if ended is None else ended.reason,
+        detail=None if ended is None else ended.detail,
+        user_turns=sum(turn.by == "user" for turn in played.turns),
+        calls=0 if usage is None else usage.calls,
+        tokens=0 if usage is None else usage.total_tokens,
+        cost=None if usage is None else usage.cost,
+        latency_s=0.0 if usage is None else usage.latency_s,
+    )
 
 
 def _base(
     ctx: CaseContext, plan: CasePlan, thread_id: str, turns: list[PlayedTurnRecord]
 ) -> CaseResult:
     expected = plan.case.expected
-    stated = expected.model_dump(mode="json", include={"tool_calls", "output"}, by_alias=True)
+    calls = expected.model_dump(mode="json", include={"tool_calls"})["tool_calls"]
+    output = expected.output
     return CaseResult(
         run_id=ctx.run_id,
         case_id=plan.case.id,
@@ -291,16 +335,13 @@ def _base(
         thread_id=thread_id,
         turns=turns,
         expected_trajectory=expected.trajectory.steps if expected.trajectory is not None else None,
-        expected_tool_calls=stated.get("tool_calls"),
-        expected_output=_without_nones(stated.get("output")),
+        expected_tool_calls=calls,
+        expected_output=(
+            output
+            if isinstance(output, str) or output is None
+            else output.model_dump(mode="json", exclude_none=True)
+        ),
     )
-
-
-def _without_nones(output: Any) -> Any:
-    """An output expectation as written: ``{contains: [...]}`` without the unset ``equals``."""
-    if isinstance(output, dict):
-        return {key: value for key, value in output.items() if value is not None}
-    return output
 
 
 def failed_attempt(
@@ -308,7 +349,9 @@ def failed_attempt(
 ) -> CaseResult:
     """The result of an attempt that raised ``exc`` (the turns played before it, if known)."""
     played = getattr(exc, "played", None)
+    played = played if isinstance(played, PlayedCase) else None
     result = _base(ctx, plan, thread_id, turn_records(played))
+    result.simulation = simulation_of(played)
     result.error = describe_error(exc)
     return result
 
@@ -329,6 +372,7 @@ __all__ = [
     "InfrastructureError",
     "PlayedAttempt",
     "case_notes",
+    "evaluator_inputs",
     "failed_attempt",
     "finish",
     "is_infrastructure",
@@ -338,6 +382,7 @@ __all__ = [
     "retrying",
     "run_case",
     "score_attempt",
+    "simulation_of",
     "thread_id_for",
     "timed_out",
 ]

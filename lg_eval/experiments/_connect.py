@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lg_eval._files import private_dirs
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._upstream import (
     is_keyword_dsn,
     is_postgres,
     keyword_dsn_problem,
+    malformed_url_problem,
     redact_url,
     scrub,
     sqlite_path,
@@ -54,6 +56,9 @@ def connect(url: str) -> Connection:
         InvalidOptionError: ``url`` names something that cannot hold results
             (``memory://``, a libpq keyword DSN).
     """
+    problem = malformed_url_problem(url)
+    if problem is not None:
+        raise InvalidOptionError(f"store: {problem}")
     if is_postgres(url):
         return _postgres(url)
     if is_keyword_dsn(url):
@@ -130,9 +135,9 @@ def store_problem(url: str, exc: BaseException, *, opening: bool = False) -> str
 
 
 def sqlite_connection(path: Path) -> sqlite3.Connection:
-    """A connection to ``path``, the file made ``0600`` and a directory lg_eval creates ``0700``."""
-    if not path.parent.exists():
-        path.parent.mkdir(mode=0o700, parents=True)
+    """A connection to ``path``, the file made ``0600`` and the folders lg_eval creates
+    ``0700`` (whatever the umask)."""
+    private_dirs(path.parent)
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     connection = sqlite3.connect(path, check_same_thread=False, timeout=30)

@@ -64,6 +64,7 @@ def scoring_spec(
     require_verdict: bool,
     retries: int,
     redactor: Redactor | None,
+    lease_token: str = "",
 ) -> ScoringSpec | None:
     """The scoring process's spec when the run scores there, else None (inline).
 
@@ -99,6 +100,7 @@ def scoring_spec(
         require_verdict=require_verdict,
         retries=retries,
         redactor=redactor,
+        lease_token=lease_token,
     )
 
 

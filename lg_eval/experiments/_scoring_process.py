@@ -65,6 +65,7 @@ from lg_eval.experiments._case import (
 from lg_eval.experiments._targets import CaseTargets
 from lg_eval.experiments._upstream import Dataset, open_checkpointer
 from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
+from lg_eval.experiments.lease import fence
 from lg_eval.experiments.redaction import Redactor
 from lg_eval.experiments.results import CaseResult, CaseStatus
 from lg_eval.experiments.scoring import EvaluatorResolver
@@ -87,6 +88,9 @@ class ScoringSpec:
     retries: int
     redactor: Redactor | None
     require_verdict: bool = False
+    lease_token: str = ""
+    """The token the run holds its lease under: the process fences its store with it, so
+    it stores nothing once the run has lost the lease (:func:`.lease.fence`)."""
 
 
 @dataclass(frozen=True)
@@ -524,6 +528,8 @@ class _Scorer:
             spec = self._spec
             saver = self._stack.enter_context(open_checkpointer(spec.checkpointer))
             store = self._stack.enter_context(open_store(spec.store))
+            if spec.lease_token:
+                fence(store, spec.run_id, spec.lease_token)
             context = CaseContext(
                 run_id=spec.run_id,
                 targets=CaseTargets(spec.target, spec.dataset, saver),

@@ -22,6 +22,7 @@ from lg_eval.play import (
 from lg_eval.urls import (
     is_keyword_dsn,
     keyword_dsn_problem,
+    malformed_url_problem,
     parse_checkpointer_url,
     redact_url,
     scrub,
@@ -71,6 +72,7 @@ __all__ = [
     "is_postgres",
     "keyword_dsn_problem",
     "load_dataset",
+    "malformed_url_problem",
     "open_checkpointer",
     "parse_checkpointer_url",
     "playing",

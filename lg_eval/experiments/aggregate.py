@@ -26,6 +26,7 @@ from lg_eval.arguments import checked_sequence, is_finite_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments.results import CaseResult, ExperimentRun, checked_run
 from lg_eval.feedback import ScoreValue
+from lg_eval.stats import RateMoments
 
 
 def score_number(score: ScoreValue) -> float | None:
@@ -105,7 +106,8 @@ def pass_hat_k(run: ExperimentRun) -> dict[str, bool]:
 
 
 class CaseCounts(NamedTuple):
-    """A run's results grouped by case: the inputs of pass@k and pass^k."""
+    """A run's results grouped by case: the inputs of pass@k and pass^k, and of the pass
+    rate's interval over cases."""
 
     cases: int
     """Distinct case ids."""
@@ -115,16 +117,22 @@ class CaseCounts(NamedTuple):
     """Cases with at least one passed repetition."""
     every: int
     """Cases whose every repetition passed."""
+    passes: RateMoments = RateMoments()
+    """Passed results of each case out of its results, summed over cases."""
 
 
 def case_counts(results: Iterable[CaseResult]) -> CaseCounts:
     """:class:`CaseCounts` of ``results`` in memory (the store counts the same in SQL)."""
     passes = case_passes(results).values()
+    moments = RateMoments()
+    for n, passed in passes:
+        moments = moments.plus(passed, n)
     return CaseCounts(
         cases=len(passes),
         k=max((n for n, _ in passes), default=0),
         some=sum(passed > 0 for _, passed in passes),
         every=sum(passed == n for n, passed in passes),
+        passes=moments,
     )
 
 

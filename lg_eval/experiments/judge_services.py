@@ -213,11 +213,16 @@ class LocalJudgeServices:
 
     limiter: RateLimiter | None = None
     cache: JudgeCache | None = None
+    budget: RateLimiter | None = None
+    """A limiter that outlives the run (a watch's hourly judge budget), held before
+    ``limiter``."""
 
     @contextmanager
     def active(self) -> Iterator[LocalJudgeServices]:
-        """Route the judge calls of this context through the cache, then the limiter."""
+        """Route the judge calls of this context through the cache, then the limiters."""
         with ExitStack() as stack:
+            if self.budget is not None:
+                stack.enter_context(self.budget.active())
             if self.limiter is not None:
                 stack.enter_context(self.limiter.active())
             if self.cache is not None:
@@ -225,16 +230,22 @@ class LocalJudgeServices:
             yield self
 
     def stats(self) -> dict[str, Any]:
-        """As :meth:`JudgeServices.stats`."""
+        """As :meth:`JudgeServices.stats`, with ``"budget"``: the budget's counters over its
+        whole life (every run that shared it), or None."""
         return {
             "cache": None if self.cache is None else self.cache.stats.as_dict(),
             "limiter": None if self.limiter is None else self.limiter.stats().as_dict(),
+            "budget": None if self.budget is None else self.budget.stats().as_dict(),
         }
 
 
 @contextmanager
 def judge_services(
-    executor: Any, limits: RateLimits | Mapping[str, Any] | None, cache: Path | None
+    executor: Any,
+    limits: RateLimits | Mapping[str, Any] | None,
+    cache: Path | None,
+    *,
+    budget: RateLimiter | None = None,
 ) -> Iterator[JudgeServices | LocalJudgeServices | None]:
     """The judge limiter and cache a run's partitions share, for the executor running them.
 
@@ -243,14 +254,20 @@ def judge_services(
     :class:`LocalJudgeServices`. ``None`` when there is nothing to share (no limits, no
     cache); another executor (its own processes) gets None too and each worker opens the
     cache file itself, and limits are refused there (they would hold per process only).
+    ``budget``: a limiter the caller keeps across runs (local executor only).
     """
     from lg_eval.executors import LocalExecutor
     from lg_eval.executors.ray import RayExecutor
 
     checked = None if limits is None else RateLimits.of(limits)
-    if checked is None and cache is None:
+    if checked is None and cache is None and budget is None:
         yield None
         return
+    if budget is not None and not isinstance(executor, LocalExecutor):
+        raise InvalidOptionError(
+            f"judge_budget= with executor {type(executor).__name__}: an hourly judge budget "
+            "is held in this process, so it needs executor='local'."
+        )
     if isinstance(executor, RayExecutor):
         executor.start()
         services = JudgeServices.start(limits=checked, cache=cache)
@@ -262,7 +279,8 @@ def judge_services(
     if isinstance(executor, LocalExecutor):
         opened = None if cache is None else JudgeCache(cache)
         try:
-            yield LocalJudgeServices(None if checked is None else RateLimiter(checked), opened)
+            limiter = None if checked is None else RateLimiter(checked)
+            yield LocalJudgeServices(limiter, opened, budget)
         finally:
             if opened is not None:
                 opened.close()
@@ -277,12 +295,15 @@ def judge_services(
 
 def services_record(stats: dict[str, Any]) -> dict[str, Any]:
     """What a run record keeps of its services' :meth:`~JudgeServices.stats`: the cache's
-    hits and savings (``judge_cache``) and the limiter's counters (``judge_limiter``)."""
+    hits and savings (``judge_cache``), the limiter's counters (``judge_limiter``) and an
+    hourly budget's, counted since it was made (``judge_budget_used``)."""
     kept: dict[str, Any] = {}
     if stats.get("cache") is not None:
         kept["judge_cache"] = {"enabled": True, **stats["cache"]}
     if stats.get("limiter") is not None:
         kept["judge_limiter"] = stats["limiter"]
+    if stats.get("budget") is not None:
+        kept["judge_budget_used"] = stats["budget"]
     return kept
 
 

@@ -3,16 +3,24 @@
 Two processes running the same run id at once would both play the cases left and
 store each other's half-finished work as their own. So a run takes a lease before it
 touches the run's record: a row in ``lg_eval_leases`` (one of the store's tables)
-naming its owner — host, process id and a random token — and when it expires.
-While the run lives a daemon thread renews the expiry every ``heartbeat`` seconds;
-the run deletes the row when it ends.
+naming its owner — a random token, and for messages its host and process id — and when
+it expires. While the run lives a daemon thread renews the expiry every ``heartbeat``
+seconds; the run deletes the row when it ends.
 
-A second run on the same id gets :class:`~lg_eval.errors.RunInUseError` naming the
-owner and the expiry. A lease is stale, and taken over, when its expiry has passed
-(the owner was killed or lost its store) or at once when the owner ran on this host and
-its process no longer exists (``kill -9`` then resume does not wait for the expiry).
-Taking over is a compare-and-set on the old token, so of two runs racing for a stale
-lease exactly one wins.
+Ownership is the token, and liveness is the renewal: a second run on the same id gets
+:class:`~lg_eval.errors.RunInUseError` naming the owner and the expiry, until the expiry
+passes without a renewal (the owner was killed, paused or lost its store). The one
+shortcut: when the owner ran in this very process namespace (same host, same boot, same
+PID namespace, kept in the ``host`` column) and its process no longer exists, the lease
+is taken at once (``kill -9`` then resume does not wait). A process id seen from another
+PID namespace (a container with host networking has the same host name) says nothing, so
+such an owner is presumed live until its lease expires. Taking over is a compare-and-set
+on the old token, so of two runs racing for a stale lease exactly one wins.
+
+A lease fences the store (:meth:`~lg_eval.experiments.store.ResultStore.fence`): each of
+the run's write transactions, and each renewal, checks that the lease is still its own. A
+run paused past its expiry (``SIGSTOP``, a frozen VM) whose id another run took over meanwhile
+gets :class:`~lg_eval.errors.LeaseLostError` at its next write and stores nothing more.
 
 The expiry and heartbeat default to 30 s and 5 s; ``LG_EVAL_LEASE_TTL`` and
 ``LG_EVAL_LEASE_HEARTBEAT`` (seconds) change them, e.g. for tests. Expiry times come
@@ -32,8 +40,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from lg_eval.errors import InvalidOptionError, RunInUseError, StoreError
-from lg_eval.experiments.store import ResultStore
+from lg_eval.errors import InvalidOptionError, LeaseLostError, RunInUseError, StoreError
+from lg_eval.experiments.store import Read, ResultStore
 
 DEFAULT_TTL = 30.0
 DEFAULT_HEARTBEAT = 5.0
@@ -43,22 +51,53 @@ _READ = "SELECT host, pid, token, expires_at FROM lg_eval_leases WHERE run_id = 
 
 @dataclass(frozen=True)
 class Owner:
-    """Who holds a lease and until when (seconds since the epoch, the owner's clock)."""
+    """Who holds a lease and until when (seconds since the epoch, the owner's clock).
+
+    ``host`` is the host name followed by the process namespace the ``pid`` belongs to
+    (``ci-7 pidns:4026531836 boot:6f0c…``): a process id means something only there."""
 
     host: str
     pid: int
     token: str
     expires_at: float
 
+    @property
+    def hostname(self) -> str:
+        """The host name alone."""
+        return self.host.partition(" ")[0]
+
     def describe(self) -> str:
         """``pid 123 on host h``: the owner as a message names it (never the token)."""
-        return f"pid {self.pid} on host {self.host}"
+        apart = self.host != here() and self.hostname == socket.gethostname()
+        return f"pid {self.pid} on host {self.hostname}" + (
+            " in another PID namespace" if apart else ""
+        )
 
     def stale(self, now: float) -> bool:
-        """Whether the lease may be taken over: expired, or its process on this host is gone."""
+        """Whether the lease may be taken over: expired, or its owner ran in this process
+        namespace and is gone."""
         if self.expires_at <= now:
             return True
-        return self.host == socket.gethostname() and not _alive(self.pid)
+        return self.host == here() and not _alive(self.pid)
+
+
+def here() -> str:
+    """This process's host and process namespace, as a lease's ``host`` column holds them:
+    the host name, then (on Linux) the PID namespace and the boot id, the only place where
+    this process's id names this process."""
+    parts = [socket.gethostname()]
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")  # pid:[4026531836]
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            parts += [f"pidns:{namespace.strip('pid:[]')}", f"boot:{boot.read().strip()}"]
+    except OSError:
+        pass  # no /proc: the host name is all there is
+    return " ".join(parts)
+
+
+def new_token() -> str:
+    """A fresh owner token (a run that forks a writer makes it before the fork)."""
+    return secrets.token_hex(16)
 
 
 @dataclass
@@ -81,8 +120,12 @@ class Lease:
         *,
         ttl: float | None = None,
         heartbeat: float | None = None,
+        token: str | None = None,
     ) -> Lease:
-        """Take the lease on ``run_id`` (taking over a stale one) and start renewing it.
+        """Take the lease on ``run_id`` (taking over a stale one), fence the store with it
+        and start renewing it. ``token``: the owner token to hold it under (default: a new
+        one; a run gives one it handed to a process it forked, which fences its own store
+        connection with it).
 
         Raises:
             RunInUseError: another live run holds the lease (the message names its
@@ -97,7 +140,7 @@ class Lease:
                 f"heartbeat={heartbeat}: below the lease expiry ttl={ttl}, so a live run's "
                 "lease is renewed before it expires."
             )
-        mine = Owner(socket.gethostname(), os.getpid(), secrets.token_hex(16), 0.0)
+        mine = Owner(here(), os.getpid(), token or new_token(), 0.0)
         for _ in range(3):  # a lost race re-reads the row once more before giving up
             now = time.time()
             mine = Owner(mine.host, mine.pid, mine.token, now + ttl)
@@ -119,6 +162,7 @@ class Lease:
             won = _read(store, run_id)
             if won is not None and won.token == mine.token:
                 lease = cls(store, run_id, mine, ttl, heartbeat)
+                fence(store, run_id, mine.token)
                 lease._start()
                 return lease
         held = _read(store, run_id)
@@ -135,6 +179,7 @@ class Lease:
             return
         self._stop.set()
         thread.join()
+        self.store.fence(self.run_id, None)
         with contextlib.suppress(StoreError):
             self.store.execute_many(
                 "DELETE FROM lg_eval_leases WHERE run_id = ? AND token = ?",
@@ -150,20 +195,53 @@ class Lease:
     def _renew(self) -> None:
         while not self._stop.wait(self.heartbeat):
             try:
-                self.store.execute_many(
+                renewed = self.store.execute_many(
                     "UPDATE lg_eval_leases SET expires_at = ? WHERE run_id = ? AND token = ?",
                     [(time.time() + self.ttl, self.run_id, self.owner.token)],
                 )
             except Exception:
                 continue  # a store that is down now may be back by the next beat
+            if not renewed:
+                return  # taken over: the fence stops the run's next write
 
 
 def _read(store: ResultStore, run_id: str) -> Owner | None:
     rows = store.query(_READ, (run_id,))
-    if not rows:
-        return None
-    host, pid, token, expires_at = rows[0]
-    return Owner(str(host), int(pid), str(token), float(expires_at))
+    return _owner(rows[0]) if rows else None
+
+
+def _owner(row: tuple[object, ...]) -> Owner:
+    host, pid, token, expires_at = row
+    return Owner(str(host), int(str(pid)), str(token), float(str(expires_at)))
+
+
+def fence(store: ResultStore, run_id: str, token: str) -> None:
+    """Make every write of ``run_id``'s rows through ``store`` check first, inside its
+    transaction, that the lease is held by ``token`` (:class:`LeaseLostError` if not).
+
+    A lease fences the store it was taken in; a process that writes the run's results on
+    a connection of its own (the scoring process) fences that one with the same token.
+    """
+    lock = " FOR SHARE" if store.postgres else ""  # a takeover waits for the write to end
+
+    def check(read: Read) -> None:
+        rows = read(_READ + lock, (run_id,))
+        held = _owner(rows[0]) if rows else None
+        if held is None or held.token != token:
+            raise _lost(store, run_id, held)
+
+    store.fence(run_id, check)
+
+
+def _lost(store: ResultStore, run_id: str, held: Owner | None) -> LeaseLostError:
+    now = "no run holds it now" if held is None else f"{held.describe()} holds it now"
+    return LeaseLostError(
+        f"Run {run_id!r} in {store.url} lost its lease ({now}): this run was paused or cut "
+        "off from the store past the lease's expiry, and another run took the run id over. "
+        "It stopped before writing again; what it stored before is kept, and the run "
+        "holding the id goes on from there.",
+        owner=None if held is None else held.describe(),
+    )
 
 
 def _in_use(store: ResultStore, run_id: str, held: Owner, now: float) -> RunInUseError:
@@ -212,4 +290,4 @@ def _alive(pid: int) -> bool:
     return not (state and state[0] in {"Z", "X"})
 
 
-__all__ = ["DEFAULT_HEARTBEAT", "DEFAULT_TTL", "Lease", "Owner"]
+__all__ = ["DEFAULT_HEARTBEAT", "DEFAULT_TTL", "Lease", "Owner", "fence", "here", "new_token"]

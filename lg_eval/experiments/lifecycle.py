@@ -84,17 +84,20 @@ class RunLifecycle:
         info: RunInfo,
         progress: Progress | None,
         lease: Lease | None = None,
+        token: str | None = None,
     ) -> RunLifecycle:
         """Take the lease on the run id (or keep ``lease``, taken on it already: a sweep
         holds it while it lists threads), then record the run described by ``info`` as
-        running (resuming a stored one). The caller releases the lease with
-        :meth:`release` (``recording`` does) even when it fails before recording.
+        running (resuming a stored one); ``token``: the owner token to take it under (one
+        already handed to a process that writes the run's results). The caller releases
+        the lease with :meth:`release` (``recording`` does) even when it fails before
+        recording.
 
         Raises:
             RunInUseError: another live run holds the run id.
             StoreError: the run id exists for another dataset or another version of it.
         """
-        lease = lease or Lease.acquire(store, info.run_id)
+        lease = lease or Lease.acquire(store, info.run_id, token=token)
         try:
             info, resumed = store.begin_run(info)
             stored = store.finished(info.run_id)

@@ -87,12 +87,14 @@ def scrub_secrets(value: Any, environ: Mapping[str, str] | None = None) -> Any:
 
 
 def redacted(result: CaseResult, redactor: Redactor | None) -> CaseResult:
-    """``result`` with ``redactor`` applied to every string taken from the thread, and to
-    the expectations stored beside it (a case's expected answer holds what the thread says)."""
+    """``result`` with ``redactor`` applied to every string taken from the thread (and to
+    the expectations shown beside the agent's answers and calls: a case's expected answer
+    holds what the thread says)."""
     if redactor is None:
         return result
     data = result.model_dump(mode="json")
-    for field in ("error", "turns", "notes", "expected_tool_calls", "expected_output"):
+    fields = ("error", "turns", "output", "expected_output", "answers", "notes")
+    for field in (*fields, "expected_tool_calls"):
         data[field] = redact_strings(data[field], redactor)
     for row in data["scores"]:
         for field in ("comment", "metadata", "error"):

@@ -55,16 +55,50 @@ class ScoreRow(_Model):
 
 
 class PlayedTurnRecord(_Model):
-    """One scripted turn as it was played: what was sent and what the graph asked after it."""
+    """One turn as it was played: who wrote it, what was sent and what the graph asked or
+    answered after it."""
 
     index: int
     kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    by: str = Field(
+        default="script",
+        description="Who wrote what was sent: script, user (the simulated user), reviewer "
+        "(the simulated reviewer) or recording.",
+    )
     sent: Any = Field(default=None, description="The value sent (input, resume value, ...).")
     asked: list[dict[str, Any]] = Field(
         default_factory=list,
         description="The interrupts pending after the turn: {'id', 'path', 'value'} each.",
     )
     error: str | None = None
+    reply: str | None = Field(
+        default=None,
+        description="What the agent answered when the turn ended, as the simulated user read "
+        "it (None outside a simulated conversation, and for a turn that asked or raised).",
+    )
+
+
+class SimulationRecord(_Model):
+    """A case's simulated conversation: why it ended and what the simulated user's model
+    cost, counted apart from the case's ``tokens`` and ``cost`` (the agent's and the
+    judges')."""
+
+    stop: str | None = Field(
+        default=None,
+        description="Why it ended: user (the user said it was done), state (the stop "
+        "predicate held), tool_call (the expected call was made), finished (the graph "
+        "finished asking nothing), max_turns; None: it did not end (a turn raised).",
+    )
+    detail: str | None = Field(
+        default=None,
+        description="The user's last words (not sent), the predicate, the call made, or the "
+        "turn limit.",
+    )
+    user_turns: int = Field(default=0, description="Turns the simulated user wrote.")
+    calls: int = Field(default=0, description="The simulated user's model calls.")
+    tokens: int = 0
+    cost: float | None = None
+    latency_s: float = Field(default=0.0, description="Wall time of those calls.")
 
 
 class CaseResult(_Model):
@@ -85,20 +119,41 @@ class CaseResult(_Model):
         default=None,
         description="The case's expected.tool_calls, {'name', 'args'} each (args None: any).",
     )
+    output: str | None = Field(
+        default=None,
+        description="The answer the thread ended with, as a case's expected.output is compared "
+        "with it: the last assistant message without tool calls of the final state, else its "
+        "first answer key (lg_eval.inputs.final_answer); None: it gave none.",
+    )
     expected_output: str | dict[str, Any] | None = Field(
         default=None,
-        description="The case's expected.output: the text, or {'contains': [...]} / "
-        "{'equals': '...'}.",
+        description="The case's expected.output: the exact answer, {'equals': text} or "
+        "{'contains': [keywords]} (None: the case states none).",
+    )
+    answers: list[str | None] | None = Field(
+        default=None,
+        description="What the agent answered, per turn of the thread (as trajectory): the "
+        "final answer of a turn that completed (its last assistant message, else the state's "
+        "answer key); None for a turn that paused or raised, or that ended on another message.",
     )
     tool_calls: list[dict[str, Any]] | None = Field(
         default=None,
         description="The tool calls in the thread's final messages, in call order: "
-        "{'name', 'args', 'id'} each (None: the final state holds no messages).",
+        "{'name', 'args', 'id'} each, as it ran: a call a reviewer edited carries the model's "
+        "call as 'proposed', one that did not run has 'executed': False (None: the final "
+        "state holds no messages).",
     )
     turns: list[PlayedTurnRecord] = Field(default_factory=list)
+    simulation: SimulationRecord | None = Field(
+        default=None, description="The simulated conversation (None: no simulated user)."
+    )
     error: str | None = None
     latency_s: float = Field(default=0.0, description="Wall time of playing and scoring.")
-    tokens: int = Field(default=0, description="Tokens from usage_metadata (thread + judges).")
+    tokens: int = Field(
+        default=0,
+        description="Tokens from usage_metadata (thread + judges; the simulated user's are "
+        "in simulation).",
+    )
     cost: float | None = None
     model_calls: int = 0
     attempts: int = Field(default=1, description="1 + the retries after infrastructure errors.")
@@ -221,5 +276,6 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "ScoreRow",
+    "SimulationRecord",
     "checked_run",
 ]

@@ -42,6 +42,7 @@ from lg_eval.experiments._writer import BatchWriter
 from lg_eval.experiments.case_threads import CaseThreads
 from lg_eval.experiments.checks import check_evaluators
 from lg_eval.experiments.judge_cache import DEFAULT_CACHE, JudgeCache
+from lg_eval.experiments.lease import new_token
 from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id, run_info
 from lg_eval.experiments.options import Progress, RunOptions
 from lg_eval.experiments.redaction import RedactOption, make_redactor
@@ -234,12 +235,14 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
     resolver = EvaluatorResolver(dataset)
     check_evaluators(dataset, resolver)
     CaseTargets(options.target, dataset, None)
+    token = new_token()  # the lease's, handed to the scoring process before it forks
     async with AsyncExitStack() as stack:
         spec = scoring_spec(
             options.scoring, run_id=run_id, target=options.target, dataset=dataset,
             checkpointer=options.checkpointer, store=options.store, timeout=options.timeout,
             repetitions=options.repetitions, thresholds=options.thresholds,
             require_verdict=options.require_verdict, retries=options.retries, redactor=redactor,
+            lease_token=token,
         )  # fmt: skip
         # Forked before this process opens a connection, so it shares none of them.
         scorer = None if spec is None else ScoringProcess(spec, options.concurrency)
@@ -269,6 +272,7 @@ async def _orchestrate(options: RunOptions, *, blocking: bool) -> ExperimentRun:
             store,
             run_info(options, dataset, run_id, targets.describe(), store, scoring),
             options.progress,
+            token=token,
         )
         stack.callback(run.release)  # if setup fails before the run is recorded
         plans = [

@@ -18,7 +18,12 @@ Opening a store (:class:`~lg_eval.experiments.ResultStore`) reads it first:
 Version 2 is the first recorded one: version 1 plus the version table. Version 3 adds the
 viewer's indexes (a run's cases and scores in case order, its failed and its errored
 feedback rows), made by the current DDL, so that a store already at version 3 opens without
-a write (a read-only store opens too).
+a write (a read-only store opens too). Version 4 keeps what the agent answered in each case
+result (``output``, ``expected_output``, ``answers`` in the result JSON): no table changes,
+and rows written before it read with those fields empty; the version says that an older
+lg_eval, which refuses fields it does not know, cannot read the rows written since. Version 5
+keeps who wrote each played turn and what the agent answered it (``by``, ``reply``) and a
+simulated conversation's record (``simulation``), again in the result JSON alone.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 
 from lg_eval.errors import StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 """The version of the results store this lg_eval writes."""
 
 _VERSION_TABLE = (
@@ -38,6 +43,8 @@ _VERSION_TABLE = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (_VERSION_TABLE,),
     2: (),  # the viewer's indexes: every one in the current DDL, run after these steps
+    3: (),  # the agent's answers: new fields of the result JSON, no table changes
+    4: (),  # speakers and simulated conversations: new fields of the result JSON
 }
 """Per version ``n``: the statements that make a version-``n`` store a version ``n + 1`` one."""
 

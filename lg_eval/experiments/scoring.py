@@ -8,7 +8,8 @@
   partial args; output → exact match or keywords; ``max_steps`` → a step cap).
 * :func:`reference_of`: the case's expectations as the ``reference_outputs`` dict.
 * :func:`case_outputs`: the thread as ``{"trajectory", "thread", "messages", "output"}``,
-  so graph, tool-call and text evaluators each find their field.
+  so graph, tool-call and text evaluators each find their field; :func:`turn_answers`:
+  what the agent answered, turn by turn.
 * :func:`score_rows`: read feedback to :class:`ScoreRow` with its pass/fail verdict (a
   score outside its range, :func:`lg_eval.feedback.check_score`, is the row's error).
 * :func:`score_thread`: a thread scored into a :class:`CaseResult`, an effect core: one
@@ -44,7 +45,7 @@ from lg_eval.experiments.results import CaseResult, CaseStatus, ScoreRow
 from lg_eval.feedback import Feedback
 from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
-from lg_eval.messages import tool_calls_from_messages
+from lg_eval.messages import CallOutcome, call_outcomes
 from lg_eval.scoring import EvaluatorCall, Scored, call_evaluators, read_outcome
 from lg_eval.trajectory import ThreadTrajectory
 from lg_eval.verdicts import case_verdict, verdict
@@ -140,7 +141,7 @@ def builtin_checks(expected: Expected, listed: list[CaseEvaluator]) -> list[Case
     checks: list[CaseEvaluator] = []
     if expected.trajectory is not None and "trajectory" not in reads:
         checks.append(CaseEvaluator("graph_trajectory_strict_match", graph_trajectory_strict_match))
-    if expected.tool_calls is not None and "messages" not in reads:
+    if expected.tool_calls is not None and reads.isdisjoint({"messages", "calls"}):
         checks.append(CaseEvaluator("tool_sequence", _TOOL_CALLS))
     output = expected.output
     if output is not None and "output" not in reads:
@@ -190,6 +191,17 @@ def _answer(thread: ThreadTrajectory, messages: list[Any] | None) -> str | None:
     return final_answer(state)
 
 
+def turn_answers(thread: ThreadTrajectory) -> list[str | None]:
+    """What the agent answered, per turn of ``thread``: the final answer
+    (:func:`lg_eval.inputs.final_answer`) of a completed turn's flat result (its last
+    message, or its state values when they hold no messages), read without decoding the
+    turn's state; None for a turn that paused or raised (it asked or failed instead), or
+    whose last message is no assistant answer."""
+    return [
+        final_answer(turn.result) if turn.status == "completed" else None for turn in thread.turns
+    ]
+
+
 def thread_usage(messages: list[Any] | None) -> Usage:
     """Model calls, tokens and cost of the thread's AI messages (``usage_metadata``)."""
     usage = Usage()
@@ -213,8 +225,10 @@ def score_thread(
     require_verdict: bool = False,
 ) -> Core[CaseResult]:
     """Score ``thread`` with ``evaluators`` into ``result`` (returned): its trajectory,
-    tool calls, one row per feedback (an evaluator that raised is an error row, named by
-    :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and status.
+    tool calls, the agent's answers (the final one, :attr:`CaseResult.output`, and one per
+    turn, :func:`turn_answers`), one row per feedback (an evaluator that raised is an error
+    row, named by :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and
+    status.
 
     Each evaluator is handed ``outputs`` (:func:`case_outputs`), ``reference`` (or its
     built-in check's own) and ``inputs``, through the one scoring step
@@ -225,8 +239,9 @@ def score_thread(
     """
     result.trajectory = thread.to_graph_trajectory().steps
     messages = final_messages(thread)
-    result.tool_calls = recorded_tool_calls(messages)
+    result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
     outputs = case_outputs(thread, messages)
+    result.output, result.answers = outputs.get("output"), turn_answers(thread)
     usage = thread_usage(messages)
     calls = [item.calling(outputs, reference, inputs) for item in evaluators if item.gap is None]
     outcomes = yield call_evaluators(calls)
@@ -241,16 +256,29 @@ def score_thread(
     return result
 
 
-def recorded_tool_calls(messages: list[Any] | None) -> list[dict[str, Any]] | None:
-    """The tool calls of the final messages, as stored JSON data (None when there are no
-    messages, or when they are not in a shape the message reader knows)."""
-    if messages is None:
+def recorded_tool_calls(thread: ThreadTrajectory | None) -> list[dict[str, Any]] | None:
+    """The tool calls of the thread's final messages, in call order, as stored JSON data:
+    ``{"name", "args", "id"}``, each as its tool ran; an edited call carries the model's
+    call as ``proposed`` (see :func:`lg_eval.messages.call_outcomes`), a call that did not
+    run is as proposed with ``"executed": False``. ``None`` when there is no thread, or its
+    messages are not in a shape the message reader knows.
+    """
+    if thread is None:
         return None
     try:
-        calls = tool_calls_from_messages(messages)
+        outcomes = call_outcomes(thread)
     except LgEvalError:
         return None
-    return [to_jsonable_python(dict(call), fallback=repr) for call in calls]
+    return [to_jsonable_python(_recorded(outcome), fallback=repr) for outcome in outcomes]
+
+
+def _recorded(outcome: CallOutcome) -> dict[str, Any]:
+    proposed, executed = outcome["proposed"], outcome["executed"]
+    if executed is None:
+        return {**proposed, "executed": False}
+    if executed == proposed:
+        return dict(executed)
+    return {**executed, "proposed": {"name": proposed["name"], "args": proposed["args"]}}
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -314,5 +342,6 @@ __all__ = [
     "score_thread",
     "status_of",
     "thread_usage",
+    "turn_answers",
     "verdict",
 ]

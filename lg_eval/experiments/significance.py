@@ -7,6 +7,11 @@ McNemar when every paired score of the key is a boolean, the Wilcoxon signed-ran
 the numeric scores otherwise (see :mod:`lg_eval.stats`). A pair whose score is missing or
 errored on either side is left out of that key's test. Per-case p-values are adjusted for
 the false discovery rate over the cases of each key; the pooled ones are not.
+
+With repetitions the pooled tests pair by case: a case's pairs are summed into one
+difference per case (:func:`lg_eval.stats.clustered_mcnemar_test`,
+:func:`~lg_eval.stats.clustered_difference_test`), since a case's repetitions are not
+independent of each other; without repetitions they are the tests above, over the pairs.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from lg_eval.stats import (
     PairedTest,
     PairedTestKind,
     adjust_per_case,
+    clustered_difference_test,
+    clustered_mcnemar_test,
     mcnemar_tests,
     wilcoxon_tests,
 )
@@ -44,12 +51,12 @@ def paired_tests(
         ]
         if pairs:
             per_case[case_id] = pairs
-    pooled = [pair for pairs in per_case.values() for pair in pairs]
-    if not pooled:
+    jobs = [_jobs(case_id, pairs) for case_id, pairs in per_case.items()]
+    if not jobs:
         return []
-    tests = _run(_jobs(None, pooled), alpha, interval=True)
-    per_case_jobs = [job for case_id, pairs in per_case.items() for job in _jobs(case_id, pairs)]
-    return adjust_per_case(tests + _run(per_case_jobs, alpha, interval=False))
+    order = _keys(pair for pairs in per_case.values() for pair in pairs)
+    tests = _pooled(jobs, order, alpha)
+    return adjust_per_case(tests + _run([job for found in jobs for job in found], alpha))
 
 
 @dataclass(frozen=True)
@@ -62,9 +69,9 @@ class _Job:
     pairs: list[tuple[Any, Any]]
 
 
-def _jobs(case_id: str | None, pairs: Sequence[Pair]) -> list[_Job]:
-    """The tests of one case (or of all pooled): its status, then each key scored on both
-    sides of some pair, McNemar when every paired score is a bool, else Wilcoxon."""
+def _jobs(case_id: str, pairs: Sequence[Pair]) -> list[_Job]:
+    """The tests of one case: its status, then each key scored on both sides of some
+    pair, McNemar when every paired score is a bool, else Wilcoxon."""
     status = [(a.status == "passed", b.status == "passed") for a, b in pairs]
     jobs = [_Job("mcnemar", case_id, None, status)]
     for key in _keys(pairs):
@@ -82,9 +89,32 @@ def _jobs(case_id: str | None, pairs: Sequence[Pair]) -> list[_Job]:
     return jobs
 
 
-def _run(jobs: Sequence[_Job], alpha: float, *, interval: bool) -> list[PairedTest]:
-    """The tests of ``jobs``, in their order; those of one kind and key made in one batch
-    (:func:`lg_eval.stats.mcnemar_tests`, :func:`~lg_eval.stats.wilcoxon_tests`)."""
+def _pooled(jobs: Sequence[Sequence[_Job]], order: Sequence[str], alpha: float) -> list[PairedTest]:
+    """The pooled tests from the cases' jobs (status first, then keys in ``order``),
+    pairing by case: McNemar when every case's test of the key is, else the scores' test
+    with booleans as 1 and 0. With one pair per case, the same numbers as the tests over
+    the pooled pairs."""
+    grouped: dict[str | None, list[_Job]] = {}
+    for found in jobs:
+        for job in found:
+            grouped.setdefault(job.key, []).append(job)
+    tests = []
+    for key in (None, *order):
+        cases = grouped.get(key)
+        if not cases:
+            continue
+        if all(job.test == "mcnemar" for job in cases):
+            clusters = [job.pairs for job in cases]
+            tests.append(clustered_mcnemar_test(clusters, key=key, alpha=alpha))
+        else:
+            clusters = [[(float(a), float(b)) for a, b in job.pairs] for job in cases]
+            tests.append(clustered_difference_test(clusters, key=key, alpha=alpha))
+    return tests
+
+
+def _run(jobs: Sequence[_Job], alpha: float) -> list[PairedTest]:
+    """The per-case tests of ``jobs``, in their order; those of one kind and key made in
+    one batch (:func:`lg_eval.stats.mcnemar_tests`, :func:`~lg_eval.stats.wilcoxon_tests`)."""
     batches: dict[tuple[PairedTestKind, str | None], list[int]] = defaultdict(list)
     for index, job in enumerate(jobs):
         batches[(job.test, job.key)].append(index)
@@ -95,7 +125,7 @@ def _run(jobs: Sequence[_Job], alpha: float, *, interval: bool) -> list[PairedTe
         made = (
             mcnemar_tests(samples, case_ids=case_ids, key=key, alpha=alpha)
             if test == "mcnemar"
-            else wilcoxon_tests(samples, case_ids=case_ids, key=key, alpha=alpha, interval=interval)
+            else wilcoxon_tests(samples, case_ids=case_ids, key=key, alpha=alpha)
         )
         found.update(zip(indices, made, strict=True))
     return [found[i] for i in range(len(jobs))]

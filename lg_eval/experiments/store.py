@@ -16,17 +16,25 @@ Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
 identity, so a result is stored at most once) and each :meth:`ResultStore.write`
 is one transaction, so a case is either fully in the store or not at all. SQLite
 files are created ``0600`` in a ``0700`` directory and run in WAL mode.
+
+A run that holds its run id's lease fences the store (:meth:`ResultStore.fence`): every
+transaction that writes the run's rows first checks, inside that transaction, that the
+lease is still the run's, so a run that lost it (paused past its expiry while another run
+took the id over) stops before it writes anything.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from lg_eval._visible import visible
 from lg_eval.arguments import checked_path
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
@@ -34,8 +42,14 @@ from lg_eval.experiments._upstream import redact_url
 from lg_eval.experiments.aggregate import CaseCounts, Latencies
 from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 from lg_eval.experiments.schema_version import SCHEMA_VERSION, prepare
+from lg_eval.stats import RateMoments
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
+
+Read = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+"""Run a ``SELECT`` (``?`` placeholders) inside the transaction under way."""
+Guard = Callable[[Read], None]
+"""A fence's check: raises when the run must not write (its lease is no longer its own)."""
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS lg_eval_runs (
@@ -115,6 +129,7 @@ class ResultStore:
         self._lock = threading.Lock()
         self._raw_url = url  # only for scrubbing driver messages; never shown
         self._errors = errors if errors is not None else _driver_errors(postgres)
+        self._fences: dict[str, Guard] = {}
         self.url = redact_url(url)
         with self._lock, self._guard():
             schema = (*_SCHEMA, *_ENGINE_INDEXES[postgres])
@@ -129,6 +144,33 @@ class ResultStore:
 
     # --- writing -----------------------------------------------------------------------------
 
+    def fence(self, run_id: str, guard: Guard | None) -> None:
+        """From now on, check ``guard`` at the start of every transaction that writes
+        ``run_id``'s rows (None: stop checking). The check runs inside the transaction,
+        after it took the write lock (SQLite ``BEGIN IMMEDIATE``) or with the rows it reads
+        locked (Postgres ``FOR SHARE``, appended by the guard), so nothing can change what
+        it read before the transaction commits."""
+        with self._lock:
+            if guard is None:
+                self._fences.pop(run_id, None)
+            else:
+                self._fences[run_id] = guard
+
+    def _fenced(self, cursor: Any, run_ids: Sequence[str]) -> None:
+        """Begin the write transaction and run the guards of ``run_ids`` in it."""
+        fences = self._fences
+        guards = [fences[run_id] for run_id in dict.fromkeys(run_ids) if run_id in fences]
+        if not guards:
+            return
+        if not self._postgres and not self._conn.in_transaction:
+            cursor.execute("BEGIN IMMEDIATE")  # the write lock first: what is read stays true
+
+        def read(statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+            return list(cursor.execute(self._sql(statement), params).fetchall())
+
+        for guard in guards:
+            guard(read)
+
     def begin_run(self, info: RunInfo) -> tuple[RunInfo, bool]:
         """Record a run as running; ``(info, resumed)``: an existing run keeps its start time.
 
@@ -142,6 +184,7 @@ class ResultStore:
                 " finished_at, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (info.run_id, info.dataset, info.dataset_hash, info.status,
                  info.started_at.isoformat(), None, info.model_dump_json()),
+                run_id=info.run_id,
             )  # fmt: skip
             return info, False
         if (existing.dataset, existing.dataset_hash) != (info.dataset, info.dataset_hash):
@@ -160,6 +203,7 @@ class ResultStore:
         self._execute(
             "UPDATE lg_eval_runs SET status = ?, finished_at = ?, info = ? WHERE run_id = ?",
             (info.status, finished, info.model_dump_json(), info.run_id),
+            run_id=info.run_id,
         )
 
     def write(self, results: Sequence[tuple[int, CaseResult]]) -> None:
@@ -183,6 +227,7 @@ class ResultStore:
         with self._lock, self._guard():
             try:
                 cursor = self._conn.cursor()
+                self._fenced(cursor, [result.run_id for _, result in results])
                 cursor.executemany(self._sql(_INSERT_CASE), cases)
                 if scores:
                     cursor.executemany(self._sql(_INSERT_SCORE), scores)
@@ -194,14 +239,18 @@ class ResultStore:
     # --- reading -----------------------------------------------------------------------------
 
     def run_info(self, run_id: str) -> RunInfo | None:
-        """The stored record of ``run_id``, or None."""
+        """The stored record of ``run_id``, or None.
+
+        Raises:
+            StoreError: the stored record does not read as a run record (:func:`stored`).
+        """
         rows = self._query("SELECT info FROM lg_eval_runs WHERE run_id = ?", (run_id,))
-        return RunInfo.model_validate_json(rows[0][0]) if rows else None
+        return stored(RunInfo, rows[0][0], self.url, run_id, "record") if rows else None
 
     def runs(self) -> list[RunInfo]:
         """Every stored run, oldest first."""
-        rows = self._query("SELECT info FROM lg_eval_runs ORDER BY started_at, run_id", ())
-        return [RunInfo.model_validate_json(info) for (info,) in rows]
+        rows = self._query("SELECT run_id, info FROM lg_eval_runs ORDER BY started_at, run_id", ())
+        return [stored(RunInfo, info, self.url, str(run_id), "record") for run_id, info in rows]
 
     def finished(self, run_id: str) -> dict[tuple[str, int], str]:
         """The status of every result stored for ``run_id``, by ``(case_id, repetition)``."""
@@ -220,19 +269,21 @@ class ResultStore:
         if info is None:
             known = ", ".join(i.run_id for i in self.runs()[-5:]) or "none"
             raise StoreError(f"No run {run_id!r} in {self.url}; latest runs: {known}.")
-        scores = _grouped_scores(
+        scores = grouped_scores(
             self._query(
                 "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
                 " ORDER BY case_id, repetition, idx",
                 (run_id,),
-            )
+            ),
+            self.url,
+            run_id,
         )
         rows = self._query(
             "SELECT case_id, repetition, result FROM lg_eval_cases WHERE run_id = ?"
             " ORDER BY ordinal, repetition",
             (run_id,),
         )
-        results = list(_with_scores(rows, scores))
+        results = list(with_scores(rows, scores, self.url, run_id))
         return ExperimentRun(info=info, results=results)
 
     def iter_results(self, run_id: str, *, batch: int = 500) -> Iterator[CaseResult]:
@@ -259,7 +310,7 @@ class ResultStore:
             if not page:
                 return
             scores = self._scores_of(run_id, sorted({str(row[1]) for row in page}))
-            yield from _with_scores([row[1:] for row in page], scores)
+            yield from with_scores([row[1:] for row in page], scores, self.url, run_id)
             if len(page) < batch:
                 return
             after = (int(page[-1][0]), int(page[-1][2]))
@@ -268,12 +319,14 @@ class ResultStore:
         self, run_id: str, case_ids: Sequence[str]
     ) -> dict[tuple[str, int], list[ScoreRow]]:
         marks = ", ".join("?" for _ in case_ids)
-        return _grouped_scores(
+        return grouped_scores(
             self._query(
                 "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
                 f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
                 (run_id, *case_ids),
-            )
+            ),
+            self.url,
+            run_id,
         )
 
     def status_counts(self, run_id: str) -> dict[str, int]:
@@ -290,13 +343,16 @@ class ResultStore:
         :func:`~lg_eval.experiments.aggregate.case_counts` of its results."""
         rows = self._query(
             "SELECT COUNT(*), MAX(n), SUM(CASE WHEN p > 0 THEN 1 ELSE 0 END),"
-            " SUM(CASE WHEN p = n THEN 1 ELSE 0 END) FROM (SELECT case_id, COUNT(*) AS n,"
+            " SUM(CASE WHEN p = n THEN 1 ELSE 0 END), SUM(p), SUM(n), SUM(p * p), SUM(p * n),"
+            " SUM(n * n) FROM (SELECT case_id, COUNT(*) AS n,"
             " SUM(CASE WHEN status = 'passed' THEN 1 ELSE 0 END) AS p FROM lg_eval_cases"
             " WHERE run_id = ? GROUP BY case_id) AS g",
             (run_id,),
         )
-        cases, k, some, every = rows[0]
-        return CaseCounts(int(cases), int(k or 0), int(some or 0), int(every or 0))
+        cases, k, some, every, *sums = (int(value or 0) for value in rows[0])
+        passed, results, passed_sq, cross, results_sq = sums
+        passes = RateMoments(cases, passed, results, passed_sq, cross, results_sq, k)
+        return CaseCounts(cases, k, some, every, passes)
 
     def latencies(self, run_id: str) -> Latencies:
         """p50, p95 and the maximum of ``run_id``'s latencies from SQL, equal to
@@ -344,6 +400,15 @@ class ResultStore:
 
     # --- plumbing ----------------------------------------------------------------------------
 
+    def reopen(self) -> ResultStore:
+        """Another store on the same database, over a connection of its own: for a thread
+        that must not wait for this store's queries (a connection serves one at a time).
+
+        Raises:
+            StoreError: the database cannot be opened again.
+        """
+        return open_store(self._raw_url)
+
     def close(self) -> None:
         with self._lock, self._guard():
             self._conn.close()
@@ -358,24 +423,32 @@ class ResultStore:
 
     # --- tables kept beside the store's own (a sweep's incremental state) --------------
 
-    def execute_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Run ``statement`` (``?`` placeholders) once per row, in one transaction.
+    def execute_many(
+        self, statement: str, rows: Sequence[Sequence[Any]], *, run_id: str | None = None
+    ) -> int:
+        """Run ``statement`` (``?`` placeholders) once per row, in one transaction; the
+        number of rows it changed.
 
         For tables other packages keep in the same database (a sweep's incremental
-        state), so they share the store's connection, lock and placeholder style. An
-        empty ``rows`` runs the statement once without parameters (DDL).
+        state, the leases), so they share the store's connection, lock and placeholder
+        style. An empty ``rows`` runs the statement once without parameters (DDL).
+        ``run_id``: the run whose rows these are, checked by its fence (:meth:`fence`).
         """
         with self._lock, self._guard():
             try:
                 cursor = self._conn.cursor()
+                if run_id is not None:
+                    self._fenced(cursor, [run_id])
                 if rows:
                     cursor.executemany(self._sql(statement), rows)
                 else:
                     cursor.execute(statement)
+                changed = max(0, int(cursor.rowcount or 0))
                 self._conn.commit()
             except BaseException:
                 self._conn.rollback()
                 raise
+        return changed
 
     def query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows ``statement`` (``?`` placeholders) selects, read in its own transaction."""
@@ -388,10 +461,12 @@ class ResultStore:
         """Driver errors inside as a StoreError naming the store (see :mod:`._connect`)."""
         return driver_errors(self._raw_url, self._errors)
 
-    def _execute(self, statement: str, params: Sequence[Any]) -> None:
+    def _execute(self, statement: str, params: Sequence[Any], *, run_id: str) -> None:
         with self._lock, self._guard():
             try:
-                self._conn.execute(self._sql(statement), params)
+                cursor = self._conn.cursor()
+                self._fenced(cursor, [run_id])
+                cursor.execute(self._sql(statement), params)
                 self._conn.commit()
             except BaseException:
                 self._conn.rollback()
@@ -406,21 +481,57 @@ class ResultStore:
                     self._conn.rollback()
 
 
-def _grouped_scores(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, int], list[ScoreRow]]:
-    """``(case_id, repetition, row)`` score rows as ``{(case_id, repetition): [ScoreRow]}``."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def stored(model: type[M], text: Any, store: str, run_id: str, row: str) -> M:
+    """A JSON column of the store read as ``model``.
+
+    A row that does not parse or validate (changed by hand, written by another program, cut
+    short on a disk) is a :class:`StoreError` naming the store, the run and the row, and
+    what is wrong where in it; never its content, which a stranger may have written.
+    """
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        problems = exc.errors(include_input=False, include_url=False)
+        first = problems[0]
+        where = ".".join(str(part) for part in first["loc"])
+        at = f" at {visible(where)[:60]!r}" if where and first["type"] != "extra_forbidden" else ""
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise StoreError(
+            f"the results store {store} holds a {row} of run {run_id!r} that lg_eval cannot "
+            f"read: {first['msg']}{at}{more}. It was changed or written by something else: "
+            "restore the store from a backup, or delete the run."
+        ) from None
+
+
+def grouped_scores(
+    rows: Sequence[Sequence[Any]], store: str, run_id: str
+) -> dict[tuple[str, int], list[ScoreRow]]:
+    """``(case_id, repetition, row)`` score rows of ``run_id`` as
+    ``{(case_id, repetition): [ScoreRow]}`` (a row that does not read: :func:`stored`)."""
     scores: dict[tuple[str, int], list[ScoreRow]] = {}
     for case_id, repetition, row in rows:
-        scores.setdefault((case_id, int(repetition)), []).append(ScoreRow.model_validate_json(row))
+        what = f"feedback row (case {str(case_id)!r}, repetition {repetition})"
+        scores.setdefault((str(case_id), int(repetition)), []).append(
+            stored(ScoreRow, row, store, run_id, what)
+        )
     return scores
 
 
-def _with_scores(
-    rows: Sequence[Sequence[Any]], scores: dict[tuple[str, int], list[ScoreRow]]
+def with_scores(
+    rows: Sequence[Sequence[Any]],
+    scores: dict[tuple[str, int], list[ScoreRow]],
+    store: str,
+    run_id: str,
 ) -> Iterator[CaseResult]:
-    """``(case_id, repetition, result)`` case rows as results holding their scores."""
+    """``(case_id, repetition, result)`` case rows of ``run_id`` as results holding their
+    scores (a row that does not read: :func:`stored`)."""
     for case_id, repetition, data in rows:
-        result = CaseResult.model_validate_json(data)
-        result.scores = scores.get((case_id, int(repetition)), [])
+        what = f"case result (case {str(case_id)!r}, repetition {repetition})"
+        result = stored(CaseResult, data, store, run_id, what)
+        result.scores = scores.get((str(case_id), int(repetition)), [])
         yield result
 
 
@@ -461,8 +572,13 @@ def _driver_errors(postgres: bool) -> tuple[type[BaseException], ...]:
 __all__ = [
     "DEFAULT_STORE",
     "SCHEMA_VERSION",
+    "Guard",
+    "Read",
     "ResultStore",
     "StoreError",
+    "grouped_scores",
     "open_store",
     "sqlite_connection",
+    "stored",
+    "with_scores",
 ]

@@ -3,19 +3,27 @@ ones can explain a stop (else it was the recursion limit)."""
 
 from __future__ import annotations
 
+from lg_eval.extract._index import CheckpointIndex
 from lg_eval.extract._plans import Plan
 from lg_eval.extract.records import CheckpointRecord
 
 
 def stopped_before_running(
-    ckpt: CheckpointRecord, child: CheckpointRecord | None, plans: list[Plan]
+    ckpt: CheckpointRecord, plans: list[Plan], index: CheckpointIndex
 ) -> bool:
-    """A static ``interrupt_before``/``interrupt_after`` stopped the run on arrival."""
+    """A static ``interrupt_before``/``interrupt_after`` stopped the run on arrival.
+
+    The run that went on from ``ckpt`` wrote its ``loop`` child: a continuation when that
+    child's ``versions_seen['__interrupt__']`` moved (a resumed run marks every channel
+    seen), the arriving run itself otherwise. That child may be on a branch time travel
+    abandoned (``invoke(None, <this checkpoint>)`` forks a new one), so every branch counts:
+    the turn stopped at the breakpoint whichever lineage is read."""
     if not ckpt.tasks:
         return False
-    if child is None or child.source != "loop":
+    went_on = index.ran_from.get((ckpt.ns, ckpt.id), ())
+    if not went_on:
         return not any(p.outcomes for p in plans)
-    resumed = child.interrupt_seen != ckpt.interrupt_seen
+    resumed = any(c.interrupt_seen != ckpt.interrupt_seen for c in went_on)
     return resumed and all(p.outcomes == ["done"] and not p.calls for p in plans)
 
 

@@ -26,13 +26,13 @@ class CheckpointIndex:
         }
         # (parent namespace, owner node, owner task id or None) -> subgraph namespaces
         self.owned: dict[tuple[str, str, str | None], list[str]] = defaultdict(list)
-        # (namespace, checkpoint id) of checkpoints a run went on from (a loop child exists)
-        self.ran_from: set[tuple[str, str]] = {
-            (ns, r.parent_id)
-            for ns, recs in records.by_ns.items()
-            for r in recs
-            if r.source == "loop" and r.parent_id is not None
-        }
+        # (namespace, checkpoint id) of checkpoints a run went on from -> their loop children,
+        # on every branch (time travel leaves a run's first branch beside the newest one)
+        self.ran_from: dict[tuple[str, str], list[CheckpointRecord]] = defaultdict(list)
+        for ns, recs in records.by_ns.items():
+            for r in recs:
+                if r.source == "loop" and r.parent_id is not None:
+                    self.ran_from[(ns, r.parent_id)].append(r)
         # (subgraph namespace, id of the parent checkpoint that ran it) -> its checkpoints
         self.under: dict[tuple[str, str], list[CheckpointRecord]] = defaultdict(list)
         for ns, recs in records.by_ns.items():

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from lg_eval.extract._index import CheckpointIndex
-from lg_eval.extract.records import CheckpointRecord, TaskRecord, task_namespace
+from lg_eval.extract.records import (
+    CheckpointRecord,
+    TaskRecord,
+    namespace_owner,
+    parent_namespace,
+    task_namespace,
+)
 from lg_eval.trajectory import StateEdit, Superstep, TurnKind, TurnStatus
 
 Outcome = Literal["paused", "error", "done"]
@@ -64,16 +70,21 @@ class Plan:
     answers: list[Any] = field(default_factory=list)
     """The answer to each own pause, in order (``None`` where storage lost it)."""
     carried: tuple[str | None, Any] | None = None
-    """``(interrupt id, answer)`` the first execution got for a pause made at an earlier
-    checkpoint (``update_state`` while the node waited, then ``Command(resume=...)``)."""
+    """``(interrupt id, answer)`` the first execution got without pausing here: the id of
+    the pause it made before an ``update_state`` re-planned it (``None`` where it never
+    paused: a ``Command(resume=...)`` sent at a static breakpoint before it)."""
 
 
 def leaf_plan(task: TaskRecord, ckpt: CheckpointRecord, start: int = 0) -> Plan:
     if not (task.interrupts or task.resumes or task.error):  # the common case: it ran once
         return Plan(task, ["done"] if task.finished else [], start)
-    if task.resumes and not task.interrupts and ckpt.source not in ARRIVING_SOURCES:
-        # Planned by update_state while the node waited: it never paused here, its first
-        # run got the answer to the pause before the edit.
+    if task.resumes and not task.interrupts:
+        # It got an answer without pausing here (a pause leaves an INTERRUPT write that
+        # nothing deletes): its first interrupt() took a plain Command(resume=...). Mostly
+        # it was re-planned after an update_state made while it waited (at the root the
+        # update checkpoint plans it; inside a subgraph the re-planned parent task started
+        # the subgraph afresh and reached it in the same run); or the resume was sent at a
+        # static breakpoint before it.
         outcomes: list[Outcome] = ["error", "done"] if task.error and task.finished else []
         outcomes = outcomes or (["done"] if task.finished else ["error"] if task.error else [])
         return Plan(task, outcomes, start, carried=(None, task.resumes[0]))
@@ -168,18 +179,53 @@ def entrypoint_plan(entry: TaskRecord, calls: list[TaskRecord], ckpt: Checkpoint
 
 
 def pending_before(ckpt: CheckpointRecord, name: str, index: CheckpointIndex) -> str | None:
-    """The id of the interrupt a node named ``name`` was waiting at before the
-    ``update_state`` checkpoints leading to ``ckpt``."""
+    """The id of the interrupt a node named ``name``, planned at ``ckpt``, was waiting at
+    before the ``update_state`` checkpoints that re-planned it (``None`` if not found).
+
+    A node of a subgraph that its re-planned parent task entered afresh waited in the
+    parent's former run: the search goes up to the namespace that owns ``ckpt``'s, then
+    down again through the former run of the owner to the node that paused there."""
+    names = [name]
+    while True:
+        found = _waiting(ckpt, names, index)
+        if found is not None or not ckpt.ns:
+            return found
+        owner_ns = parent_namespace(ckpt.ns)
+        owner = index.by_id.get(owner_ns, {}).get(ckpt.parents.get(owner_ns, ""))
+        if owner is None:
+            return None
+        names.insert(0, namespace_owner(ckpt.ns)[0])
+        ckpt = owner
+
+
+def _waiting(ckpt: CheckpointRecord, names: list[str], index: CheckpointIndex) -> str | None:
+    """Back from ``ckpt`` over update checkpoints to the last run's stop: the interrupt of
+    the task ``names[0]`` there, or of the paused ``names[1:]`` inside its subgraph."""
     known = index.by_id.get(ckpt.ns, {})
     current = known.get(ckpt.parent_id) if ckpt.parent_id else None
     while current is not None:
         for task in current.tasks:
-            if task.name == name and task.interrupts:
-                return task.interrupts[0][0]
+            if task.name == names[0] and task.interrupts:
+                return _paused_inside(current, task, names[1:], index)
         if current.source in ARRIVING_SOURCES:
             return None
         current = known.get(current.parent_id) if current.parent_id else None
     return None
+
+
+def _paused_inside(
+    ckpt: CheckpointRecord, task: TaskRecord, names: list[str], index: CheckpointIndex
+) -> str | None:
+    """The interrupt of the node ``names`` leads to under ``task`` (itself when empty):
+    where each subgraph on the way stopped, its task of the next name that paused."""
+    for name in names:
+        lineages = index.child_lineages(ckpt, task)
+        stop = lineages[-1][-1] if lineages and lineages[-1] else None
+        paused = [t for t in stop.tasks if t.name == name and t.interrupts] if stop else []
+        if stop is None or not paused:
+            return None
+        ckpt, task = stop, paused[0]
+    return task.interrupts[0][0]
 
 
 def merge_executions(calls: list[list[Segment]]) -> list[Segment]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lg_eval.extract._plans import Plan, Segment, interrupt_id, own_namespace
 from lg_eval.extract.records import CheckpointRecord, TaskRecord
-from lg_eval.trajectory import InterruptRecord, Superstep, TaskRun
+from lg_eval.trajectory import InterruptRecord, Superstep, TaskRun, walk_tasks
 
 
 def runs_at(plans: list[Plan], visit: int, prefix: str, ckpt: CheckpointRecord) -> list[TaskRun]:
@@ -35,11 +35,17 @@ def _run(plan: Plan, visit: int, prefix: str, ckpt: CheckpointRecord) -> TaskRun
     if plan.children is not None:
         if execution < len(plan.children):
             run.subgraph = plan.children[execution].supersteps
+            # A subgraph task re-planned by an update_state made while a node inside it
+            # waited: its fresh run carried that node's answer, so it resumed the wait.
+            run.resumed = resumed or any(t.resumed for t in walk_tasks(run.subgraph))
         return run
     if plan.carried is not None and execution == 0:
-        run.resumed = True
-        run.answered, run.resume_value = plan.carried
-        run.answered = run.answered or interrupt_id(own_namespace(task, ckpt), 0)
+        # Answered without pausing here: the answer to a pause it made before an edit (it
+        # resumed that wait), or, where it never paused, a Command(resume=...) its first
+        # interrupt() took (a resume sent at a static breakpoint): its own first question.
+        pending, run.resume_value = plan.carried
+        run.resumed = pending is not None
+        run.answered = pending or interrupt_id(own_namespace(task, ckpt), 0)
     if not plan.own_pauses:
         return run
     ns = own_namespace(task, ckpt)

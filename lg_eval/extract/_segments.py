@@ -54,7 +54,7 @@ def lineage_segments(
         plans = _plan_tasks(ckpt, index, path_prefix, {t.id for t in writers})
         handed_off = handoff and child is None and _hand_off(plans)
         arrival = ckpt.source in ARRIVING_SOURCES
-        breakpoint_stop = arrival and stopped_before_running(ckpt, child, plans)
+        breakpoint_stop = arrival and stopped_before_running(ckpt, plans, index)
         unexplained = breakpoint_stop and not breakpoint_explains(ckpt, parent, plans)
         offset = (0 if arrival else 1) + (1 if breakpoint_stop else 0)
         visits = max(1 if arrival else 0, offset)

@@ -19,6 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from lg_eval._effects import Core, Effect
+from lg_eval.extract._subgraphs import AGENT, namespace_graph, snapshot_source
 from lg_eval.extract.functional import resolve_calls, task_candidates
 from lg_eval.extract.mismatch import BRANCH_TO, StoredNames
 from lg_eval.extract.records import (
@@ -39,7 +40,6 @@ from lg_eval.extract.records import (
     plan_source,
     planned_by_name,
     planning_order,
-    recast,
     task_namespace,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
@@ -57,12 +57,17 @@ def list_checkpoints(
     return Effect(lambda: list(saver.list(config)), lambda: _collect(saver.alist(config)))
 
 
-def state_history(graph: Any, thread_id: str, ns: str) -> Effect[list[Any]]:
-    """``get_state_history`` of one namespace of the thread."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+def state_history(
+    graph: Any, saver: BaseCheckpointSaver[Any], thread_id: str, ns: str, agent: str | None
+) -> Effect[list[Any]]:
+    """``get_state_history`` of one namespace of the thread, asked of the graph that wrote
+    it (:func:`~lg_eval.extract._subgraphs.snapshot_source`; ``agent``: the
+    ``lc_agent_name`` its checkpoints record)."""
+    source, lent = snapshot_source(graph, saver, ns, agent)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, **lent}}
     return Effect(
-        lambda: list(graph.get_state_history(config)),
-        lambda: _collect(graph.aget_state_history(config)),
+        lambda: list(source.get_state_history(config)),
+        lambda: _collect(source.aget_state_history(config)),
     )
 
 
@@ -81,7 +86,8 @@ def read_generic(
     records: dict[str, list[CheckpointRecord]] = {}
     for ns, ns_tuples in by_ns.items():
         try:
-            snapshots = yield state_history(graph, thread_id, ns)
+            agent = (ns_tuples[0].metadata or {}).get(AGENT) if ns else None
+            snapshots = yield state_history(graph, saver, thread_id, ns, agent)
         except ValueError as exc:  # LangGraph cannot find that subgraph on this graph
             warnings.append(
                 f"Could not read subgraph namespace {ns!r} through the graph ({exc}); "
@@ -245,10 +251,7 @@ def goto_tasks(
     Also the position of each node in the graph that owns the namespace."""
     from lg_eval.extract.fast.naming import id_bytes, task_hash  # imports this module
 
-    owner = graph
-    key = recast(stored.ns)
-    if key:
-        owner = next((g for _, g in graph.get_subgraphs(namespace=key, recurse=True)), None)
+    owner = namespace_graph(graph, stored.ns, stored.metadata.get(AGENT))
     nodes = getattr(owner, "nodes", None)
     if not isinstance(nodes, Mapping):
         return [], {}
@@ -280,13 +283,7 @@ def breakpoints_of(graph: Any, ns: str) -> Breakpoints:
         known = {}
     found = known.get(ns)
     if found is None:
-        key = recast(ns)
-        owner = graph
-        if key:
-            try:
-                owner = next((g for _, g in graph.get_subgraphs(namespace=key, recurse=True)), None)
-            except Exception:
-                owner = None
+        owner = namespace_graph(graph, ns)
         found = _UNKNOWN if owner is None else _compiled(owner)
         if len(known) > 4096:  # subgraph namespaces carry task ids: one per subgraph run
             known.clear()

@@ -5,7 +5,13 @@
 * :func:`create_trajectory_llm_as_judge` judges a message/tool-call trajectory
   (``trajectory_accuracy``);
 * :func:`create_rubric_judge` grades several rubric dimensions at once;
-* :func:`create_pairwise_trajectory_judge` picks the better of two trajectories.
+* :func:`create_pairwise_trajectory_judge` picks the better of two trajectories;
+* :func:`create_goal_completion_judge`, :func:`create_user_frustration_judge` and
+  :func:`create_knowledge_retention_judge` grade a whole conversation (rubric presets).
+
+:func:`structured_answer` lends the judges' way of getting a structured answer from a
+chat model (one tool call, checked, retried) to the player's simulated user; :func:`escape`
+is how every prompt fences text written by strangers.
 
 :class:`RateLimiter` keeps every judge call of a process under a provider's
 :class:`RateLimits` (requests and tokens per minute, calls in flight).
@@ -17,13 +23,20 @@ a prompt budget) and never raise when the model fails: the result then has
 """
 
 from lg_eval.evaluators.registry import register_evaluator
+from lg_eval.judges._ask import StructuredAnswer, structured_answer
 from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
-from lg_eval.judges._model import DEFAULT_MODEL, REQUEST_HOOK, RequestHook, use_hook
+from lg_eval.judges._model import DEFAULT_MODEL, MODEL_ENV, REQUEST_HOOK, RequestHook, use_hook
 from lg_eval.judges._options import JudgeOptions
 from lg_eval.judges._retry import RetryPolicy, is_transient
 from lg_eval.judges._schema import OutputSpec
+from lg_eval.judges._text import escape
 from lg_eval.judges._usage import Usage
 from lg_eval.judges.consensus import REDUCERS
+from lg_eval.judges.conversation import (
+    create_goal_completion_judge,
+    create_knowledge_retention_judge,
+    create_user_frustration_judge,
+)
 from lg_eval.judges.graph import (
     create_async_graph_trajectory_llm_as_judge,
     create_graph_trajectory_llm_as_judge,
@@ -58,11 +71,15 @@ from lg_eval.judges.trajectory import (
 register_evaluator("graph_trajectory_accuracy", create_graph_trajectory_llm_as_judge)
 register_evaluator("trajectory_accuracy", create_trajectory_llm_as_judge)
 register_evaluator("rubric", create_rubric_judge)
+register_evaluator("goal_completion", create_goal_completion_judge)
+register_evaluator("user_frustration", create_user_frustration_judge)
+register_evaluator("knowledge_retention", create_knowledge_retention_judge)
 
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_RUBRIC",
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
+    "MODEL_ENV",
     "PAIRWISE_TRAJECTORY_PROMPT",
     "REDUCERS",
     "REQUEST_HOOK",
@@ -78,14 +95,20 @@ __all__ = [
     "RequestHook",
     "RetryPolicy",
     "RubricDimension",
+    "StructuredAnswer",
     "Usage",
     "create_async_graph_trajectory_llm_as_judge",
     "create_async_trajectory_llm_as_judge",
+    "create_goal_completion_judge",
     "create_graph_trajectory_llm_as_judge",
+    "create_knowledge_retention_judge",
     "create_pairwise_trajectory_judge",
     "create_rubric_judge",
     "create_trajectory_llm_as_judge",
+    "create_user_frustration_judge",
+    "escape",
     "is_transient",
     "set_judge_concurrency",
+    "structured_answer",
     "use_hook",
 ]

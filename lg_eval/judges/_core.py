@@ -81,6 +81,9 @@ class Judge:
     reduce: str | None = None
     threshold: float = DEFAULT_THRESHOLD
     max_chars: int | None = DEFAULT_MAX_CHARS
+    hooks: bool = True
+    """Whether requests go through the :data:`~lg_eval.judges._model.REQUEST_HOOK` in
+    context (the judge cache, the rate limiter); False sends them straight to the model."""
 
     # --- building the prompt -----------------------------------------------------------------
 
@@ -156,8 +159,10 @@ class Judge:
         outcome = Outcome()
         messages = list(request.messages)
         for _ in range(self.policy.parse_retries + 1):
-            effect = model_request(
-                self.client, messages, self.spec, self.policy.timeout, self.limit
+            effect = (
+                model_request(self.client, messages, self.spec, self.policy.timeout, self.limit)
+                if self.hooks
+                else self.client.request(messages, self.spec, self.policy.timeout, self.limit)
             )
             try:
                 reply = yield from self._call(effect, outcome)

@@ -114,6 +114,60 @@ dimension must not lower the score of another.
 </trajectory>
 {reference_block}"""
 
+# The conversation judges (lg_eval.judges.conversation): the rubric prompt for a whole
+# conversation thread. Also filled: {dimensions} (the rubric, rendered).
+CONVERSATION_RUBRIC_PROMPT = """\
+You grade a conversation between a user and an AI agent, read from the agent's thread. \
+Each <turn> is one run of the agent: <input> holds what the user said, <human_resume> an \
+answer someone gave to a question the agent paused on (the user, or a reviewer approving \
+an action), <steps> what the agent did, and <result> what it answered. When <inputs> are \
+given they may say who the user was, what they wanted and how they left (last words they \
+did not send to the agent). Work out what the user wanted, then grade each dimension of \
+the rubric on its own scale.
+
+<rubric>
+{dimensions}
+</rubric>
+{inputs_block}
+<conversation>
+{outputs}
+</conversation>
+{reference_block}"""
+
+# The conversation judges' one dimension each: (feedback key, dimension, what it measures,
+# what its lowest, middle and highest scores mean on 1-5).
+CONVERSATION_DIMENSIONS: dict[str, tuple[str, str, dict[int, str]]] = {
+    "goal_completion": (
+        "goal_met",
+        "How fully the agent got the user what they came for by the end of the conversation.",
+        {
+            1: "the user's goal was not met at all",
+            3: "the goal was partly met, or met in a way the user did not accept",
+            5: "the goal was fully met and the user had nothing left to ask",
+        },
+    ),
+    "user_frustration": (
+        "calm",
+        "How free of frustration the user stays: signs of frustration are repeating "
+        "themselves, complaining, impatience, and giving up before their goal is met.",
+        {
+            1: "the user is exasperated or gives up",
+            3: "the user shows some impatience or has to repeat themselves",
+            5: "the user shows no frustration at all",
+        },
+    ),
+    "knowledge_retention": (
+        "retained",
+        "How well the agent keeps what the user told it in earlier turns: it does not ask "
+        "again for what it was given, contradict it or forget it when acting.",
+        {
+            1: "the agent forgets or contradicts what the user said earlier",
+            3: "the agent asks again for something it was told once, or uses it only in part",
+            5: "the agent uses everything the user said, without asking twice",
+        },
+    ),
+}
+
 # Also filled: {trajectory_a} and {trajectory_b}, the two trajectories in the order
 # shown to the model ({outputs} holds both, labelled).
 PAIRWISE_TRAJECTORY_PROMPT = """\
@@ -209,6 +263,8 @@ SUMMARY_NOTE = (
 )
 
 __all__ = [
+    "CONVERSATION_DIMENSIONS",
+    "CONVERSATION_RUBRIC_PROMPT",
     "GRAPH_REFERENCE_BLOCK",
     "GRAPH_TRAJECTORY_ACCURACY_PROMPT",
     "PAIRWISE_TRAJECTORY_PROMPT",

@@ -2,8 +2,8 @@
 
 One case is one example:
 
-* ``inputs``: ``{"turns": [...]}`` in the dataset format (what
-  :func:`~lg_eval.langsmith.graph_target` plays);
+* ``inputs``: ``{"turns": [...]}`` in the dataset format, with ``"user"`` for a case with
+  a simulated user (what :func:`~lg_eval.langsmith.graph_target` plays);
 * ``outputs``: the case's expectations (``trajectory``, ``tool_calls``,
   ``output``, ``max_steps``; the parts it sets), which lg_eval evaluators read
   as ``reference_outputs``;
@@ -59,7 +59,10 @@ def case_to_example(case: Case) -> dict[str, Any]:
     metadata: dict[str, Any] = {"case_id": case.id, "tags": list(case.tags)}
     if rest:
         metadata["lg_eval"] = rest
-    return {"inputs": {"turns": data["turns"]}, "outputs": expected, "metadata": metadata}
+    inputs = {"turns": data["turns"]}
+    if data.get("user") is not None:
+        inputs["user"] = data["user"]
+    return {"inputs": inputs, "outputs": expected, "metadata": metadata}
 
 
 def case_from_example(
@@ -75,7 +78,8 @@ def case_from_example(
     data: dict[str, Any] = {
         "id": case_id,
         "tags": list(metadata.get("tags") or []),
-        "turns": (inputs or {}).get("turns"),
+        "turns": (inputs or {}).get("turns") or [],
+        "user": (inputs or {}).get("user"),
         "expected": dict(outputs or {}),
         **dict(metadata.get("lg_eval") or {}),
     }
@@ -86,7 +90,8 @@ def case_from_example(
         where = ".".join(str(part) for part in first["loc"])
         raise LangSmithDatasetError(
             f"Example {fallback_id} (case {case_id!r}) is not an lg_eval case: {where}: "
-            f"{first['msg']}. Its inputs need 'turns' in the dataset format."
+            f"{first['msg']}. Its inputs need 'turns' in the dataset format (or a simulated "
+            "'user')."
         ) from None
 
 

@@ -2,7 +2,9 @@
 
 An example's ``inputs`` hold a case's ``turns`` in the dataset format
 (``input``, ``resume``, ``resume_by_node``, ``resume_fn``, ``continue``,
-``update``). The target plays them with :func:`lg_eval.play.play_case` (the one
+``update``), and, for a simulated conversation, its ``user`` (a persona, a goal, stop
+conditions; the model writing its turns is the example's or ``user_model=``). The target
+plays them with :func:`lg_eval.play.play_case` (the one
 turn player; nothing here builds a ``Command``), extracts the thread and returns
 
 ``{"trajectory": GraphTrajectory dict, "thread": ThreadTrajectory dict,
@@ -17,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langsmith.run_helpers import tracing_context
@@ -29,6 +31,9 @@ from lg_eval.inputs import text_arg
 from lg_eval.messages import to_openai_messages
 from lg_eval.offline import tracing_is_local
 from lg_eval.trajectory import ThreadTrajectory
+
+if TYPE_CHECKING:
+    from lg_eval.play import ScriptOptions
 
 TargetOutputs = dict[str, Any]
 """What a graph target returns: ``trajectory``, ``thread``, ``messages``, ``output``."""
@@ -71,14 +76,23 @@ def case_from_inputs(inputs: Mapping[str, Any]) -> Any:
     """The :class:`lg_eval.datasets.Case` an example's ``inputs`` script."""
     from lg_eval.datasets import Case
 
-    if not isinstance(inputs, Mapping) or "turns" not in inputs:
+    if not isinstance(inputs, Mapping) or not ("turns" in inputs or "user" in inputs):
         keys = ", ".join(repr(k) for k in inputs) if isinstance(inputs, Mapping) else "none"
         raise TrajectoryFormatError(
             "A graph target's example inputs hold the case's turns under 'turns' "
-            f"(e.g. {{'turns': [{{'input': ...}}, {{'resume': ...}}]}}); its keys: {keys}."
+            f"(e.g. {{'turns': [{{'input': ...}}, {{'resume': ...}}]}}) or a simulated user "
+            f"under 'user' ({{'user': {{'persona': ..., 'goal': ...}}}}); its keys: {keys}."
         )
     case_id = str(inputs.get("case_id") or "langsmith-example")
-    return Case.model_validate({"id": case_id, "turns": inputs["turns"]})
+    data = {"id": case_id, "turns": inputs.get("turns") or []}
+    if inputs.get("user") is not None:
+        data["user"] = inputs["user"]
+    return Case.model_validate(data)
+
+
+def _options(reviewer: Any, allow_code: bool, user_model: Any) -> ScriptOptions:
+    """How the player plays an example's case (the answer sources' options)."""
+    return {"reviewer": reviewer, "allow_code": allow_code, "user_model": user_model}
 
 
 def _thread_id(case: Any) -> str:
@@ -124,6 +138,7 @@ def play_outputs(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> TargetOutputs:
     """Play ``case`` on a fresh thread of ``target`` and return the target outputs."""
     from lg_eval.extract import extract_thread
@@ -132,9 +147,8 @@ def play_outputs(
     with _saver(checkpointer) as saver:
         graph = resolve_target(target, saver)
         with _quiet():
-            played = play_case(
-                graph, case, thread_id=_thread_id(case), reviewer=reviewer, allow_code=allow_code
-            )
+            options = _options(reviewer, allow_code, user_model)
+            played = play_case(graph, case, thread_id=_thread_id(case), **options)
         config = played.config
         thread = extract_thread(graph, config)  # type: ignore[arg-type]
         values = graph.get_state(config).values  # type: ignore[arg-type]
@@ -148,6 +162,7 @@ async def aplay_outputs(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> TargetOutputs:
     """Async twin of :func:`play_outputs`."""
     from lg_eval.extract import aextract_thread
@@ -156,9 +171,8 @@ async def aplay_outputs(
     async with _asaver(checkpointer) as saver:
         graph = resolve_target(target, saver)
         with _quiet():
-            played = await aplay_case(
-                graph, case, thread_id=_thread_id(case), reviewer=reviewer, allow_code=allow_code
-            )
+            options = _options(reviewer, allow_code, user_model)
+            played = await aplay_case(graph, case, thread_id=_thread_id(case), **options)
         config = played.config
         thread = await aextract_thread(graph, config)  # type: ignore[arg-type]
         values = (await graph.aget_state(config)).values  # type: ignore[arg-type]
@@ -171,6 +185,7 @@ def graph_target(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> Callable[[dict[str, Any]], TargetOutputs]:
     """A ``langsmith.evaluate`` target playing each example's ``turns`` on a fresh thread.
 
@@ -182,6 +197,8 @@ def graph_target(
         allow_code: whether ``resume_fn`` references in the examples' turns may be
             imported. Examples are remote data, so the default is ``False``.
         reviewer: the simulated reviewer answering ``resume: {reviewer: true}`` turns.
+        user_model: the chat model (or ``"provider:model"``) writing the simulated user's
+            turns of an example whose ``user`` names no model.
 
     Returns a function of the example's ``inputs`` returning the target outputs
     (``trajectory``, ``thread``, ``messages``, ``output``).
@@ -199,6 +216,7 @@ def graph_target(
             checkpointer=checkpointer,
             allow_code=allow_code,
             reviewer=reviewer,
+            user_model=user_model,
         )
 
     run_graph_target.__name__ = _name(target)
@@ -211,6 +229,7 @@ def agraph_target(
     checkpointer: Checkpointer = None,
     allow_code: bool = False,
     reviewer: Any = None,
+    user_model: Any = None,
 ) -> Callable[[dict[str, Any]], Awaitable[TargetOutputs]]:
     """:func:`graph_target` for ``langsmith.aevaluate``: awaited, on an async checkpointer."""
     graph = _imported(target)
@@ -222,6 +241,7 @@ def agraph_target(
             checkpointer=checkpointer,
             allow_code=allow_code,
             reviewer=reviewer,
+            user_model=user_model,
         )
 
     run_graph_target.__name__ = _name(target)

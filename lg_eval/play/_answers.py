@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 
 from lg_eval._effects import Core
 from lg_eval.datasets import TurnKind
-from lg_eval.play._models import PendingInterrupt, PlayedCase
+from lg_eval.play._models import PendingInterrupt, PlayedCase, Speaker, SpeakerUsage
 from lg_eval.play._thread import ThreadState
 from lg_eval.play._types import Graph
 
@@ -48,6 +48,10 @@ class Move:
     sent: Any
     config: RunnableConfig
     """The run config of the turn (the thread's, perhaps with checkpoint metadata)."""
+    by: Speaker = "script"
+    """Who wrote ``sent``."""
+    usage: SpeakerUsage | None = None
+    """The simulated user's model calls that wrote ``sent``."""
 
 
 class AnswerSource(Protocol):

@@ -21,12 +21,12 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from lg_eval._files import private_dirs
 from lg_eval.errors import CheckpointerError
 from lg_eval.play._types import Saver
 from lg_eval.urls import CheckpointerURL, parse_checkpointer_url, scrub
 
 FILE_MODE = 0o600
-DIR_MODE = 0o700
 SQLITE_SIBLINGS = ("-wal", "-shm", "-journal")
 PG_CONNECT_TIMEOUT = 10
 """Seconds to wait for a Postgres server before giving up (unless the URL says otherwise)."""
@@ -211,11 +211,8 @@ def _prepare_sqlite(parsed: CheckpointerURL) -> tuple[Path, bool]:
     """
     assert parsed.path is not None
     path = parsed.path if parsed.path.is_absolute() else Path.cwd() / parsed.path
-    missing = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
     try:
-        for directory in reversed(missing):
-            directory.mkdir(mode=DIR_MODE)
-            os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
+        private_dirs(path.parent)
         if path.exists():
             return path, False
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
@@ -242,4 +239,91 @@ def _restrict_siblings(path: Path, created: bool) -> None:
             continue
 
 
-__all__ = ["aopen_checkpointer", "open_checkpointer"]
+Storage = tuple[str, ...]
+"""Where a checkpointer keeps its rows, as the storage itself tells: ``("sqlite", device,
+inode)`` of the file, ``("postgres", system identifier, database, schema)`` of the server."""
+
+_IDENTIFY = (
+    "SELECT (SELECT system_identifier FROM pg_control_system())::text AS server,"
+    " current_database() AS db, current_schema() AS schema"
+)
+_IDENTIFY_FALLBACK = (  # a server that hides pg_control_system(): its start time and port
+    "SELECT pg_postmaster_start_time()::text || ' ' || current_setting('port') AS server,"
+    " current_database() AS db, current_schema() AS schema"
+)
+
+
+def storage_of(where: Any) -> Storage | None:
+    """Where ``where`` (an open saver, or a checkpointer URL) keeps its rows, asked of the
+    storage itself, so that no spelling can hide that two names are one place: a SQLite
+    file by device and inode (hard links, symlinks, relative paths and ``file:`` URIs all
+    resolve to them), a Postgres database by the server's ``system_identifier``, the
+    database and the schema, read over a real connection (``localhost`` and
+    ``127.0.0.1``, ``hostaddr=`` or any query parameter give the same answer).
+
+    None: the rows are private to this process (``memory://``, an in-memory SQLite
+    database, a SQLite file that does not exist yet) or the saver's storage is unknown.
+    A URL is only read: a missing file is not created, and no table is set up.
+
+    Raises:
+        CheckpointerURLError: ``where`` is a malformed URL.
+        CheckpointerError: the Postgres server cannot be reached.
+    """
+    if isinstance(where, str):
+        return _url_storage(parse_checkpointer_url(where))
+    conn = getattr(where, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        files = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
+        return _file_storage(Path(files[0])) if files and files[0] else None
+    cursor = getattr(where, "_cursor", None)  # a PostgresSaver: its lock and its pool
+    if cursor is not None and (hasattr(conn, "info") or hasattr(conn, "connection")):
+        with cursor() as cur:
+            return _pg_storage(cur)
+    return None
+
+
+def _url_storage(parsed: CheckpointerURL) -> Storage | None:
+    if parsed.kind == "memory":
+        return None
+    if parsed.kind == "sqlite":
+        assert parsed.path is not None
+        return _file_storage(parsed.path if parsed.path.is_absolute() else Path.cwd() / parsed.path)
+    _require_postgres(parsed)
+    from psycopg import Connection
+
+    problem = None
+    try:
+        with (
+            Connection.connect(parsed.dsn or "", **_pg_kwargs(parsed)) as conn,
+            conn.cursor() as cur,
+        ):
+            return _pg_storage(cur)
+    except Exception as exc:  # psycopg's messages echo the DSN: never chain them
+        problem = _pg_problem(parsed, exc)
+    raise problem
+
+
+def _file_storage(path: Path) -> Storage | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None  # not there (yet): nothing else can be using it
+    return ("sqlite", str(found.st_dev), str(found.st_ino))
+
+
+def _pg_storage(cur: Any) -> Storage:
+    """The identity of the server and database ``cur`` is connected to."""
+    for statement in (_IDENTIFY, _IDENTIFY_FALLBACK):
+        try:
+            cur.execute(statement)
+            row = cur.fetchone()
+        except Exception:
+            cur.connection.rollback()
+            continue
+        values = list(row.values()) if isinstance(row, dict) else list(row)
+        return ("postgres", *(str(value) for value in values))
+    info = cur.connection.info  # neither answered: the address the connection reached
+    return ("postgres", f"{info.host}:{info.port}", str(info.dbname), "")
+
+
+__all__ = ["Storage", "aopen_checkpointer", "open_checkpointer", "storage_of"]

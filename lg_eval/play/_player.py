@@ -72,6 +72,8 @@ def play_thread_core(
                 asked=thread.asked,
                 next_nodes=thread.next_nodes,
                 error=error,
+                by=move.by,
+                usage=move.usage,
             )
         )
         if _ends(played, source):

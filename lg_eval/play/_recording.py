@@ -6,10 +6,14 @@ the order they were given, and the new inputs, in order. :class:`FromRecording` 
 - the first turn is ``opening``: ``"continue"`` (run the step the thread has planned,
   after a fork) or ``"input"`` (send the first recorded input);
 - the graph asks (``interrupt()``): each pending interrupt gets the next answer
-  recorded for its node (its top-level node name). When the recording has no answer
-  left for a node, ``on_new_question`` decides: ``"stop"`` ends the play there
-  (:attr:`FromRecording.unanswered` holds the questions); ``"reviewer"`` asks
-  ``reviewer`` for the missing answers;
+  recorded for its node (its top-level node name), when that answer was given to the
+  same question (:func:`~lg_eval.play.same_question`; an answer recorded without its
+  question, a :class:`RecordedAnswer` whose ``question`` is None or a bare value, is
+  taken by node and order alone). An answer given to another question is set aside,
+  never sent (:attr:`FromRecording.changed`). When the recording has no answer left for
+  a node, or its next one answered another question, ``on_new_question`` decides:
+  ``"stop"`` ends the play there (:attr:`FromRecording.unanswered` holds the questions
+  never answered); ``"reviewer"`` asks ``reviewer`` for the missing answers;
 - the graph finished: the next recorded input is sent, if any;
 - the graph is paused at a breakpoint: the play stops (:attr:`FromRecording.paused`;
   a continue is not an answer a recording holds);
@@ -32,7 +36,8 @@ from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
-from lg_eval.play._models import PendingInterrupt, PlayedCase
+from lg_eval.play._models import PendingInterrupt, PlayedCase, QuestionChange, Speaker
+from lg_eval.play._questions import describe_changes, same_question, top_node
 from lg_eval.play._thread import ThreadState, describe_asks, names
 from lg_eval.play._types import Graph
 from lg_eval.play.reviewer import Reviewer
@@ -44,10 +49,33 @@ MAX_CALLS = 200
 """At most this many graph calls per played recording (a graph that asks forever)."""
 
 
+@dataclass(frozen=True)
+class RecordedAnswer:
+    """An answer a human gave, with the question it answered when the thread kept it."""
+
+    value: Any
+    """The answer (what ``Command(resume=...)`` gave the asking node)."""
+    question: PendingInterrupt | None = None
+    """The interrupt it answered; None when the checkpoints no longer hold it (LangGraph
+    keeps one question per task and step: the last one a node asked)."""
+
+
+@dataclass
+class Taken:
+    """What a recording gives for the pending interrupts: answers by interrupt id, the
+    interrupts it has no answer left for, and the answers it set aside (given to another
+    question than the one pending at their node)."""
+
+    answers: dict[str, Any] = field(default_factory=dict)
+    new: list[PendingInterrupt] = field(default_factory=list)
+    changed: list[QuestionChange] = field(default_factory=list)
+
+
 @dataclass
 class Recording:
     """What a thread's humans said: answers per asking node (in the order they were
-    given) and new inputs (in order). Playing it consumes it."""
+    given; each a :class:`RecordedAnswer`, or a bare value whose question is unknown) and
+    new inputs (in order). Playing it consumes it."""
 
     answers: dict[str, deque[Any]] = field(default_factory=dict)
     inputs: deque[Any] = field(default_factory=deque)
@@ -56,18 +84,31 @@ class Recording:
         """Recorded answers and inputs the play did not need."""
         return sum(len(q) for q in self.answers.values()) + len(self.inputs)
 
-    def take(self, asked: list[PendingInterrupt]) -> tuple[dict[str, Any], list[PendingInterrupt]]:
-        """Answers for ``asked`` by interrupt id (consumed), and the interrupts it has none
-        for."""
-        answers: dict[str, Any] = {}
-        missing: list[PendingInterrupt] = []
+    def take(self, asked: list[PendingInterrupt]) -> Taken:
+        """Answers for ``asked`` by interrupt id (consumed); an answer given to another
+        question is consumed too and set aside in :attr:`Taken.changed`."""
+        taken = Taken()
         for ask in asked:
-            queue = self.answers.get(ask.path.split(":")[0])
-            if queue:
-                answers[ask.id] = queue.popleft()
+            node = top_node(ask.path)
+            queue = self.answers.get(node)
+            if not queue:
+                taken.new.append(ask)
+                continue
+            recorded = queue.popleft()
+            if not isinstance(recorded, RecordedAnswer):
+                taken.answers[ask.id] = recorded
+            elif recorded.question is None or same_question(recorded.question, ask):
+                taken.answers[ask.id] = recorded.value
             else:
-                missing.append(ask)
-        return answers, missing
+                taken.changed.append(
+                    QuestionChange(
+                        node=node,
+                        answered=recorded.question.value,
+                        asked=ask.value,
+                        answer=recorded.value,
+                    )
+                )
+        return taken
 
 
 @dataclass
@@ -83,7 +124,13 @@ class FromRecording:
     max_calls: int = MAX_CALLS
     name: str = "recording"
     unanswered: list[PendingInterrupt] = field(default_factory=list, init=False)
-    """The questions the play stopped at (no recorded answer, no reviewer)."""
+    """The questions the play stopped at that the recording has no answer left for."""
+    changed: list[QuestionChange] = field(default_factory=list, init=False)
+    """The recorded answers not sent because the graph asked another question at their
+    node: the play stopped there, or the reviewer answered instead."""
+    stopped_at_question: bool = field(default=False, init=False)
+    """Whether the play stopped at questions it had no fitting answer for (those in
+    :attr:`unanswered`, and those of :attr:`changed`)."""
     paused: list[str] = field(default_factory=list, init=False)
     """The nodes a breakpoint paused the graph before, when the play stopped there."""
     over_limit: bool = field(default=False, init=False)
@@ -113,9 +160,14 @@ class FromRecording:
     @property
     def reason(self) -> str | None:
         """Why the play stopped before the recording's part was done, or None."""
-        if self.unanswered:
-            asks = describe_asks(self.unanswered)
-            return f"the graph asks {asks}, which the recording never answered"
+        if self.stopped_at_question:
+            reasons = []
+            if self.changed:
+                reasons.append(describe_changes(self.changed))
+            if self.unanswered:
+                asks = describe_asks(self.unanswered)
+                reasons.append(f"the graph asks {asks}, which the recording never answered")
+            return "; ".join(reasons)
         if self.paused:
             return f"the graph is paused before {names(self.paused)}"
         if self.over_limit:
@@ -136,23 +188,27 @@ class FromRecording:
         if index == 0 and self.opening == "continue":
             move = Move(index, "continue", None, config)
         elif thread.asked:
-            answers, missing = self.recording.take(thread.asked)
+            taken = self.recording.take(thread.asked)
+            answers = taken.answers
+            missing = [ask for ask in thread.asked if ask.id not in answers]
+            self.changed.extend(taken.changed)
             if missing and (self.on_new_question == "stop" or self.reviewer is None):
-                self.unanswered = missing
+                self.unanswered, self.stopped_at_question = taken.new, True
                 return None
             if missing:
                 assert self.reviewer is not None
                 given = yield call_user(self.reviewer, missing, "the reviewer")
                 answers.update(answers_by_id(given, missing))
                 self.reviewer_answers += len(missing)
-            move = Move(index, "resume", resume_value(answers, thread.asked), config)
+            by: Speaker = "reviewer" if missing else "recording"
+            move = Move(index, "resume", resume_value(answers, thread.asked), config, by)
         elif thread.next_nodes:
             self.paused = list(thread.next_nodes)
             return None
         elif not self.recording.inputs:
             return None
         else:
-            move = Move(index, "input", self.recording.inputs.popleft(), config)
+            move = Move(index, "input", self.recording.inputs.popleft(), config, "recording")
         if index >= self.max_calls:
             self.over_limit = True
             return None
@@ -166,4 +222,12 @@ class FromRecording:
         """A recording may end anywhere: what it stopped at is on the source."""
 
 
-__all__ = ["MAX_CALLS", "FromRecording", "OnNewQuestion", "Opening", "Recording"]
+__all__ = [
+    "MAX_CALLS",
+    "FromRecording",
+    "OnNewQuestion",
+    "Opening",
+    "RecordedAnswer",
+    "Recording",
+    "Taken",
+]

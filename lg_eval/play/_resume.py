@@ -1,7 +1,8 @@
 """Where a case left its thread: the turns a killed run finished, read from its checkpoints.
 
 The player tags every checkpoint a turn writes with that turn's index and carries, in the
-same checkpoint metadata, what the turn sent and the records of the turns before it that
+same checkpoint metadata, what the turn sent, its kind and who wrote it (the script, a
+simulated user or reviewer, with what the writing cost) and the records of the turns before it that
 no earlier checkpoint is sure to hold (:func:`turn_config`, :func:`unsaved`; LangGraph
 copies a run config's plain ``metadata`` values into every checkpoint it writes,
 ``update_state`` included). A resumed run reads the thread's latest
@@ -14,7 +15,8 @@ checkpoint, tagged with turn ``j``, and its pending writes (:func:`progress`):
 - tasks are planned (finished or not) and no interrupt is pending: the kill cut turn
   ``j`` short. The player sends turn ``j`` again, what it sent the first time, addressed
   at the last checkpoint before the turn (``Progress.fork``: the thread as turn ``j``
-  found it). LangGraph runs it on a new branch from there; the cut run's checkpoints stay
+  found it); a turn a simulated speaker wrote is sent as it was written, its model not
+  asked again. LangGraph runs it on a new branch from there; the cut run's checkpoints stay
   on the abandoned branch, which no trajectory follows, so the trajectory equals an
   undisturbed run's. (``invoke(None)`` from the cut checkpoint would re-run less, but
   LangGraph marks that continuation in ``versions_seen["__interrupt__"]``, and the turn
@@ -43,7 +45,6 @@ from langgraph.types import StateSnapshot
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect
-from lg_eval.datasets import Case, InputTurn, UpdateTurn
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._models import PlayedTurn
 from lg_eval.play._types import Graph
@@ -54,29 +55,33 @@ RECORDS_KEY = "lg_eval_turns"
 """Checkpoint metadata: JSON of :class:`PlayedTurn` records of turns before it (:func:`unsaved`)."""
 SENT_KEY = "lg_eval_sent"
 """Checkpoint metadata: JSON of what the turn sent."""
+MOVE_KEY = "lg_eval_move"
+"""Checkpoint metadata: JSON of the turn's kind, who wrote it and what writing it cost."""
 
 _RESUME, _ERROR, _INTERRUPT = "__resume__", "__error__", "__interrupt__"
+_MOVE_FIELDS = {"kind", "by", "usage"}
 
 
 def turn_config(
-    config: RunnableConfig, index: int, played: Sequence[PlayedTurn], case: Case, sent: Any
+    config: RunnableConfig, turn: PlayedTurn, played: Sequence[PlayedTurn]
 ) -> RunnableConfig:
-    """``config`` for turn ``index``: its metadata names the turn, what it sends and the
-    records of the turns ``played`` before it that no checkpoint is sure to hold yet
-    (:func:`unsaved`), so the checkpoints of a thread say where its case stood."""
-    records = [
-        to_jsonable_python(turn.model_dump(), fallback=repr) for turn in unsaved(played, case)
-    ]
+    """``config`` for ``turn`` (its record before it runs: index, kind, what it sends, who
+    wrote it): its metadata names the turn, what it sends and the records of the turns
+    ``played`` before it that no checkpoint is sure to hold yet (:func:`unsaved`), so the
+    checkpoints of a thread say where its case stood."""
+    records = [to_jsonable_python(done.model_dump(), fallback=repr) for done in unsaved(played)]
+    move = turn.model_dump(mode="json", include=_MOVE_FIELDS)
     metadata = {
         **(config.get("metadata") or {}),
-        TURN_KEY: index,
+        TURN_KEY: turn.index,
         RECORDS_KEY: json.dumps(records, ensure_ascii=False),
-        SENT_KEY: json.dumps(to_jsonable_python(sent, fallback=repr), ensure_ascii=False),
+        SENT_KEY: json.dumps(to_jsonable_python(turn.sent, fallback=repr), ensure_ascii=False),
+        MOVE_KEY: json.dumps(move, ensure_ascii=False),
     }
     return cast(RunnableConfig, {**config, "metadata": metadata})
 
 
-def unsaved(played: Sequence[PlayedTurn], case: Case) -> Sequence[PlayedTurn]:
+def unsaved(played: Sequence[PlayedTurn]) -> Sequence[PlayedTurn]:
     """The records, among ``played``, that the next turn's checkpoints must carry: from the
     last turn sure to have written a checkpoint (an input or a state edit that did not
     raise, whose checkpoints carried the records before it) on. A resume or a continue may
@@ -84,7 +89,7 @@ def unsaved(played: Sequence[PlayedTurn], case: Case) -> Sequence[PlayedTurn]:
     a later turn's. Constant per turn for most scripts, so the metadata grows linearly."""
     for position in range(len(played) - 1, -1, -1):
         turn = played[position]
-        if turn.error is None and isinstance(case.turns[turn.index], InputTurn | UpdateTurn):
+        if turn.error is None and turn.kind in ("input", "update"):
             return played[position:]
     return played
 
@@ -106,24 +111,28 @@ class Progress:
     """The turn to play next."""
     fork: RunnableConfig | None = None
     """Turn ``next_index`` was cut short: the checkpoint to send it again at."""
-    sent: Any = None
-    """What turn ``next_index`` sent, when it was cut short."""
+    cut: PlayedTurn | None = None
+    """The turn cut short, as it was sent (index, kind, sent, who wrote it)."""
 
 
 def progress(
     graph: Graph,
-    case: Case,
     snapshot: StateSnapshot,
-    observe: Callable[[StateSnapshot], PlayedTurn],
+    observe: Callable[[StateSnapshot, PlayedTurn], PlayedTurn],
+    *,
+    turns: int | None,
 ) -> Core[Progress | None]:
     """Where the case stands on a thread that has checkpoints (``snapshot``, its latest
     state read with ``subgraphs=True``); None when it must be played again from the start.
 
-    ``observe`` turns the snapshot into the record of the turn that ended there (index,
-    kind and sent are set here)."""
+    ``turns`` is how many turns the case plays (None: its simulated speakers decide);
+    ``observe`` turns the snapshot and the turn as it was sent (index, kind, sent, writer)
+    into the record of the turn that ended there."""
     metadata: Mapping[str, Any] = snapshot.metadata or {}
     index = metadata.get(TURN_KEY)
-    if not isinstance(index, int) or not 0 <= index < len(case.turns) or _breakpoints(graph):
+    if not isinstance(index, int) or index < 0 or _breakpoints(graph):
+        return None
+    if turns is not None and index >= turns:
         return None
     saver = _saver(graph)
     latest = yield _get_tuple(saver, snapshot.config)
@@ -133,8 +142,11 @@ def progress(
     if _RESUME in channels or _ERROR in channels:
         return None
     try:
-        sent = json.loads(metadata[SENT_KEY])
-    except (KeyError, TypeError, ValueError):
+        move = json.loads(metadata[MOVE_KEY])
+        played = PlayedTurn.model_validate(
+            {**move, "index": index, "sent": json.loads(metadata[SENT_KEY])}
+        )
+    except (KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
         return None
     done = yield from _records(saver, latest, index)
     if done is None:
@@ -144,11 +156,8 @@ def progress(
     finished = not snapshot.tasks or _INTERRUPT in channels or metadata.get("source") == "update"
     if not finished:
         fork = yield from _turn_start(saver, latest, index)
-        return None if fork is None else Progress(done, index, fork=fork, sent=sent)
-    ended = observe(snapshot).model_copy(
-        update={"index": index, "kind": case.turns[index].kind, "sent": sent}
-    )
-    return Progress([*done, ended], index + 1)
+        return None if fork is None else Progress(done, index, fork=fork, cut=played)
+    return Progress([*done, observe(snapshot, played)], index + 1)
 
 
 def _records(
@@ -212,6 +221,7 @@ def _breakpoints(graph: Graph) -> bool:
 
 
 __all__ = [
+    "MOVE_KEY",
     "RECORDS_KEY",
     "SENT_KEY",
     "TURN_KEY",

@@ -1,4 +1,4 @@
-"""A golden case's scripted turns as the source of the human's side of a thread.
+"""A golden case's scripted turns (and its simulated user) as the human's side of a thread.
 
 Before each turn :class:`Script` checks that the graph is in the state the script
 assumes (waiting for a human before a resume, paused or failed before a continue, not
@@ -6,6 +6,10 @@ waiting before a new input) and raises :class:`~lg_eval.errors.ScriptMismatchErr
 naming the turn and what the graph asked when it is not. After the last turn a graph
 still waiting for a human, or paused at a breakpoint, is a mismatch too: a case never
 ends half-played and the player never waits for an answer that will not come.
+
+A case with a simulated user (``user:``) goes on after its scripted turns with the turns
+the user plays (:class:`~lg_eval.play._conversation.Conversation`); its conversation then
+ends by its stop conditions instead, and may end with a question pending (the user gave up).
 
 Every turn's config tags its checkpoints with the turn (:mod:`lg_eval.play._resume`), so
 ``resume=True`` goes on with a thread a killed run left from its last finished turn.
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, Unpack
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
@@ -32,7 +37,8 @@ from lg_eval.datasets import (
 from lg_eval.errors import InvalidOptionError, ScriptMismatchError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user, read_state
-from lg_eval.play._models import PlayedCase, PlayedTurn
+from lg_eval.play._conversation import Conversation, reply_of, simulated_user
+from lg_eval.play._models import PlayedCase, PlayedTurn, Speaker
 from lg_eval.play._resume import at_checkpoint, clear, progress, turn_config
 from lg_eval.play._targets import import_reference
 from lg_eval.play._thread import ThreadState, names, observe
@@ -50,6 +56,11 @@ class ScriptOptions(TypedDict, total=False):
     untrusted dataset be imported anyway."""
     resume: bool
     """Take a thread that already has checkpoints as one a killed run left."""
+    user_model: BaseChatModel | str | None
+    """Writes the simulated user's turns of a case whose ``user:`` names no model."""
+    repetition: int
+    """Which repetition of the case this play is: the simulated user's seed is the case's
+    ``user.seed`` plus this."""
 
 
 class Script:
@@ -60,6 +71,8 @@ class Script:
     ``resume_fn`` from an untrusted dataset be imported anyway. ``resume=True`` takes a
     thread that already has checkpoints as one a killed run left: the turns it finished
     are not played again (:mod:`lg_eval.play._resume`); by default such a thread is refused.
+    A case with ``user:`` goes on with its simulated user (``user_model`` writes its turns
+    when the case names no model; ``repetition`` moves its seed).
     """
 
     def __init__(self, case: Case, **options: Unpack[ScriptOptions]) -> None:
@@ -74,9 +87,13 @@ class Script:
         allow_code = options.get("allow_code")
         self.code_ok = case.allows_code if allow_code is None else allow_code
         self.resume = options.get("resume", False)
+        self.user_model = options.get("user_model")
+        self.repetition = options.get("repetition", 0)
+        self.conversation: Conversation | None = None
+        self._graph: Graph | None = None
         self._next = 0
         self._fork: RunnableConfig | None = None
-        self._fork_sent: Any = None
+        self._cut: PlayedTurn | None = None
 
     def begin(self, graph: Graph, config: RunnableConfig, played: PlayedCase) -> Core[ThreadState]:
         """Refuse code the case may not run, then take the thread: fresh, or (``resume``)
@@ -87,6 +104,18 @@ class Script:
                     import_reference(
                         turn.resume_fn, what=f"turns[{index}].resume_fn", allow_code=False
                     )
+        self._graph = graph
+        if self.case.user is not None:
+            user = simulated_user(
+                self.case.user, self.user_model, repetition=self.repetition, code_ok=self.code_ok
+            )
+            self.conversation = Conversation(
+                self.case.user,
+                user,
+                first=len(self.case.turns),
+                reviewer=self.reviewer,
+                code_ok=self.code_ok,
+            )
         snapshot: StateSnapshot = yield read_state(graph, config)
         if snapshot.created_at is None:
             return ThreadState()
@@ -96,31 +125,44 @@ class Script:
                 f"case {self.case.id!r}: thread {thread_id!r} already has checkpoints; play "
                 "every case on a fresh thread_id."
             )
-        found = yield from progress(graph, self.case, snapshot, _ended_turn)
+        turns = None if self.conversation is not None else len(self.case.turns)
+        found = yield from progress(graph, snapshot, self._ended_turn, turns=turns)
         if found is None:  # nothing to go on from that is sure: play it again, from the start
             yield clear(graph, thread_id)
             return ThreadState()
         played.turns.extend(found.done)
-        self._next, self._fork, self._fork_sent = found.next_index, found.fork, found.sent
+        self._next, self._fork, self._cut = found.next_index, found.fork, found.cut
         return observe(snapshot, None, started=True)
 
     def next_turn(
         self, thread: ThreadState, played: PlayedCase, config: RunnableConfig
     ) -> Core[Move | None]:
-        """The next scripted turn, once the graph is where it expects."""
+        """The next scripted turn, once the graph is where it expects; past the script, the
+        simulated user's next turn (or None)."""
         index = self._next
+        if self._fork is not None and self._cut is not None:  # cut by a kill: sent again
+            fork, cut, self._fork = self._fork, self._cut, None
+            self._next += 1
+            turn_cfg = at_checkpoint(turn_config(config, cut, played.turns), fork)
+            return Move(index, cut.kind, cut.sent, turn_cfg, cut.by, cut.usage)
+        snapshot = None
+        if self.conversation is not None and self._graph is not None:
+            snapshot = yield read_state(self._graph, config)
+            self.conversation.note_reply(snapshot, played)
         if index >= len(self.case.turns):
-            return None
+            if self.conversation is None or snapshot is None:
+                return None
+            move = yield from self.conversation.next_turn(index, snapshot, thread, played, config)
+            self._next += move is not None
+            return move
         self._next += 1
         turn = self.case.turns[index]
-        if self._fork is not None:  # cut by a kill: sent again, where it began
-            sent, fork, self._fork = self._fork_sent, self._fork, None
-            turn_cfg = turn_config(config, index, played.turns, self.case, sent)
-            return Move(index, turn.kind, sent, at_checkpoint(turn_cfg, fork))
         sent = yield from self._payload(index, turn, thread, played)
-        return Move(
-            index, turn.kind, sent, turn_config(config, index, played.turns, self.case, sent)
+        by: Speaker = (
+            "reviewer" if isinstance(turn, ResumeTurn) and turn.asks_reviewer else "script"
         )
+        record = PlayedTurn(index=index, kind=turn.kind, sent=sent, by=by)
+        return Move(index, turn.kind, sent, turn_config(config, record, played.turns), by)
 
     def retries(self, played: PlayedCase) -> bool:
         """A turn that raised is retried only by a ``continue`` turn right after it."""
@@ -129,8 +171,9 @@ class Script:
         return following < len(turns) and isinstance(turns[following], ContinueTurn)
 
     def end(self, thread: ThreadState, played: PlayedCase) -> None:
-        """A case never ends with the graph waiting for a human or paused."""
-        if thread.asked or thread.next_nodes:
+        """A scripted case never ends with the graph waiting for a human or paused (a
+        simulated conversation ends by its own rules)."""
+        if self.conversation is None and (thread.asked or thread.next_nodes):
             last = len(self.case.turns) - 1
             raise ScriptMismatchError(
                 f"after turns[{last}] the graph {thread.waiting()} but the script has no more "
@@ -138,6 +181,15 @@ class Script:
                 turn=last,
                 played=played,
             )
+
+    def _ended_turn(self, snapshot: StateSnapshot, sent: PlayedTurn) -> PlayedTurn:
+        """The record of turn ``sent`` that ended at ``snapshot``; in a simulated
+        conversation, with the agent's reply."""
+        state = observe(snapshot, None, started=True)
+        turn = sent.model_copy(update={"asked": state.asked, "next_nodes": state.next_nodes})
+        if self.conversation is not None:
+            turn.reply = reply_of(snapshot, turn)
+        return turn
 
     def _payload(
         self, index: int, turn: ScriptTurn, thread: ThreadState, played: PlayedCase
@@ -208,13 +260,6 @@ class Script:
             answer = yield call_user(self.reviewer, pending, "the reviewer")
             return resume_value(answers_by_id(answer, pending), pending)
         return resume_value({ask.id: turn.resume for ask in pending}, pending)
-
-
-def _ended_turn(snapshot: StateSnapshot) -> PlayedTurn:
-    """The record of a turn that ended at ``snapshot`` (index, kind and sent set by the
-    caller)."""
-    state = observe(snapshot, None, started=True)
-    return PlayedTurn(index=0, kind="input", asked=state.asked, next_nodes=state.next_nodes)
 
 
 __all__ = ["Script", "ScriptOptions"]

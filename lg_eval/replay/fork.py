@@ -19,8 +19,11 @@ turn is the new graph's from its first step (and an input turn in the trajectory
 What the humans said after the fork (:func:`recorded_humans`) comes from the pending
 writes LangGraph keeps on each interrupted checkpoint: a task's ``__resume__`` write
 lists the answers it consumed, in order; a plain ``Command(resume=value)`` is the
-null task's ``__resume__`` write. New inputs are the ``__start__`` value of each later
-``input`` checkpoint.
+null task's ``__resume__`` write. Each answer keeps the question it answered when the
+checkpoint still holds it: a task's ``__interrupt__`` write is its latest question, so
+the last answer of a task whose step finished is paired with it, and the answers before
+it (a node that asked several times in one step) keep no question. New inputs are the
+``__start__`` value of each later ``input`` checkpoint.
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
-from langgraph.types import StateSnapshot
+from langgraph.types import Interrupt, StateSnapshot
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.play import Recording
+from lg_eval.play import PendingInterrupt, RecordedAnswer, Recording
 
 _RESUME = "__resume__"
 _INTERRUPT = "__interrupt__"
@@ -80,8 +83,9 @@ class ForkSpec:
 
 Humans = Recording
 """What the original thread's humans said at and after the fork: answers per asking node
-(in the order they were given) and new inputs (in order), as the player's
-:class:`~lg_eval.play.Recording` plays them."""
+(in the order they were given, each with the question it answered when the checkpoints
+hold it) and new inputs (in order), as the player's :class:`~lg_eval.play.Recording`
+plays them."""
 
 
 def root_history(graph: Any, thread_id: str) -> list[StateSnapshot]:
@@ -121,6 +125,7 @@ def recorded_humans(saver: Any, history: list[StateSnapshot], fork: int, spec: F
     """The answers and inputs the original thread's humans gave from ``history[fork]`` on
     (for a ``turn:N`` fork, the N-th input itself is the first recorded input)."""
     humans = Humans()
+    newest = len(history) - 1
     for index in range(fork, len(history)):
         snapshot = history[index]
         source = (snapshot.metadata or {}).get("source")
@@ -134,22 +139,43 @@ def recorded_humans(saver: Any, history: list[StateSnapshot], fork: int, spec: F
         tup = saver.get_tuple(snapshot.config)
         writes = tup.pending_writes or [] if tup is not None else []
         null_answer = [w[2] for w in writes if w[0] == _NULL_TASK and w[1] == _RESUME]
+        answered = index < newest  # a later checkpoint: the asking step finished
         for task in asking:
             given = [w[2] for w in writes if w[0] == task.id and w[1] == _RESUME]
             values = list(given[0]) if given and isinstance(given[0], list) else given
-            if not values:  # a subgraph node: its own tasks hold what they consumed
-                values = _subgraph_answers(saver, snapshot.config, f"{task.name}:{task.id}")
-            if not values and null_answer and len(asking) == 1:
-                values = null_answer[:1]
-            humans.answers.setdefault(task.name, deque()).extend(values)
+            answers = _paired(values, task.name, list(task.interrupts), answered)
+            if not answers:  # a subgraph node: its own tasks hold what they consumed
+                answers = _subgraph_answers(saver, snapshot.config, task.name, task.id)
+            if not answers and null_answer and len(asking) == 1:
+                answers = _paired(null_answer[:1], task.name, list(task.interrupts), answered)
+            humans.answers.setdefault(task.name, deque()).extend(answers)
     return humans
 
 
-def _subgraph_answers(saver: Any, config: RunnableConfig, namespace: str) -> list[Any]:
-    """The answers the tasks of a subgraph run (namespace ``namespace`` and those nested in
-    it) consumed, in checkpoint order. The parent checkpoint keeps only the last
-    ``Command(resume=...)`` value (LangGraph stores the null task's resume under one
-    index), so a subgraph node asked several times is read here."""
+def _paired(
+    values: list[Any], node: str, questions: list[Interrupt], answered: bool
+) -> list[RecordedAnswer]:
+    """The answers one task consumed, in order, as recorded answers: the last one with the
+    task's question when the task holds exactly one and its step finished (``answered``),
+    the others without one (LangGraph keeps only a task's latest question)."""
+    recorded = [RecordedAnswer(value) for value in values]
+    if recorded and answered and len(questions) == 1:
+        asked = questions[0]
+        question = PendingInterrupt(id=asked.id, path=node, value=asked.value)
+        recorded[-1] = RecordedAnswer(values[-1], question)
+    return recorded
+
+
+def _subgraph_answers(
+    saver: Any, config: RunnableConfig, node: str, task_id: str
+) -> list[RecordedAnswer]:
+    """The answers the tasks of a subgraph run (the namespace of ``node``'s task
+    ``task_id`` and those nested in it) consumed, in checkpoint order, each task's last
+    with its question when its step finished (a later checkpoint in its namespace). The
+    parent checkpoint keeps only the last ``Command(resume=...)`` value (LangGraph stores
+    the null task's resume under one index), so a subgraph node asked several times is
+    read here."""
+    namespace = f"{node}:{task_id}"
     thread = {"configurable": {"thread_id": config["configurable"]["thread_id"]}}
     inside = sorted(
         (
@@ -159,11 +185,24 @@ def _subgraph_answers(saver: Any, config: RunnableConfig, namespace: str) -> lis
         ),
         key=lambda t: t.config["configurable"]["checkpoint_id"],
     )
-    found: list[Any] = []
+    newest: dict[str, str] = {}
     for tup in inside:
-        for task_id, channel, value in tup.pending_writes or []:
-            if channel == _RESUME and task_id != _NULL_TASK:
-                found.extend(value if isinstance(value, list) else [value])
+        newest[tup.config["configurable"]["checkpoint_ns"]] = tup.config["configurable"][
+            "checkpoint_id"
+        ]
+    found: list[RecordedAnswer] = []
+    for tup in inside:
+        conf = tup.config["configurable"]
+        answered = conf["checkpoint_id"] != newest[conf["checkpoint_ns"]]
+        asked: dict[str, list[Interrupt]] = {}
+        for writer, channel, value in tup.pending_writes or []:
+            if channel == _INTERRUPT:
+                items = value if isinstance(value, list | tuple) else [value]
+                asked[writer] = [item for item in items if isinstance(item, Interrupt)]
+        for writer, channel, value in tup.pending_writes or []:
+            if channel == _RESUME and writer != _NULL_TASK:
+                values = value if isinstance(value, list) else [value]
+                found.extend(_paired(values, node, asked.get(writer, []), answered))
     return found
 
 

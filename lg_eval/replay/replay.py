@@ -39,7 +39,12 @@ from lg_eval.replay.fork import (
     root_history,
 )
 from lg_eval.replay.result import ReplayedThread, ReplayResult
-from lg_eval.replay.savers import all_threads, open_saver, same_storage
+from lg_eval.replay.savers import (
+    all_threads,
+    named_threads,
+    open_saver,
+    refuse_production_target,
+)
 from lg_eval.replay.scores import score_changes, scored
 from lg_eval.sweeps.listing import parse_time
 from lg_eval.sweeps.worker import refuse_reference_needers, resolve_evaluators
@@ -114,17 +119,13 @@ def replay_threads(
     refuse_reference_needers(evaluators)
     scoring = [CaseEvaluator(name, e) for name, e in resolve_evaluators(evaluators)]
     with ExitStack() as stack:
-        source = open_saver(stack, checkpointer, "checkpointer")
+        source = open_saver(stack, checkpointer, "checkpointer", existing=True)
+        refuse_production_target(source, target)  # before the target is opened or set up
         sink = open_saver(stack, target, "target")
-        if same_storage(source, sink):
-            raise InvalidOptionError(
-                "target: the replay threads go to another checkpointer than the production one "
-                "(default memory://); pass a different saver or URL."
-            )
         result = ReplayResult(
             graph=graph if isinstance(graph, str) else _name(graph),
             fork=str(spec),
-            target=redact_url(target) if isinstance(target, str) else type(target).__name__,
+            target=_shown(target),
             run=run or new_run_name(),
         )
         job = _Job(
@@ -141,7 +142,7 @@ def replay_threads(
             reviewer=reviewer,
         )
         ids = sorted(
-            thread_ids
+            named_threads(source, thread_ids, _shown(checkpointer))
             if thread_ids is not None
             else all_threads(source, parse_time(since), parse_time(until), metadata)
         )
@@ -227,7 +228,12 @@ class _Job:
                                   opening="input" if turn else "continue"))  # fmt: skip
         row.status, row.reason = outcome.status, outcome.reason
         row.graph_calls, row.reviewer_answers = outcome.calls, outcome.reviewer_answers
-        row.unused_answers = humans.unused()
+        row.unused_answers, row.questions_changed = humans.unused(), outcome.changed
+
+
+def _shown(saver: Any) -> str:
+    """A saver as a result or message shows it: its URL without password, or its type."""
+    return redact_url(saver) if isinstance(saver, str) else type(saver).__name__
 
 
 def _name(graph: Any) -> str:

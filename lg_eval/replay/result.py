@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lg_eval._visible import data_escaped, visible
+from lg_eval.play import QuestionChange
 
 ReplayStatus = Literal["replayed", "stopped", "error", "skipped"]
 
@@ -49,8 +50,9 @@ class ReplayedThread(BaseModel):
     thread_id: str = Field(description="The original (production) thread.")
     status: ReplayStatus = Field(
         description="replayed: the new graph ran to the end; stopped: it asked something the "
-        "original's humans never answered (or paused); error: it raised; skipped: the thread "
-        "has no such fork point."
+        "original's humans never answered, or another question than the one they answered "
+        "at that node (or paused); error: it raised; skipped: the thread has no such fork "
+        "point."
     )
     reason: str | None = None
     fork: str = Field(description="The fork option (last-interrupt, turn:N, before:NODE).")
@@ -65,6 +67,11 @@ class ReplayedThread(BaseModel):
     reviewer_answers: int = Field(default=0, description="Answers the reviewer gave.")
     unused_answers: int = Field(
         default=0, description="Recorded answers and inputs the new graph never asked for."
+    )
+    questions_changed: list[QuestionChange] = Field(
+        default_factory=list,
+        description="Recorded answers not sent because the new graph asked another question "
+        "at their node: the node, the question answered, the question asked, the answer.",
     )
     reused: bool = Field(
         default=False,
@@ -107,11 +114,14 @@ class ReplayResult(BaseModel):
         return [t.thread_id for t in self.threads if t.changed]
 
     def counts(self) -> dict[str, int]:
-        """Threads per status, plus ``changed``."""
+        """Threads per status, plus ``changed`` (the trajectory) and ``question_changed``
+        (threads where the new graph asked another question than a recorded answer was
+        given to)."""
         counts = {s: 0 for s in ("replayed", "stopped", "error", "skipped")}
         for thread in self.threads:
             counts[thread.status] += 1
         counts["changed"] = len(self.changed_thread_ids)
+        counts["question_changed"] = sum(bool(t.questions_changed) for t in self.threads)
         return counts
 
     def to_json(self) -> str:

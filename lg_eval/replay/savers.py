@@ -2,27 +2,38 @@
 
 The production checkpointer is listed as a sweep lists it (SQLite and Postgres, with the
 time and metadata filters), or through its ``list`` for any other saver. The target must
-not store where the production one does: the same object, the same SQLite file, or the
-same Postgres database.
+not store where the production one does: the same object, the same SQLite file (device and
+inode: a hard link, a symlink or another spelling of the path is the same file), or the
+same Postgres database (the server's system identifier, the database and the schema, asked
+over real connections: ``localhost`` and ``127.0.0.1`` are one server). The target is
+checked before it is opened, so a refused target is never written to, not even by
+LangGraph's table setup.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
 
 from lg_eval.errors import InvalidOptionError, SweepError
-from lg_eval.play import open_checkpointer
+from lg_eval.play import open_checkpointer, storage_of
 from lg_eval.sweeps.listing import list_threads, saver_kind
+from lg_eval.urls import parse_checkpointer_url, redact_url
 
 
-def open_saver(stack: ExitStack, saver: Any, what: str) -> Any:
-    """``saver`` itself, or the saver its URL names (closed with ``stack``)."""
+def open_saver(stack: ExitStack, saver: Any, what: str, *, existing: bool = False) -> Any:
+    """``saver`` itself, or the saver its URL names (closed with ``stack``); ``existing``:
+    a SQLite file that is not there is an error, not a new empty file (production is only
+    read: a typo in its path must not create a file or a folder)."""
     if isinstance(saver, str):
+        path = parse_checkpointer_url(saver).path
+        if existing and path is not None and not path.is_file():
+            raise InvalidOptionError(
+                f"{what}: no SQLite file at {path} ({redact_url(saver)}); the production "
+                "threads are only read, so nothing is created: check the path."
+            )
         return stack.enter_context(open_checkpointer(saver))
     if saver is None or not hasattr(saver, "put"):
         raise InvalidOptionError(f"{what}: a checkpointer (saver) or its URL, not {saver!r}.")
@@ -34,24 +45,24 @@ def open_saver(stack: ExitStack, saver: Any, what: str) -> Any:
     return saver
 
 
-def same_storage(a: Any, b: Any) -> bool:
-    """Whether two savers write to one place: the same object, the same SQLite file, or the
-    same Postgres database (host, port, name)."""
-    if a is b:
-        return True
-    where_a, where_b = _storage_of(a), _storage_of(b)
-    return where_a is not None and where_a == where_b
+def refuse_production_target(source: Any, target: Any) -> None:
+    """Refuse a ``target`` (a saver, or its URL, not opened yet) that stores where the
+    opened production saver ``source`` does.
 
-
-def _storage_of(saver: Any) -> tuple[str, ...] | None:
-    conn = getattr(saver, "conn", None)
-    if isinstance(conn, sqlite3.Connection):
-        files = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
-        return ("sqlite", os.path.realpath(files[0])) if files and files[0] else None
-    info = getattr(conn, "info", None)  # a psycopg Connection (a pool has none)
-    if info is not None and hasattr(info, "dbname"):
-        return ("postgres", str(info.host), str(info.port), str(info.dbname))
-    return None
+    Raises:
+        InvalidOptionError: ``target`` is the production checkpointer, however spelled.
+        CheckpointerError: a Postgres target cannot be reached to ask who it is.
+    """
+    where = storage_of(source) if target is not source else ("saver",)
+    if where is None or (target is not source and storage_of(target) != where):
+        return
+    shown = redact_url(target) if isinstance(target, str) else type(target).__name__
+    kind = {"sqlite": "SQLite file", "postgres": "Postgres database"}.get(where[0], "saver")
+    raise InvalidOptionError(
+        f"target: {shown} is the production checkpointer itself (the same {kind}); the "
+        "replay threads go to another checkpointer than the production one (default "
+        "memory://): pass a different saver or URL. Nothing was written."
+    )
 
 
 def all_threads(
@@ -72,10 +83,28 @@ def all_threads(
     return [head.thread_id for page in pages for head in page]
 
 
+def named_threads(saver: Any, thread_ids: Sequence[str], where: str) -> list[str]:
+    """``thread_ids``, once each, in order, when the production saver holds every one.
+
+    Raises:
+        InvalidOptionError: a named thread has no checkpoint there (``where``: how the
+            saver is shown).
+    """
+    named = list(dict.fromkeys(thread_ids))
+    missing = [t for t in named if saver.get_tuple({"configurable": {"thread_id": t}}) is None]
+    if missing:
+        listed = ", ".join(repr(t) for t in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise InvalidOptionError(
+            f"thread_ids (--thread): no thread {listed} in the checkpointer {where}; name "
+            "threads it holds."
+        )
+    return named
+
+
 def _roots(saver: Any) -> Iterator[Any]:
     for tup in saver.list(None):
         if tup.config["configurable"].get("checkpoint_ns", "") == "":
             yield tup
 
 
-__all__ = ["all_threads", "open_saver", "same_storage"]
+__all__ = ["all_threads", "named_threads", "open_saver", "refuse_production_target"]

@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
 
 from lg_eval.errors import InvalidOptionError
+from lg_eval.play import QuestionChange
 from lg_eval.replay.result import ReplayedThread
 
 _SOURCE = "lg_eval_replay"
@@ -37,7 +38,14 @@ def marker_thread(run: str, thread_id: str) -> str:
     return f"replay-done:{run}:{thread_id}"
 
 
-_KEPT = ("status", "reason", "graph_calls", "reviewer_answers", "unused_answers")
+_KEPT = (
+    "status",
+    "reason",
+    "graph_calls",
+    "reviewer_answers",
+    "unused_answers",
+    "questions_changed",
+)
 """The fields of a :class:`~lg_eval.replay.ReplayedThread` a marker keeps."""
 
 
@@ -51,7 +59,11 @@ def finished(sink: Any, run: str, thread_id: str, key: dict[str, str]) -> dict[s
         return None
     if meta.get("status") not in ("replayed", "stopped"):
         return None
-    return {name: meta.get(name) for name in _KEPT}
+    kept = {name: meta.get(name) for name in _KEPT}
+    kept["questions_changed"] = [
+        QuestionChange.model_validate(change) for change in kept["questions_changed"] or []
+    ]
+    return kept
 
 
 def forget(sink: Any, run: str, thread_id: str) -> None:
@@ -71,6 +83,7 @@ def forget(sink: Any, run: str, thread_id: str) -> None:
 def mark(sink: Any, run: str, thread_id: str, key: dict[str, str], row: ReplayedThread) -> None:
     """Record that the fork of ``thread_id`` is complete (last: after every fork write)."""
     kept = {name: getattr(row, name) for name in _KEPT}
+    kept["questions_changed"] = [change.model_dump(mode="json") for change in row.questions_changed]
     metadata: dict[str, Any] = {"source": _SOURCE, "step": -1, **key, **kept}
     at: RunnableConfig = {
         "configurable": {"thread_id": marker_thread(run, thread_id), "checkpoint_ns": ""}

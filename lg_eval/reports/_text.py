@@ -102,7 +102,7 @@ def test_subject(test: PairedTest) -> str:
 
 def test_effect(test: PairedTest) -> str:
     """The effect, B minus A: a pass-rate change in points, or a mean score difference."""
-    if test.test == "mcnemar":
+    if test.test in ("mcnemar", "clustered_mcnemar"):
         return f"{signed(test.effect * 100, 1)} pts"
     return signed(test.effect) + (
         "" if test.effect_interval is None else " " + span(test.effect_interval, number)

@@ -73,8 +73,9 @@ def build_report(
         checked_instance(comparison, Comparison, "comparison", "a Comparison (compare_runs)")
     results = run.results
     tally = RunTally()
-    for result in results:
-        tally.add(result)
+    for group in aggregate.by_case(results).values():  # a case's repetitions together
+        for result in group:
+            tally.add(result)
     cases = [case_report(index, result) for index, result in enumerate(results)]
     numeric = [
         value for result in results for row in result.scores
@@ -193,10 +194,13 @@ def case_report(index: int, result: CaseResult) -> CaseReport:
         trajectory_flat=None if not trajectory else [step for turn in trajectory for step in turn],
         reference=result.expected_trajectory if both is None else both[0],
         expected_tool_calls=result.expected_tool_calls,
-        expected_output=result.expected_output,
         tool_calls=result.tool_calls,
+        output=result.output,
+        expected_output=result.expected_output,
+        answers=list(result.answers or []),
         diff=diff_turns(*both) if both else [],
         turns=[_played(turn) for turn in result.turns],
+        simulation=result.simulation,
     )
 
 
@@ -229,6 +233,8 @@ def _played(turn: PlayedTurnRecord) -> PlayedTurn:
             for ask in turn.asked
         ],
         error=turn.error,
+        by=turn.by,
+        reply=turn.reply,
     )
 
 

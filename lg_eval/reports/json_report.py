@@ -5,10 +5,12 @@ The document is :class:`~lg_eval.reports.model.Report` dumped as it is, under th
 the turns played (inputs, interrupts with their payloads, the human's answers and state
 edits), the trajectory per turn and flat, the reference, the trajectory difference, every
 feedback (score, verdict, comment, metadata with a judge's model and usage), latency,
-tokens, cost and error. Text is verbatim (JSON escaping is all it needs);
-``Report.model_validate_json`` of the output gives the model back, and the JSON Schema
-shipped in ``lg_eval/reports/schema/report-2.json`` (:func:`json_schema`, generated from
-the same models) describes it.
+tokens, cost and error. Text is verbatim: JSON escapes C0 controls, and DEL, C1 controls
+(``U+009B`` acts as a terminal's CSI), bidi controls and line separators are written as
+``\\uXXXX`` escapes too, so the document is safe to print on a terminal and a parser reads
+the same text back. ``Report.model_validate_json`` of the output gives the model back, and
+the JSON Schema shipped in ``lg_eval/reports/schema/report-2.json`` (:func:`json_schema`,
+generated from the same models) describes it.
 
 :func:`write_json` streams a document whose cases come from an iterator (a big stored
 run, read a page at a time) without holding them.
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from importlib.resources import files
 from typing import IO, Any
 
+from lg_eval._visible import data_escaped
 from lg_eval.experiments.results import ExperimentRun
 from lg_eval.reports.build import build_report
 from lg_eval.reports.model import SCHEMA, CaseReport, Report, checked_report
@@ -40,7 +43,8 @@ def render_json(report: Report | ExperimentRun, *, indent: int | None = 2) -> st
     """The report as JSON (``report`` may be a :class:`Report` or the run itself)."""
     if isinstance(report, ExperimentRun):
         report = build_report(report)
-    return json.dumps(report_json(checked_report(report)), indent=indent, ensure_ascii=False)
+    text = json.dumps(report_json(checked_report(report)), indent=indent, ensure_ascii=False)
+    return data_escaped(text)
 
 
 def write_json(
@@ -123,7 +127,7 @@ def _array(items: Iterable[Any], indent: int | None) -> Iterator[str]:
 
 
 def _dump(value: Any, indent: int | None, depth: int) -> str:
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    text = data_escaped(json.dumps(value, indent=indent, ensure_ascii=False))
     if indent is None:
         return text
     return text.replace("\n", "\n" + " " * (indent * depth))

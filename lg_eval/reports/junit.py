@@ -74,8 +74,15 @@ def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
             _feedback_line(line.key, line.score, line.comment, line.error) for line in case.failing
         ] + [f"{line.key}: no verdict: {line.reason}" for line in case.no_verdicts]
         message = "; ".join(lines) or "the case failed"
+        said = []
+        if case.shows_answer:
+            expected = "–" if case.expected_text is None else case.expected_text
+            said = [
+                f"{case.expected_label}: {expected}",
+                f"said: {'–' if case.output is None else case.output}",
+            ]
         details = "\n".join(
-            [*lines, *(f"turn {d.turn + 1}: {d.reason}" for d in case.diff if d.reason)]
+            [*lines, *said, *(f"turn {d.turn + 1}: {d.reason}" for d in case.diff if d.reason)]
         )
         failure = ET.SubElement(
             element, "failure", _attrs(message=shorten(message, MESSAGE_LIMIT), type="failed")

@@ -27,7 +27,14 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
-from lg_eval.reports.model import CaseReport, ComparisonReport, Report, Step, checked_report
+from lg_eval.reports.model import (
+    CaseReport,
+    ComparisonReport,
+    Report,
+    Step,
+    Summary,
+    checked_report,
+)
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -66,7 +73,7 @@ def render_markdown(report: Report) -> str:
         ],
     )
     out += [
-        f"Pass rate 95% CI {span(summary.pass_rate_interval)} (Wilson); "
+        f"Pass rate 95% CI {span(summary.pass_rate_interval)} (Wilson{_over(summary)}); "
         f"pass@{summary.k} {span(summary.pass_at_k_interval)}, "
         f"pass^{summary.k} {span(summary.pass_hat_k_interval)} over cases.",
         "",
@@ -190,6 +197,13 @@ def _failed(case: CaseReport) -> list[str]:
                 *([md(f.key), "no verdict", md(f.reason)] for f in case.no_verdicts),
             ],
         )
+    if case.shows_answer:
+        out += table(
+            [md(case.expected_label), "said (the final answer)"],
+            [[_or_dash(case.expected_text), _or_dash(case.output)]],
+        )
+        if case.turn_answers:
+            out += table(["turn", "said"], [[str(n), md(said)] for n, said in case.turn_answers])
     if case.diff:
         out += table(
             ["turn", "expected", "actual", "difference"],
@@ -209,7 +223,7 @@ def _failed(case: CaseReport) -> list[str]:
             [
                 [
                     f"turns[{t.index}]",
-                    md(t.kind),
+                    md(t.kind_label),
                     md(t.sent_text or ""),
                     md("; ".join(a.shown for a in t.asked))
                     + (f" {md(t.error)}" if t.error else ""),
@@ -223,6 +237,11 @@ def _failed(case: CaseReport) -> list[str]:
             [[md(j.key), number(j.score), md(j.comment or "")] for j in case.judge_notes],
         )
     return out
+
+
+def _or_dash(content: str | None) -> str:
+    """``content`` as inert Markdown, ``–`` when there is none."""
+    return "–" if content is None else md(content)
 
 
 def _steps(steps: list[Step]) -> str:
@@ -265,6 +284,12 @@ def _comparison(report: Report) -> list[str]:
     return out
 
 
+def _over(summary: Summary) -> str:
+    """``, over cases`` when the pass rate's interval counts cases (a run with repetitions)."""
+    interval = summary.pass_rate_interval
+    return ", over cases" if interval is not None and interval.method == "cluster_wilson" else ""
+
+
 def _tests(comparison: ComparisonReport) -> list[str]:
     """The pooled paired tests, then the cases whose own test is significant."""
     out = [f"### Paired tests (alpha {number(comparison.alpha)})", ""]
@@ -274,7 +299,7 @@ def _tests(comparison: ComparisonReport) -> list[str]:
             [
                 "all cases" if t.case_id is None else md(t.case_id),
                 md(test_subject(t)),
-                t.test,
+                md(t.test),
                 str(t.pairs),
                 test_effect(t),
                 p_value(t.p_value),

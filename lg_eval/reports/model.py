@@ -14,13 +14,14 @@ JSON Schema (``lg_eval/reports/schema/report-2.json``) is generated from it.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.arguments import checked_instance
-from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo
+from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo, SimulationRecord
 from lg_eval.feedback import ScoreValue
 from lg_eval.reports._text import value_text
 from lg_eval.stats import Interval, PairedTest
@@ -74,7 +75,9 @@ class Summary(_Model):
     pass_at_k: float | None = Field(description="Cases with at least one passed repetition.")
     pass_hat_k: float | None = Field(description="Cases whose every repetition passed (pass^k).")
     pass_rate_interval: Interval | None = Field(
-        default=None, description="95% Wilson interval of pass_rate (over results)."
+        default=None,
+        description="95% interval of pass_rate: Wilson over results; with repetitions,"
+        " over cases (cluster_wilson).",
     )
     pass_at_k_interval: Interval | None = Field(
         default=None, description="95% Wilson interval of pass_at_k (over cases)."
@@ -110,10 +113,14 @@ class EvaluatorSummary(_Model):
     min: float | None = None
     max: float | None = None
     pass_rate_interval: Interval | None = Field(
-        default=None, description="95% Wilson interval of pass_rate."
+        default=None,
+        description="95% interval of pass_rate: Wilson; over cases when a case has several"
+        " rows (cluster_wilson).",
     )
     mean_interval: Interval | None = Field(
-        default=None, description="95% interval of mean: seeded bootstrap (normal past 1000)."
+        default=None,
+        description="95% interval of mean: seeded bootstrap (normal past 1000); over cases"
+        " when a case has several scores (cluster_bootstrap, cluster_normal).",
     )
 
 
@@ -215,11 +222,34 @@ class AskedInterrupt(_Model):
         return value_text(self.value)
 
 
+SPEAKERS = {
+    "script": "script",
+    "user": "simulated user",
+    "reviewer": "reviewer",
+    "recording": "recording",
+}
+"""How each writer of a turn is named to a reader."""
+STOPS = {
+    "user": "the user said it was done",
+    "state": "the stop predicate held",
+    "tool_call": "the expected tool call was made",
+    "finished": "the graph finished asking nothing",
+    "max_turns": "the turn limit was reached",
+}
+"""Why a simulated conversation ended, for a reader."""
+
+
 class PlayedTurn(_Model):
-    """A scripted human turn as it was played: what was sent, what the graph asked."""
+    """A human turn as it was played: who wrote it, what was sent, what the graph asked or
+    answered."""
 
     index: int
     kind: str = Field(description="input, resume, resume_by_node, resume_fn, continue, update.")
+    by: str = Field(
+        default="script",
+        description="Who wrote what was sent: script, user (the simulated user), reviewer or "
+        "recording.",
+    )
     sent: Any = Field(
         default=None,
         description="What was sent, as stored: the input, the human's answer (resume value "
@@ -227,11 +257,27 @@ class PlayedTurn(_Model):
     )
     asked: list[AskedInterrupt] = Field(default_factory=list)
     error: str | None = None
+    reply: str | None = Field(
+        default=None,
+        description="What the agent answered when the turn ended, as the simulated user read "
+        "it (None outside a simulated conversation).",
+    )
 
     @property
     def sent_text(self) -> str | None:
         """What was sent, as text (None when nothing was)."""
         return None if self.sent is None else value_text(self.sent)
+
+    @property
+    def speaker(self) -> str:
+        """Who wrote the turn, for a reader (``simulated user``, ``reviewer``, ...)."""
+        return SPEAKERS.get(self.by, self.by)
+
+    @property
+    def kind_label(self) -> str:
+        """The kind, with who wrote the turn when the script did not (``input (simulated
+        user)``): the reports' turn tables."""
+        return self.kind if self.by == "script" else f"{self.kind} ({self.speaker})"
 
 
 class CaseReport(_Model):
@@ -264,14 +310,86 @@ class CaseReport(_Model):
     expected_tool_calls: list[dict[str, Any]] | None = Field(
         default=None, description="The case's expected tool calls (None: it states none)."
     )
-    expected_output: str | dict[str, Any] | None = Field(
-        default=None, description="The case's expected output (None: it states none)."
-    )
     tool_calls: list[dict[str, Any]] | None = Field(
-        default=None, description="The tool calls of the final messages: {name, args, id}."
+        default=None,
+        description="The tool calls of the final messages: {name, args, id}, as they ran; "
+        "an edited call keeps the model's call as 'proposed', one that did not run has "
+        "'executed': false.",
+    )
+    output: str | None = Field(
+        default=None,
+        description="What the agent said last: the answer the case's expected.output is "
+        "compared with (None: the thread ended without one).",
+    )
+    expected_output: str | dict[str, Any] | None = Field(
+        default=None,
+        description="The case's expected.output: the exact answer, {'equals': text} or "
+        "{'contains': [keywords]} (None: the case states none).",
+    )
+    answers: list[str | None] = Field(
+        default_factory=list,
+        description="What the agent answered per turn of the thread (as trajectory); None "
+        "for a turn that paused, raised or ended on another message.",
     )
     diff: list[TurnDiff] = Field(description="Per turn; empty when either side is unknown.")
     turns: list[PlayedTurn]
+    simulation: SimulationRecord | None = Field(
+        default=None,
+        description="The simulated conversation: why it ended and what the simulated user's "
+        "model cost (None: the case has no simulated user).",
+    )
+
+    @property
+    def stop_text(self) -> str:
+        """Why the simulated conversation ended, for a reader."""
+        stop = self.simulation.stop if self.simulation is not None else None
+        return STOPS.get(stop or "", stop or "it did not end (a turn raised)")
+
+    @property
+    def expected_kind(self) -> Literal["equals", "contains"] | None:
+        """How :attr:`expected_output` is checked: the answer ``equals`` it, or ``contains``
+        every keyword of it (None: the case expects no output)."""
+        expected = self.expected_output
+        if expected is None:
+            return None
+        return "contains" if isinstance(expected, dict) and "contains" in expected else "equals"
+
+    @property
+    def expected_text(self) -> str | None:
+        """:attr:`expected_output` as the reader compares it with :attr:`output`: the exact
+        answer, or the keywords quoted and comma-separated."""
+        expected = self.expected_output
+        if isinstance(expected, dict):
+            if "contains" in expected:
+                return ", ".join(json.dumps(k, ensure_ascii=False) for k in expected["contains"])
+            return value_text(expected.get("equals"))
+        return expected
+
+    @property
+    def expected_label(self) -> str:
+        """The heading of the expected side: ``expected (exact answer)`` or ``expected
+        (contains every keyword)``."""
+        kind = self.expected_kind
+        if kind is None:
+            return "expected"
+        return (
+            "expected (contains every keyword)" if kind == "contains" else "expected (exact answer)"
+        )
+
+    @property
+    def turn_answers(self) -> list[tuple[int, str]]:
+        """``(turn number from 1, answer)`` of every turn that answered, when a turn before
+        the last one did (else the only answer is the last turn's, :attr:`output`)."""
+        answered = [(n, text) for n, text in enumerate(self.answers, 1) if text is not None]
+        if all(n == len(self.answers) for n, _ in answered):
+            return []
+        return answered
+
+    @property
+    def shows_answer(self) -> bool:
+        """Whether there is an answer to show: one was expected, or the agent gave one."""
+        said = self.output is not None or any(text is not None for text in self.answers)
+        return self.expected_output is not None or said
 
     @property
     def score_map(self) -> dict[str, ScoreValue]:

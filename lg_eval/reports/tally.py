@@ -4,6 +4,10 @@
 :class:`RunTally`; :func:`~lg_eval.reports.stream.stream_report` feeds a stored run's
 results through the same tally one page at a time, so a 100,000-result run is
 aggregated in memory that does not grow with it, and both give the same numbers.
+A case's results are added together (``build_report`` groups them; the store reads them
+in case order), so the tally can close each case's cluster when the next case begins: when
+the run has repetitions (some case has several results), the intervals of a key's pass
+rate and mean count cases; without, they are over the rows, as they always were.
 Only what needs every value at once (percentiles, pass@k) is computed elsewhere: from
 the results in memory or in SQL, as :class:`~lg_eval.experiments.aggregate.CaseCounts`
 and :class:`~lg_eval.experiments.aggregate.Latencies`, which :meth:`RunTally.summary`
@@ -24,7 +28,13 @@ from lg_eval.reports.model import (
     Summary,
     TagSummary,
 )
-from lg_eval.stats import Interval, MeanSample, wilson_interval
+from lg_eval.stats import (
+    Interval,
+    MeanSample,
+    RateMoments,
+    clustered_rate_interval,
+    wilson_interval,
+)
 
 BINS = 10
 NOTE_CASES = 3
@@ -38,15 +48,14 @@ def rate(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def rate_intervals(
-    passed: int, results: int, some: int, every: int, cases: int
-) -> dict[str, Interval | None]:
-    """The Wilson intervals of a summary: the pass rate over ``results``, pass@k (``some``
-    case repetition passed) and pass^k (``every`` one did) over ``cases``."""
+def rate_intervals(cases: CaseCounts) -> dict[str, Interval | None]:
+    """The intervals of a summary: the pass rate's over cases (each case's passed
+    repetitions of its results: the Wilson interval over results when no case repeats),
+    pass@k's and pass^k's (the Wilson interval over cases)."""
     return {
-        "pass_rate_interval": wilson_interval(passed, results),
-        "pass_at_k_interval": wilson_interval(some, cases),
-        "pass_hat_k_interval": wilson_interval(every, cases),
+        "pass_rate_interval": clustered_rate_interval(cases.passes),
+        "pass_at_k_interval": wilson_interval(cases.some, cases.cases),
+        "pass_hat_k_interval": wilson_interval(cases.every, cases.cases),
     }
 
 
@@ -105,7 +114,8 @@ class Binner:
 
 
 class EvaluatorTally:
-    """One feedback key's verdicts and score statistics, row by row."""
+    """One feedback key's verdicts and score statistics, row by row, a case's rows
+    together."""
 
     def __init__(self, key: str, evaluator: str) -> None:
         self.key, self.evaluator = key, evaluator
@@ -115,24 +125,45 @@ class EvaluatorTally:
         self.sample = MeanSample()
         self.min: float | None = None
         self.max: float | None = None
+        self.verdicts = RateMoments()
+        """Passed rows of each case out of its rows with a verdict, summed over cases."""
+        self._case: str | None = None
+        self._case_passed = self._case_verdicts = 0
 
-    def add(self, row: ScoreRow) -> None:
-        """Count one score row of this key."""
+    def add(self, row: ScoreRow, case_id: str | None = None) -> None:
+        """Count one score row of this key, from case ``case_id`` (None: a case of its own)."""
+        if case_id is None or case_id != self._case:
+            self._close_case()
+            self._case = case_id
         self.rows += 1
         self.passed += row.passed is True
         self.failed += row.passed is False
+        self._case_passed += row.passed is True
+        self._case_verdicts += row.passed is not None
         self.no_verdict += row.passed is None and row.error is None
         self.errors += row.error is not None
         if row.score is not None and row.error is None:
             value = float(row.score)
             self.scores += 1
             self.total += value
-            self.sample.add(value)
+            self.sample.add(value, case_id)
             self.min = value if self.min is None or value < self.min else self.min
             self.max = value if self.max is None or value > self.max else self.max
 
-    def summary(self) -> EvaluatorSummary:
-        """The key's :class:`EvaluatorSummary`."""
+    def _close_case(self) -> None:
+        self.verdicts = self.verdicts.plus(self._case_passed, self._case_verdicts)
+        self._case_passed = self._case_verdicts = 0
+
+    def summary(self, *, by_case: bool = False) -> EvaluatorSummary:
+        """The key's :class:`EvaluatorSummary`; ``by_case``: the run has repetitions, and
+        the intervals count cases."""
+        self._close_case()
+        self._case = None
+        passes = (
+            clustered_rate_interval(self.verdicts)
+            if by_case
+            else wilson_interval(self.passed, self.passed + self.failed)
+        )
         return EvaluatorSummary(
             key=self.key,
             evaluator=self.evaluator,
@@ -145,14 +176,15 @@ class EvaluatorTally:
             mean=self.total / self.scores if self.scores else None,
             min=self.min,
             max=self.max,
-            pass_rate_interval=wilson_interval(self.passed, self.passed + self.failed),
-            mean_interval=self.sample.interval(),
+            pass_rate_interval=passes,
+            mean_interval=self.sample.interval(clustered=by_case),
         )
 
 
 class RunTally:
     """Status counts, sums, per-key and per-tag aggregates and score range of the results
-    added so far, in the order added (sums are accumulated in that order)."""
+    added so far, in the order added (sums are accumulated in that order); a case's
+    results are added together."""
 
     def __init__(self) -> None:
         self.results = 0
@@ -170,10 +202,15 @@ class RunTally:
         self.highest: float | None = None
         self.in_unit = True
         self.unit_bins = Binner(0.0, 1.0)
+        self.repeated = False
+        """Some case has several results (they come together: one follows another)."""
+        self._last_case: str | None = None
 
     def add(self, result: CaseResult) -> None:
         """Count one result."""
         self.results += 1
+        self.repeated = self.repeated or result.case_id == self._last_case
+        self._last_case = result.case_id
         _bump(self.counts, result)
         self.latency_total += result.latency_s
         self.tokens += result.tokens
@@ -186,7 +223,7 @@ class RunTally:
             tally = self.evaluators.get(row.key)
             if tally is None:
                 tally = self.evaluators[row.key] = EvaluatorTally(row.key, row.evaluator)
-            tally.add(row)
+            tally.add(row, result.case_id)
             value = numeric_score(row)
             if value is not None:
                 self._score(value)
@@ -232,9 +269,7 @@ class RunTally:
             pass_rate=rate(self.counts.passed, self.results),
             pass_at_k=rate(cases.some, cases.cases),
             pass_hat_k=rate(cases.every, cases.cases),
-            **rate_intervals(
-                self.counts.passed, self.results, cases.some, cases.every, cases.cases
-            ),
+            **rate_intervals(cases),
             latency_p50_s=latency.p50,
             latency_p95_s=latency.p95,
             latency_mean_s=self.latency_mean,
@@ -248,7 +283,7 @@ class RunTally:
 
     def evaluator_summaries(self) -> list[EvaluatorSummary]:
         """Per feedback key, in first-seen order."""
-        return [tally.summary() for tally in self.evaluators.values()]
+        return [tally.summary(by_case=self.repeated) for tally in self.evaluators.values()]
 
     def tag_summaries(self) -> list[TagSummary]:
         """Per tag, sorted by tag."""

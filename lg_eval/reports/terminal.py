@@ -41,6 +41,7 @@ from lg_eval.reports.model import (
 )
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
+SAID = "said (the final answer)"
 
 
 def text(content: object, style: str = "") -> Text:
@@ -222,6 +223,8 @@ def _failed(case: CaseReport) -> RenderableType:
         parts.append(Padding(note, (0, 0, 0, 2)))
     for line in case.no_verdicts:
         parts.append(Padding(_no_verdict(line), (0, 0, 0, 2)))
+    if case.shows_answer:
+        parts.extend(Padding(table, (0, 0, 0, 2)) for table in _answer(case))
     if case.diff:
         diff = Table(title="expected vs actual", title_justify="left")
         for column in ("turn", "expected", "actual", "difference"):
@@ -242,13 +245,35 @@ def _failed(case: CaseReport) -> RenderableType:
             asked = text("; ".join(a.shown for a in t.asked))
             if t.error:
                 asked.append_text(text(f" error: {t.error}", "magenta"))
-            played.add_row(f"turns[{t.index}]", text(t.kind), text(t.sent_text or ""), asked)
+            played.add_row(f"turns[{t.index}]", text(t.kind_label), text(t.sent_text or ""), asked)
         parts.append(Padding(played, (0, 0, 0, 2)))
     for judged in case.judge_notes:
         reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")
         reasoning.append_text(text(judged.comment or ""))
         parts.append(Padding(reasoning, (0, 0, 0, 2)))
     return Group(*parts)
+
+
+def _answer(case: CaseReport) -> list[Table]:
+    """What was expected beside what the agent said last; then its answer per turn."""
+    said = Table(title="expected vs said", title_justify="left")
+    said.add_column(case.expected_label)
+    said.add_column(SAID)
+    said.add_row(
+        _or_dim(case.expected_text, "no expected output"), _or_dim(case.output, "no answer")
+    )
+    if not case.turn_answers:
+        return [said]
+    per_turn = Table(title="answers per turn", title_justify="left")
+    per_turn.add_column("turn")
+    per_turn.add_column("said")
+    for number_, answer in case.turn_answers:
+        per_turn.add_row(str(number_), text(answer))
+    return [said, per_turn]
+
+
+def _or_dim(content: str | None, missing: str) -> Text:
+    return Text(missing, style="dim") if content is None else text(content)
 
 
 def _passed_without_verdicts(case: CaseReport) -> RenderableType:

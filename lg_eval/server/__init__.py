@@ -6,7 +6,8 @@ the server's threads API (``langgraph-sdk``) into the same
 run on a local checkpointer: the server's history is restated as checkpoint records
 and assembled by the one assembler. :class:`ServerConnection` holds the URL and the
 credentials (never shown or stored). :func:`list_server_threads` lists the threads a
-sweep scores (paged search, each with its newest checkpoint).
+sweep scores (paged search, each with its newest checkpoint); :func:`updated_threads`
+those a watch sees change.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import Any
 from lg_eval._effects import adrive, drive
 from lg_eval.server._connection import API_KEY_ENV, ServerConnection
 from lg_eval.server._extraction import server_extraction
-from lg_eval.server._search import STATUSES, ServerThread, list_server_threads, thread_filter
+from lg_eval.server._search import (
+    STATUSES,
+    ServerThread,
+    list_server_threads,
+    thread_filter,
+    updated_threads,
+)
 from lg_eval.server.target import ServerTarget, as_server_target, remote_target, server_target
 from lg_eval.trajectory import ThreadTrajectory
 
@@ -66,4 +73,5 @@ __all__ = [
     "remote_target",
     "server_target",
     "thread_filter",
+    "updated_threads",
 ]

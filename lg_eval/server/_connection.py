@@ -7,18 +7,26 @@ Every request goes through :func:`request`, an effect that performs one SDK call
 429 or 5xx, after ``retries`` attempts with backoff (``Retry-After`` honoured), to
 :class:`~lg_eval.errors.ServerError`. The API key never appears in a message or a
 ``repr``.
+
+What answers at the URL may not be a LangGraph Server at all: a login page behind a
+proxy, a redirect to one, another API. A redirect (never followed: it would take the key
+elsewhere), an HTML page, a body that is not JSON, or JSON of another shape than the
+request's (an object where a list is expected) is a :class:`ServerError` naming the URL
+and the request, never a traceback from inside the SDK.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 import langgraph_sdk
+import orjson
 from langgraph_sdk import errors as sdk_errors
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
@@ -80,21 +88,54 @@ class ServerConnection:
             "base_url": self.url,
             "timeout": httpx.Timeout(self.timeout),
             "headers": {**sent, "x-api-key": key} if key else sent,
+            "follow_redirects": False,
         }
 
     @cached_property
     def sync_client(self) -> Any:
         """The SDK's blocking client (made once per connection). Its transport does not
         retry a failed connect itself (the SDK's own does, 5 times): ``retries`` is the
-        one bound."""
+        one bound. Each response is checked first: a redirect or an HTML page is refused."""
         transport = httpx.HTTPTransport(retries=0)
-        return SyncLangGraphClient(httpx.Client(transport=transport, **self._options()))
+        hooks = {"response": [_refuse_foreign]}
+        return SyncLangGraphClient(
+            httpx.Client(transport=transport, event_hooks=hooks, **self._options())
+        )
 
     @cached_property
     def async_client(self) -> Any:
-        """The SDK's async client (made once per connection), retrying as ``sync_client``."""
+        """The SDK's async client (made once per connection), retrying and checking
+        responses as ``sync_client``."""
         transport = httpx.AsyncHTTPTransport(retries=0)
-        return LangGraphClient(httpx.AsyncClient(transport=transport, **self._options()))
+        hooks = {"response": [_arefuse_foreign]}
+        return LangGraphClient(
+            httpx.AsyncClient(transport=transport, event_hooks=hooks, **self._options())
+        )
+
+
+class _Foreign(Exception):
+    """A response no LangGraph Server gives (raised from httpx's response hook)."""
+
+
+def _not_a_server(response: httpx.Response) -> str | None:
+    """What is wrong with ``response`` if it cannot come from a LangGraph Server: a redirect,
+    or an HTML page; None when it may."""
+    if response.is_redirect or 300 <= response.status_code < 400:
+        return f"redirected (HTTP {response.status_code}), which lg_eval does not follow"
+    kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if response.is_success and kind in ("text/html", "application/xhtml+xml"):
+        return "answered with an HTML page"
+    return None
+
+
+def _refuse_foreign(response: httpx.Response) -> None:
+    problem = _not_a_server(response)
+    if problem is not None:
+        raise _Foreign(problem)
+
+
+async def _arefuse_foreign(response: httpx.Response) -> None:
+    _refuse_foreign(response)
 
 
 def _one(
@@ -120,17 +161,29 @@ def request(
     arun: Callable[[Any], Awaitable[T]],
     *,
     thread_id: str | None = None,
+    shape: Literal["list", "object"] | None = None,
 ) -> Core[T]:
     """Perform one SDK call (``run(sync_client)`` / ``await arun(async_client)``), retrying
     connection failures, timeouts, 429 and 5xx (waiting as ``Retry-After`` asks, else
     with exponential backoff: :mod:`lg_eval.server._retry`); ``what`` names the request
-    in errors."""
+    in errors. ``shape``: what the answer must be, a list of objects or an object."""
     attempt = 0
     while True:
         attempt += 1
         try:
             result: T = yield _one(server, run, arun)
+            _check_shape(server, what, result, shape)
             return result
+        except _Foreign as exc:
+            raise ServerError(
+                f"What answers at {server.shown} is not a LangGraph Server: for {what} it "
+                f"{exc}. Check the URL (a proxy or a login page in front of the server?)."
+            ) from None
+        except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError):
+            raise ServerError(
+                f"What answers at {server.shown} is not a LangGraph Server: its answer for "
+                f"{what} is not JSON. Check the URL."
+            ) from None
         except sdk_errors.NotFoundError as exc:
             name = f"Thread {thread_id!r}" if thread_id else "The resource"
             raise ThreadNotFoundError(
@@ -163,3 +216,33 @@ def request(
                 f"The LangGraph Server at {server.shown} answered HTTP "
                 f"{exc.response.status_code} for {what}."
             ) from exc
+
+
+def _check_shape(
+    server: ServerConnection, what: str, result: Any, shape: Literal["list", "object"] | None
+) -> None:
+    """A :class:`ServerError` when ``result`` is not of the ``shape`` the request answers."""
+    if shape is None:
+        return
+    if shape == "list":
+        fits = isinstance(result, list) and all(isinstance(item, dict) for item in result)
+        expected = "a list of objects"
+    else:
+        fits = isinstance(result, dict)
+        expected = "an object"
+    if not fits:
+        got = "nothing" if result is None else f"a JSON {_json_kind(result)}"
+        raise ServerError(
+            f"What answers at {server.shown} is not a LangGraph Server: it answered {what} "
+            f"with {got} where {expected} was expected. Check the URL and the server's version."
+        )
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "list" if all(isinstance(item, dict) for item in value) else "list of non-objects"
+    return {str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )

@@ -45,6 +45,7 @@ from lg_eval.extract.records import (
     PlanSource,
     ThreadRecords,
     planned_by_name,
+    recast,
 )
 from lg_eval.extract.selection import choose_tip, group_by_namespace
 from lg_eval.server._connection import ServerConnection, request
@@ -80,13 +81,9 @@ def history(server: ServerConnection, thread_id: str, ns: str) -> Core[list[dict
     checkpoint = {"checkpoint_ns": ns}
     while True:
         kwargs = {"limit": PAGE, "before": before, "checkpoint": checkpoint}
-        page = yield from request(
-            server,
-            f"the history of thread {thread_id!r}",
-            partial(_get_history, thread_id, kwargs),
-            partial(_get_history, thread_id, kwargs),
-            thread_id=thread_id,
-        )
+        call = partial(_get_history, thread_id, kwargs)
+        what = f"the history of thread {thread_id!r}"
+        page = yield from request(server, what, call, call, thread_id=thread_id, shape="list")
         states.extend(page)
         if len(page) < PAGE:
             return states
@@ -97,14 +94,9 @@ def runs(server: ServerConnection, thread_id: str) -> Core[list[dict[str, Any]]]
     """Every run of the thread, oldest first (paged)."""
     found: list[dict[str, Any]] = []
     while True:
-        offset = len(found)
-        page = yield from request(
-            server,
-            f"the runs of thread {thread_id!r}",
-            partial(_list_runs, thread_id, offset),
-            partial(_list_runs, thread_id, offset),
-            thread_id=thread_id,
-        )
+        call = partial(_list_runs, thread_id, len(found))
+        what = f"the runs of thread {thread_id!r}"
+        page = yield from request(server, what, call, call, thread_id=thread_id, shape="list")
         found.extend(page)
         if len(page) < PAGE:
             return sorted(found, key=lambda r: (str(r.get("created_at")), r["run_id"]))
@@ -300,7 +292,7 @@ def _restate_resumes(
         if resume is None:
             continue
         under = [(s, t) for s, t in leaves if _root_anchor(s) == start] or _edited_pause(
-            start, root, leaves
+            start, flat, leaves
         )
         if _is_map(resume, under):
             for s, t in under:
@@ -432,15 +424,17 @@ def _restate_gotos(
 
 
 def _edited_pause(
-    start: str, root: list[dict[str, Any]], leaves: list[tuple[Mapping[str, Any], Any]]
+    start: str, flat: list[dict[str, Any]], leaves: list[tuple[Mapping[str, Any], Any]]
 ) -> list[tuple[Mapping[str, Any], Any]]:
-    """The paused root tasks a resume from an ``update_state`` checkpoint answers.
+    """The paused tasks a resume from an ``update_state`` checkpoint answers.
 
     ``update_state`` while a node waits at ``interrupt()`` writes a checkpoint whose tasks
     list no interrupts; LangGraph re-plans the paused node there, under a new task id, and
     the resume answers the interrupt it raised at the checkpoint before the edits. So each
-    root task that paused there stands for the task of the same name at ``start``."""
-    states = {_id(s): s for s in root}
+    root task that paused there stands for the task of the same name at ``start``, and a
+    node that paused in a subgraph for the first task of its name that finished in that
+    subgraph (by node names) in the run from ``start``, which entered it afresh."""
+    states = {_id(s): s for s in flat if _ns(s) == ROOT_NS}
     state = states.get(start)
     edited = state
     while edited is not None and (edited.get("metadata") or {}).get("source") == "update":
@@ -449,11 +443,24 @@ def _edited_pause(
     if state is None or edited is None or edited is state:
         return []
     replanned = {t["name"]: t for t in state.get("tasks") or ()}
-    return [
+    found: list[tuple[Mapping[str, Any], Any]] = [
         (state, {**replanned[t["name"]], "interrupts": t["interrupts"]})
         for s, t in leaves
         if _id(s) == _id(edited) and t["name"] in replanned
     ]
+    inside = [(s, t) for s, t in leaves if _ns(s) != ROOT_NS and _root_anchor(s) == _id(edited)]
+    for s, t in inside:
+        rerun = [
+            (later, task)
+            for later in flat
+            if _root_anchor(later) == start and recast(_ns(later)) == recast(_ns(s))
+            for task in later.get("tasks") or ()
+            if task["name"] == t["name"] and task.get("result") is not None
+        ]
+        if rerun:
+            later, task = min(rerun, key=lambda pair: _id(pair[0]))
+            found.append((later, {**task, "interrupts": t["interrupts"]}))
+    return found
 
 
 def _is_map(resume: Any, under: list[tuple[Mapping[str, Any], Any]]) -> bool:

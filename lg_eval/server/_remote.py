@@ -89,6 +89,7 @@ class ServerGraph:
             partial(_get_state, thread_id, subgraphs),
             partial(_get_state, thread_id, subgraphs),
             thread_id=thread_id,
+            shape="object",
         )
         return snapshot_of(state)
 

@@ -65,14 +65,15 @@ def thread_filter(
     return found
 
 
-def _search(filters: dict[str, Any], offset: int, limit: int, client: Any) -> Any:
-    """One page of threads, oldest first (either SDK client)."""
+def _search(filters: dict[str, Any], offset: int, limit: int, recent: bool, client: Any) -> Any:
+    """One page of threads, oldest first, or most recently updated first (either SDK
+    client)."""
     return client.threads.search(
         **filters,
         limit=limit,
         offset=offset,
-        sort_by="created_at",
-        sort_order="asc",
+        sort_by="updated_at" if recent else "created_at",
+        sort_order="desc" if recent else "asc",
         select=_FIELDS,
     )
 
@@ -82,12 +83,18 @@ def _get_state(thread_id: str, client: Any) -> Any:
 
 
 def search_page(
-    server: ServerConnection, filters: dict[str, Any], offset: int, limit: int
+    server: ServerConnection,
+    filters: dict[str, Any],
+    offset: int,
+    limit: int,
+    *,
+    recent: bool = False,
 ) -> Core[list[dict[str, Any]]]:
-    """Threads ``offset .. offset + limit`` of the search, oldest first."""
-    call = partial(_search, filters, offset, limit)
+    """Threads ``offset .. offset + limit`` of the search, oldest first (``recent``: most
+    recently updated first, as a watch reads what changed)."""
+    call = partial(_search, filters, offset, limit, recent)
     page: list[dict[str, Any]] = yield from request(
-        server, f"threads.search (offset {offset})", call, call
+        server, f"threads.search (offset {offset})", call, call, shape="list"
     )
     return page
 
@@ -96,7 +103,12 @@ def newest_checkpoint(server: ServerConnection, thread_id: str) -> Core[str | No
     """The id of the thread's newest root checkpoint (None: it has none yet)."""
     call = partial(_get_state, thread_id)
     state = yield from request(
-        server, f"the state of thread {thread_id!r}", call, call, thread_id=thread_id
+        server,
+        f"the state of thread {thread_id!r}",
+        call,
+        call,
+        thread_id=thread_id,
+        shape="object",
     )
     checkpoint = (state or {}).get("checkpoint") or {}
     found = checkpoint.get("checkpoint_id")
@@ -147,6 +159,41 @@ def list_server_threads(
             offset += len(page)
 
 
+def updated_threads(
+    server: ServerConnection,
+    since: datetime,
+    *,
+    assistant_id: str | None = None,
+    status: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    page_size: int = 100,
+    concurrency: int = 8,
+) -> list[ServerThread]:
+    """The threads matching the filters updated at or after ``since`` (a run started or
+    ended, a state update), each with its newest root checkpoint and status: the search is
+    read most recently updated first and stops at the first older thread, so a server
+    where nothing changed answers one request."""
+    filters = thread_filter(assistant_id=assistant_id, status=status, metadata=metadata)
+    limit, offset = min(page_size, MAX_PAGE), 0
+    recent: list[dict[str, Any]] = []
+    while True:
+        page = drive(search_page(server, filters, offset, limit, recent=True))
+        fresh = [t for t in page if _time(t.get("updated_at")) >= since]
+        recent.extend(fresh)
+        if len(fresh) < len(page) or len(page) < limit:
+            break
+        offset += len(page)
+    ids = list(dict.fromkeys(str(t["thread_id"]) for t in recent))
+    status_of = {str(t["thread_id"]): str(t.get("status")) for t in recent}
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="lg-eval-updated") as pool:
+        heads = list(pool.map(partial(_head, server), ids))
+    return [
+        ServerThread(thread_id, checkpoint_id, status_of[thread_id])
+        for thread_id, checkpoint_id in zip(ids, heads, strict=True)
+        if checkpoint_id is not None
+    ]
+
+
 def _head(server: ServerConnection, thread_id: str) -> str | None:
     """The thread's newest checkpoint id; None when it has none, or is gone."""
     try:
@@ -170,4 +217,5 @@ __all__ = [
     "newest_checkpoint",
     "search_page",
     "thread_filter",
+    "updated_threads",
 ]

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
@@ -71,19 +71,22 @@ class ServerTarget:
             ServerError: the server could not be reached (after its retries).
             AssistantNotFoundError: it has no assistant or graph of that id.
         """
+        shape: Literal["list", "object"]
         if _is_uuid(self.assistant_id):
-            what, call = (
+            what, call, shape = (
                 f"assistant {self.assistant_id!r}",
                 partial(_get_assistant, self.assistant_id),
+                "object",
             )
         else:
             query = {"graph_id": self.assistant_id, "limit": 1}
-            what, call = (
+            what, call, shape = (
                 f"the assistants of graph {self.assistant_id!r}",
                 partial(_search_assistants, query),
+                "list",
             )
         try:  # an unknown graph id is a 404 or an empty list, by server version
-            found = yield from request(self.server, what, call, call)
+            found = yield from request(self.server, what, call, call, shape=shape)
         except ThreadNotFoundError as exc:
             raise self._unknown((yield from self._graph_ids())) from exc
         if not found:
@@ -140,6 +143,7 @@ class ServerTarget:
             "the assistants",
             partial(_search_assistants, query),
             partial(_search_assistants, query),
+            shape="list",
         )
         return sorted({str(item.get("graph_id")) for item in listed})
 

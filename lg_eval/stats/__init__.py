@@ -8,19 +8,24 @@ paired tests of one run against another.
   repetitions, each a :class:`PairedTest` with the p-value and the effect;
   :func:`mcnemar_tests` and :func:`wilcoxon_tests` test many cases' samples at once
   (the same numbers, scipy called once per batch: :func:`signed_rank_p_values`), and
-  :func:`adjust_per_case` controls the false discovery rate over them.
+  :func:`adjust_per_case` controls the false discovery rate over them;
+* with repetitions, intervals and pooled tests that count cases, not results:
+  :func:`clustered_rate_interval` (of :class:`RateMoments`), :class:`MeanSample` given each
+  value's case (:class:`ClusterTotals`), :func:`clustered_mcnemar_test` and
+  :func:`clustered_difference_test`; :func:`cluster_bootstrap` (:func:`cluster_resamples`,
+  :func:`percentile_interval`) resamples cases for any statistic of their summed vectors.
 
 The tests are scipy's (``binomtest``, ``bootstrap``, ``wilcoxon``,
 ``false_discovery_control``); this package chooses among them and keeps every number
 finite and deterministic. See ``docs/statistics.md``.
 """
 
+from lg_eval.stats._clusters import ClusterTotals, RateMoments, clustered_rate_interval
 from lg_eval.stats._intervals import (
     BOOTSTRAP_LIMIT,
     CONFIDENCE,
     RESAMPLES,
     SEED,
-    MeanSample,
     check_confidence,
     mean_interval,
     wilson_interval,
@@ -30,12 +35,16 @@ from lg_eval.stats._paired import (
     ALPHA,
     adjust_per_case,
     check_alpha,
+    clustered_difference_test,
+    clustered_mcnemar_test,
     mcnemar_test,
     mcnemar_tests,
     signed_rank_p_values,
     wilcoxon_test,
     wilcoxon_tests,
 )
+from lg_eval.stats._resample import cluster_bootstrap, cluster_resamples, percentile_interval
+from lg_eval.stats._samples import MeanSample, resamples_clusters
 
 __all__ = [
     "ALPHA",
@@ -43,17 +52,26 @@ __all__ = [
     "CONFIDENCE",
     "RESAMPLES",
     "SEED",
+    "ClusterTotals",
     "Interval",
     "IntervalMethod",
     "MeanSample",
     "PairedTest",
     "PairedTestKind",
+    "RateMoments",
     "adjust_per_case",
     "check_alpha",
     "check_confidence",
+    "cluster_bootstrap",
+    "cluster_resamples",
+    "clustered_difference_test",
+    "clustered_mcnemar_test",
+    "clustered_rate_interval",
     "mcnemar_test",
     "mcnemar_tests",
     "mean_interval",
+    "percentile_interval",
+    "resamples_clusters",
     "signed_rank_p_values",
     "wilcoxon_test",
     "wilcoxon_tests",

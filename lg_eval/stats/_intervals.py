@@ -10,8 +10,8 @@
   Past :data:`BOOTSTRAP_LIMIT` values the resampling costs more than it tells, and the
   normal interval (mean ± z·s/√n, clipped to the observed range) is used instead.
 
-:class:`MeanSample` collects values one at a time for :func:`mean_interval` in memory that
-stops growing at :data:`BOOTSTRAP_LIMIT` (a streamed report of any size uses it).
+:class:`~lg_eval.stats.MeanSample` collects values one at a time for :func:`mean_interval`
+in memory that stops growing at :data:`BOOTSTRAP_LIMIT` (a streamed report of any size uses it).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE) ->
     if len(numbers) > BOOTSTRAP_LIMIT:
         mean = math.fsum(numbers) / len(numbers)
         variance = math.fsum((x - mean) ** 2 for x in numbers) / (len(numbers) - 1)
-        return _normal(mean, variance, len(numbers), min(numbers), max(numbers), level)
+        return normal_interval(mean, variance, len(numbers), min(numbers), max(numbers), level)
     return _bootstrap(sorted(numbers), level)
 
 
@@ -131,75 +131,14 @@ def _bootstrap(ordered: list[float], level: float) -> Interval:
     )
 
 
-def _normal(mean: float, variance: float, n: int, lo: float, hi: float, level: float) -> Interval:
+def normal_interval(
+    mean: float, variance: float, n: int, lo: float, hi: float, level: float
+) -> Interval:
+    """mean ± z·sqrt(variance / n), clipped to ``[lo, hi]``."""
     half = float(scipy_stats.norm.ppf((1 + level) / 2)) * math.sqrt(max(variance, 0.0) / n)
     return Interval(
         low=max(mean - half, lo), high=min(mean + half, hi), confidence=level, method="normal"
     )
-
-
-class MeanSample:
-    """Values added one by one, for :func:`mean_interval` in memory bounded by
-    :data:`BOOTSTRAP_LIMIT`: the values themselves up to the limit, then only the count,
-    mean and sum of squared deviations (Welford's update) and the range."""
-
-    def __init__(self) -> None:
-        self.values: list[float] | None = []
-        self.n = 0
-        self.mean = 0.0
-        self.m2 = 0.0
-        self.lo = math.inf
-        self.hi = -math.inf
-
-    @classmethod
-    def from_moments(cls, n: int, mean: float, m2: float, lo: float, hi: float) -> MeanSample:
-        """A sample known only by its moments (count, mean, sum of squared deviations from
-        the mean, range), as a database computes them, for more than
-        :data:`BOOTSTRAP_LIMIT` values: its :meth:`interval` is the normal interval that
-        :func:`mean_interval` gives those values.
-
-        Raises:
-            InvalidOptionError: ``n`` is not above :data:`BOOTSTRAP_LIMIT` (a bootstrap
-                needs the values), or a moment is not a finite number.
-        """
-        if _count(n, "n") <= BOOTSTRAP_LIMIT:
-            raise InvalidOptionError(
-                f"n={n}: from_moments needs more than {BOOTSTRAP_LIMIT} values; add them instead."
-            )
-        moments = {"mean": mean, "m2": m2, "lo": lo, "hi": hi}
-        for name, value in moments.items():
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not (math.isfinite(value))
-            ):
-                raise InvalidOptionError(f"{name}={value!r}: expected a finite number.")
-        mean, m2, lo, hi = (float(value) for value in moments.values())
-        sample = cls()
-        sample.values = None
-        sample.n, sample.mean, sample.m2, sample.lo, sample.hi = n, mean, max(m2, 0.0), lo, hi
-        return sample
-
-    def add(self, value: float) -> None:
-        """Count one finite value."""
-        self.n += 1
-        delta = value - self.mean
-        self.mean += delta / self.n
-        self.m2 += delta * (value - self.mean)
-        self.lo, self.hi = min(self.lo, value), max(self.hi, value)
-        if self.values is not None:
-            self.values.append(value)
-            if len(self.values) > BOOTSTRAP_LIMIT:
-                self.values = None
-
-    def interval(self, *, confidence: float = CONFIDENCE) -> Interval | None:
-        """:func:`mean_interval` of the values added (None for fewer than two)."""
-        level = check_confidence(confidence)
-        if self.n < 2:
-            return None
-        if self.values is not None:
-            return mean_interval(self.values, confidence=level)
-        return _normal(self.mean, self.m2 / (self.n - 1), self.n, self.lo, self.hi, level)
 
 
 __all__ = [
@@ -207,8 +146,9 @@ __all__ = [
     "CONFIDENCE",
     "RESAMPLES",
     "SEED",
-    "MeanSample",
     "check_confidence",
+    "finite_values",
     "mean_interval",
+    "normal_interval",
     "wilson_interval",
 ]

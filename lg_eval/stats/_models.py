@@ -10,14 +10,25 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-IntervalMethod = Literal["wilson", "bootstrap", "normal"]
-"""``wilson``: the Wilson score interval of a proportion; ``bootstrap``: the BCa bootstrap of
-a mean (seeded); ``normal``: mean ± z·s/√n, used for means of more values than the bootstrap
-takes (see :data:`~lg_eval.stats.BOOTSTRAP_LIMIT`)."""
+IntervalMethod = Literal[
+    "wilson", "bootstrap", "normal", "cluster_wilson", "cluster_bootstrap", "cluster_normal"
+]
+"""Over independent values: ``wilson``, the Wilson score interval of a proportion;
+``bootstrap``, the BCa bootstrap of a mean (seeded); ``normal``, mean ± z·s/√n, for means of
+more values than the bootstrap takes (see :data:`~lg_eval.stats.BOOTSTRAP_LIMIT`).
 
-PairedTestKind = Literal["mcnemar", "wilcoxon"]
+Over clusters (cases, each with its repetitions): ``cluster_wilson``, the Wilson interval on
+the effective number of trials the clustered variance allows; ``cluster_bootstrap``, the
+seeded percentile bootstrap that resamples clusters; ``cluster_normal``, the normal interval
+with the clustered standard error, past the bootstrap's limit."""
+
+PairedTestKind = Literal["mcnemar", "wilcoxon", "clustered_mcnemar", "clustered_difference"]
 """``mcnemar``: the exact McNemar test (a binomial test on the discordant pairs) for
-pass/fail; ``wilcoxon``: the Wilcoxon signed-rank test on paired score differences."""
+pass/fail; ``wilcoxon``: the Wilcoxon signed-rank test on paired score differences. Pooled
+over cases that have several pairs each (repetitions), the pairs of a case are summed into
+one difference per case: ``clustered_mcnemar`` is the McNemar test for clustered pairs
+(Durkalski et al., 2003) on pass/fail, ``clustered_difference`` the same statistic on score
+differences."""
 
 
 class _Model(BaseModel):

@@ -11,6 +11,16 @@
   with its bootstrap interval (:func:`~lg_eval.stats.mean_interval`).
 
 Pairs whose differences are all zero, or with no discordant pair, give ``p = 1``.
+
+Pooled over cases with several pairs each (repetitions), the pairs of one case are not
+independent of each other: :func:`clustered_mcnemar_test` and
+:func:`clustered_difference_test` pair by case. Each case's differences B − A are summed
+(``d_k``; for pass/fail, the pairs better in B minus those worse), and the statistic is
+``(Σd_k)² / Σd_k²`` against χ² with one degree of freedom: the McNemar test for clustered
+matched pairs of Durkalski, Palesch, Lipsitz and Rust (Statistics in Medicine 22:2417, 2003).
+It is the usual (asymptotic) McNemar statistic when every case has one pair, and it can
+never exceed the number of cases: a handful of cases cannot make any change significant,
+however many repetitions each has.
 :func:`adjust_per_case` then controls the false discovery rate over the per-case tests of
 one key (Benjamini-Hochberg, ``scipy.stats.false_discovery_control``): with a hundred
 cases, some per-case p-value falls under 0.05 by chance alone.
@@ -30,7 +40,8 @@ from scipy import stats as scipy_stats
 from lg_eval.arguments import checked_sequence
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._intervals import CONFIDENCE, check_confidence, finite_values, mean_interval
-from lg_eval.stats._models import PairedTest
+from lg_eval.stats._models import Interval, PairedTest, PairedTestKind
+from lg_eval.stats._samples import MeanSample, resamples_clusters
 
 ALPHA = 0.05
 
@@ -279,6 +290,109 @@ def _exhaustive(differences: np.ndarray) -> Any:
     return result.pvalue
 
 
+def clustered_mcnemar_test(
+    clusters: Sequence[Sample], *, key: str | None = None, alpha: float = ALPHA
+) -> PairedTest:
+    """The McNemar test of ``(passed in A, passed in B)`` pairs grouped by case
+    (``clusters``: one list of pairs per case), pairing by case; when no case has more
+    than one pair (or there is one case), :func:`mcnemar_test` of the pairs.
+
+    Raises:
+        InvalidOptionError: no clusters, a cluster without pairs, a pair that is not two
+            booleans, or ``alpha`` outside (0, 1).
+    """
+    level = check_alpha(alpha)
+    sizes = _sizes(clusters)
+    if not resamples_clusters(len(sizes), max(sizes)):
+        return mcnemar_test([pair for pairs in clusters for pair in pairs], key=key, alpha=level)
+    counts = [_in_cluster(index, _discordant, pairs) for index, pairs in enumerate(clusters)]
+    sums = [better - worse for worse, better in counts]
+    return _clustered("clustered_mcnemar", sums, sizes, key, level, None)
+
+
+def clustered_difference_test(
+    clusters: Sequence[Sample],
+    *,
+    key: str | None = None,
+    alpha: float = ALPHA,
+    confidence: float = CONFIDENCE,
+    interval: bool = True,
+) -> PairedTest:
+    """The paired test of ``(score in A, score in B)`` pairs grouped by case, pairing by
+    case; when no case has more than one pair (or there is one case),
+    :func:`wilcoxon_test` of the pairs. ``interval``: the mean difference's interval,
+    resampling cases.
+
+    Raises:
+        InvalidOptionError: no clusters, a cluster without pairs, a score that is not a
+            finite number, or ``alpha`` / ``confidence`` outside (0, 1).
+    """
+    level = check_alpha(alpha)
+    check_confidence(confidence)
+    sizes = _sizes(clusters)
+    if not resamples_clusters(len(sizes), max(sizes)):
+        flat = [pair for pairs in clusters for pair in pairs]
+        return wilcoxon_test(flat, key=key, alpha=level, confidence=confidence, interval=interval)
+    differences = [_in_cluster(index, _differences, pairs) for index, pairs in enumerate(clusters)]
+    found = None
+    if interval:
+        sample = MeanSample()
+        for index, diffs in enumerate(differences):
+            for difference in diffs:
+                sample.add(difference, index)
+        found = sample.interval(confidence=confidence)
+    sums = [math.fsum(diffs) for diffs in differences]
+    return _clustered("clustered_difference", sums, sizes, key, level, found)
+
+
+def _sizes(clusters: object) -> list[int]:
+    """How many pairs each cluster holds, refusing no clusters or an empty one (the
+    pairs themselves are checked by the test that reads them)."""
+    checked_sequence(clusters, "clusters", "a list of cases, each a list of (A, B) pairs")
+    sizes = []
+    for index, pairs in enumerate(cast(Sequence[Sample], clusters)):
+        checked_sequence(pairs, f"clusters[{index}]", "a list of (A, B) pairs")
+        if not pairs:
+            raise InvalidOptionError(f"clusters[{index}]=[]: expected at least one (A, B) pair.")
+        sizes.append(len(pairs))
+    if not sizes:
+        raise InvalidOptionError("clusters=[]: expected at least one case's pairs.")
+    return sizes
+
+
+def _in_cluster(index: int, read: Any, pairs: Sample) -> Any:
+    """``read(pairs)``, its error naming the cluster."""
+    try:
+        return read(pairs)
+    except InvalidOptionError as exc:
+        raise InvalidOptionError(f"clusters[{index}]: {exc}") from None
+
+
+def _clustered(
+    test: PairedTestKind,
+    sums: Sequence[float],
+    sizes: Sequence[int],
+    key: str | None,
+    level: float,
+    effect_interval: Interval | None,
+) -> PairedTest:
+    """Durkalski's statistic ``(Σd_k)² / Σd_k²`` of the cases' summed differences."""
+    total, squares = math.fsum(sums), math.fsum(d * d for d in sums)
+    p = _p(scipy_stats.chi2.sf(total * total / squares, 1)) if squares else 1.0
+    pairs = sum(sizes)
+    return PairedTest(
+        case_id=None,
+        key=key,
+        test=test,
+        pairs=pairs,
+        effect=total / pairs,
+        effect_interval=effect_interval,
+        p_value=p,
+        alpha=level,
+        significant=p < level,
+    )
+
+
 def adjust_per_case(tests: Sequence[PairedTest]) -> list[PairedTest]:
     """``tests`` with ``p_adjusted`` (Benjamini-Hochberg over the per-case tests of the same
     key) set and ``significant`` judged on it; pooled tests (``case_id`` None) unchanged."""
@@ -306,6 +420,8 @@ __all__ = [
     "EXHAUSTIVE",
     "adjust_per_case",
     "check_alpha",
+    "clustered_difference_test",
+    "clustered_mcnemar_test",
     "mcnemar_test",
     "mcnemar_tests",
     "signed_rank_p_values",

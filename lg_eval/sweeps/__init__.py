@@ -4,18 +4,27 @@
 of their newest checkpoint and their checkpoint metadata, extracts each with the
 fast reader, scores it with reference-free evaluators and stores it in the results
 store as a run (dataset ``sweep:<name>``, one case per thread), remembering the
-checkpoint it scored so that the next sweep scores only what changed.
+checkpoint it scored so that the next sweep scores only what changed. :class:`Watch`
+keeps sweeping as threads change (scoring each when its run stops), and calls the hooks of
+its :class:`Alert` s when a key's pass rate falls.
 """
 
+from lg_eval.sweeps.alerts import Alert, Fired
 from lg_eval.sweeps.listing import SweepError, ThreadHead, checkpoint_bound, checkpoint_time
 from lg_eval.sweeps.report import sweep_json, write_sweep_html, write_sweep_json
 from lg_eval.sweeps.result import SweepResult, WorstThread
 from lg_eval.sweeps.sweep import sweep_threads
+from lg_eval.sweeps.watch import Watch, WatchPass, WatchTotals
 
 __all__ = [
+    "Alert",
+    "Fired",
     "SweepError",
     "SweepResult",
     "ThreadHead",
+    "Watch",
+    "WatchPass",
+    "WatchTotals",
     "WorstThread",
     "checkpoint_bound",
     "checkpoint_time",

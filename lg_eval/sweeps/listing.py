@@ -14,14 +14,14 @@ import hashlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lg_eval.arguments import checked_instance
-from lg_eval.errors import InvalidOptionError, SweepError
+from lg_eval.errors import CheckpointerError, InvalidOptionError, SweepError
 
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns ticks from 1582-10-15 to 1970-01-01
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -72,9 +72,9 @@ def parse_time(
     now = now or datetime.now(UTC)
     if isinstance(value, timedelta):
         return now - value
-    match = _DURATION.match(value.strip())
-    if match:
-        return now - timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    seconds = duration_seconds(value)
+    if seconds is not None:
+        return now - timedelta(seconds=seconds)
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
@@ -82,6 +82,12 @@ def parse_time(
             f"time {value!r}: use a duration before now (90s, 30m, 24h, 7d, 2w) or ISO 8601."
         ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def duration_seconds(value: str) -> float | None:
+    """``"90s"``, ``"30m"``, ``"24h"``, ``"7d"``, ``"2w"`` in seconds (None: no duration)."""
+    match = _DURATION.match(value.strip())
+    return None if match is None else float(match.group(1)) * _UNITS[match.group(2)]
 
 
 def in_sample(thread_id: str, sample: float | None) -> bool:
@@ -136,9 +142,30 @@ def list_threads(
     until: datetime | None = None,
     metadata: Mapping[str, Any] | None = None,
     page_size: int = 500,
+    thread_ids: Sequence[str] | None = None,
 ) -> Iterator[list[ThreadHead]]:
     """Pages of threads (ordered by id) whose newest root checkpoint is in ``[since, until)``
-    and one of whose root checkpoints has every ``metadata`` key equal to its value."""
+    and one of whose root checkpoints has every ``metadata`` key equal to its value;
+    ``thread_ids``: only those threads (a watch's changed ones), read ``page_size`` ids at
+    a time, so only their rows are read."""
+    if thread_ids is not None:
+        ids = sorted(set(thread_ids))
+        for start in range(0, len(ids), page_size):
+            yield from _list(
+                saver, since, until, metadata, page_size, ids[start : start + page_size]
+            )
+        return
+    yield from _list(saver, since, until, metadata, page_size, None)
+
+
+def _list(
+    saver: Any,
+    since: datetime | None,
+    until: datetime | None,
+    metadata: Mapping[str, Any] | None,
+    page_size: int,
+    only: list[str] | None,
+) -> Iterator[list[ThreadHead]]:
     kind = saver_kind(saver)
     mark = "%s" if kind == "postgres" else "?"
     having, params = ["1 = 1"], []
@@ -152,15 +179,16 @@ def list_threads(
     if meta_sql:
         having.append(meta_sql)
         params.extend(meta_params)
+    within = "" if only is None else f" AND thread_id IN ({', '.join(mark for _ in only)})"
     sql = (
         "SELECT thread_id, MAX(checkpoint_id) AS newest FROM checkpoints"
-        f" WHERE checkpoint_ns = '' AND thread_id > {mark} GROUP BY thread_id"
+        f" WHERE checkpoint_ns = '' AND thread_id > {mark}{within} GROUP BY thread_id"
         f" HAVING {' AND '.join(having)} ORDER BY thread_id LIMIT {int(page_size)}"
     )
     last = ""
     while True:
         with _cursor(saver, kind) as run:
-            rows = run(sql, [last, *params])
+            rows = run(sql, [last, *(only or ()), *params])
         if not rows:
             return
         yield [ThreadHead(str(t), str(c)) for t, c in rows]
@@ -169,25 +197,54 @@ def list_threads(
         last = str(rows[-1][0])
 
 
+def saver_rows(saver: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """The rows of one query on the checkpoint tables of ``saver`` (a SqliteSaver or a
+    PostgresSaver, its placeholders: ``?`` or ``%s``), as tuples, under the saver's lock
+    (its connection is shared with the graph's own writes)."""
+    with _cursor(saver, saver_kind(saver)) as run:
+        return list(run(sql, list(params)))
+
+
 @contextmanager
 def _cursor(saver: Any, kind: str) -> Iterator[Any]:
     if kind == "sqlite":
         conn: sqlite3.Connection = saver.conn
 
         def run_sqlite(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-            with saver.lock:
+            with saver.lock, _unreadable(kind, (sqlite3.Error,)):
                 return list(conn.execute(sql, params).fetchall())
 
         yield run_sqlite
         return
     conn_or_pool = saver.conn
+    import psycopg
 
     def run_pg(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        with saver.lock, _pg_connection(conn_or_pool) as conn, conn.cursor() as cur:
+        with (
+            saver.lock,
+            _unreadable(kind, (psycopg.Error,)),
+            _pg_connection(conn_or_pool) as conn,
+            conn.cursor() as cur,
+        ):
             cur.execute(sql, params)
-            return [_pair(row) for row in cur.fetchall()]
+            return [_values(row) for row in cur.fetchall()]
 
     yield run_pg
+
+
+@contextmanager
+def _unreadable(kind: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:
+    """The driver's errors as a CheckpointerError (the database went away, a table is
+    missing): what a sweep or a watch stored stays, and running it again goes on."""
+    try:
+        yield
+    except errors as exc:
+        detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise CheckpointerError(
+            f"The {'SQLite' if kind == 'sqlite' else 'Postgres'} checkpointer could not be "
+            f"read ({type(exc).__name__}: {detail}); what was scored is stored: run again "
+            "once it answers."
+        ) from exc
 
 
 @contextmanager
@@ -199,9 +256,9 @@ def _pg_connection(conn_or_pool: Any) -> Iterator[Any]:
         yield conn_or_pool
 
 
-def _pair(row: Any) -> tuple[Any, ...]:
-    if isinstance(row, Mapping):  # LangGraph's savers use dict_row
-        return (row["thread_id"], row["newest"])
+def _values(row: Any) -> tuple[Any, ...]:
+    if isinstance(row, Mapping):  # LangGraph's savers use dict_row (columns in order)
+        return tuple(row.values())
     return tuple(row)
 
 
@@ -210,8 +267,10 @@ __all__ = [
     "ThreadHead",
     "checkpoint_bound",
     "checkpoint_time",
+    "duration_seconds",
     "in_sample",
     "list_threads",
     "parse_time",
     "saver_kind",
+    "saver_rows",
 ]

@@ -49,6 +49,7 @@ class SweepState:
                 " VALUES (?, ?, ?, ?) ON CONFLICT (run_id, thread_id) DO UPDATE SET"
                 " checkpoint_id = excluded.checkpoint_id",
                 rows,
+                run_id=run_id,
             )
 
     def scored(self, sweep: str, thread_ids: Sequence[str]) -> dict[str, str]:
@@ -101,8 +102,10 @@ class SweepState:
         rows = self._query("SELECT MAX(ordinal) FROM lg_eval_cases WHERE run_id = ?", [run_id])
         return -1 if not rows or rows[0][0] is None else int(rows[0][0])
 
-    def _write(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._store.execute_many(statement, rows)
+    def _write(
+        self, statement: str, rows: Sequence[Sequence[Any]], run_id: str | None = None
+    ) -> None:
+        self._store.execute_many(statement, rows, run_id=run_id)
 
     def _query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self._store.query(statement, params)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +34,7 @@ from lg_eval.experiments.lease import Lease
 from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id
 from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.feedback import checked_thresholds
-from lg_eval.judges import RateLimits
+from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.reports import build_report
 from lg_eval.reports.stream import stream_report
@@ -83,8 +83,10 @@ def sweep_threads(
     redact: RedactOption = None,
     judge_limits: RateLimits | Mapping[str, Any] | None = None,
     judge_cache: bool | str | Path = True,
+    judge_budget: int | RateLimiter | None = None,
     worst: int = 20,
     history: int = 10,
+    heads: Iterable[list[ThreadHead]] | None = None,
 ) -> SweepResult:
     """Score the threads of ``checkpointer`` that match the filters and changed since the
     last sweep named ``name``.
@@ -102,6 +104,9 @@ def sweep_threads(
     ``judge_limits``: the judge provider's limits (:class:`~lg_eval.judges.RateLimits`),
     held across every worker; ``judge_cache``: judge answers cached on the driver's disk
     (True: ``.lg_eval/judge_cache.sqlite``; a path; False), shared by every worker.
+    ``judge_budget``: at most this many judge requests in any rolling hour (a request that
+    does not fit waits); a :class:`~lg_eval.judges.RateLimiter` holds one budget across
+    sweeps, as a watch does (local executor only).
     ``evaluators``: reference-free evaluators (names, ``module:attr``, objects, or
     ``{"name": ..., "options": {...}}`` to build one with options); one alone stands for
     a list of one. Every option is checked before a thread is listed
@@ -121,6 +126,10 @@ def sweep_threads(
     optional: the graph the assistant serves, to tell its static breakpoints. A server
     that stops answering raises :class:`~lg_eval.errors.ServerError`; the threads already
     stored stay scored, and the next sweep (or the same ``run_id``) scores the rest.
+
+    ``heads``: pages of ``(thread_id, newest checkpoint id)`` to consider instead of
+    listing the threads (:func:`~lg_eval.sweeps.watch_threads` passes those it saw change
+    and settle); the sample, the incremental state and ``limit`` still apply.
     """
     if sample is not None:
         checked_fraction(sample, "sample", zero=False)
@@ -136,17 +145,23 @@ def sweep_threads(
     thresholds = checked_thresholds(thresholds)
     since_at, until_at = parse_time(since), parse_time(until)
     limits = None if judge_limits is None else RateLimits.of(judge_limits)
+    budget = hourly_budget(judge_budget)
     redactor = make_redactor(redact)
     runner = get_executor(executor, address=ray_address)
     refuse_reference_needers(evaluators)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
-    remote = not _is_local(runner)
-    connection = _connection(server, remote, checkpointer)
-    label = name or _label(graph, connection, assistant_id)
+    remote = not is_local(runner)
+    if budget is not None and remote:
+        raise InvalidOptionError(
+            "judge_budget= holds the judge requests of this process: it needs "
+            "executor='local' (on Ray, judge_limits= holds them across workers)."
+        )
+    connection = server_of(server, remote, checkpointer)
+    label = name or sweep_label(graph, connection, assistant_id)
     sweep = f"sweep:{label}"
     with ExitStack() as stack:
         if connection is None:
-            saver, bound = _open(stack, graph, checkpointer)
+            saver, bound = open_saver(stack, graph, checkpointer)
             saver_kind(saver)
         else:
             # the graph is only read (its static breakpoints): bound to a throwaway saver
@@ -182,8 +197,10 @@ def sweep_threads(
         lease = Lease.acquire(results, run_id)  # one live sweep per run id, from the listing on
         stack.callback(lease.release)
         heads = (
-            list_threads(saver, since=since_at, until=until_at, metadata=metadata,
-                         page_size=page_size)
+            iter(heads)
+            if heads is not None
+            else list_threads(saver, since=since_at, until=until_at, metadata=metadata,
+                              page_size=page_size)
             if connection is None
             else server_heads(connection, assistant_id=assistant_id, status=status,
                               metadata=metadata, since=since_at, until=until_at,
@@ -211,6 +228,7 @@ def sweep_threads(
                 **config,
                 "executor": type(runner).__name__,
                 "judge_limits": None if limits is None else limits.model_dump(),
+                "judge_budget": None if budget is None else budget.limits.requests_per_minute,
             },
             started_at=datetime.now(UTC),
         )
@@ -218,7 +236,9 @@ def sweep_threads(
             return _nothing_new(info, store, matched[0])
         run = RunLifecycle.begin(results, info, None, lease)
         info = run.info
-        services = stack.enter_context(judge_services(runner, limits, _cache_path(judge_cache)))
+        services = stack.enter_context(
+            judge_services(runner, limits, _cache_path(judge_cache), budget=budget)
+        )
         scorer = PartitionScorer(
             run_id=info.run_id,
             graph=graph if remote else bound,
@@ -327,19 +347,29 @@ def _chunks(items: Iterator[tuple[str, str]], size: int) -> Iterator[list[tuple[
         yield chunk
 
 
+def hourly_budget(budget: int | RateLimiter | None) -> RateLimiter | None:
+    """``judge_budget`` as a limiter: at most that many judge requests in any rolling hour
+    (a limiter given is kept as it is, with the requests it already counted)."""
+    if budget is None or isinstance(budget, RateLimiter):
+        return budget
+    checked_count(budget, "judge_budget", 1)
+    return RateLimiter(RateLimits(requests_per_minute=budget, window_seconds=3600.0))
+
+
 def _cache_path(option: bool | str | Path) -> Path | None:
     if option is False:
         return None
     return (DEFAULT_CACHE if option is True else Path(option)).resolve()
 
 
-def _is_local(executor: Executor) -> bool:
+def is_local(executor: Executor) -> bool:
+    """Whether ``executor`` runs partitions in this process (live objects may go to it)."""
     from lg_eval.executors import LocalExecutor
 
     return isinstance(executor, LocalExecutor)
 
 
-def _open(stack: ExitStack, graph: Any, checkpointer: Any) -> tuple[Any, Any]:
+def open_saver(stack: ExitStack, graph: Any, checkpointer: Any) -> tuple[Any, Any]:
     """``(saver, graph bound to it)``."""
     saver: Any
     if isinstance(checkpointer, str):
@@ -356,7 +386,7 @@ def _open(stack: ExitStack, graph: Any, checkpointer: Any) -> tuple[Any, Any]:
     return saver, resolve_target(graph, saver)
 
 
-def _connection(
+def server_of(
     server: ServerConnection | str | None, remote: bool, checkpointer: Any
 ) -> ServerConnection | None:
     """The server to sweep (None: a checkpointer); refuses what cannot go with it."""
@@ -375,7 +405,11 @@ def _connection(
     return server if isinstance(server, ServerConnection) else ServerConnection(server)
 
 
-def _label(graph: Any, server: ServerConnection | None = None, assistant: str | None = None) -> str:
+def sweep_label(
+    graph: Any, server: ServerConnection | None = None, assistant: str | None = None
+) -> str:
+    """The sweep's default name: the graph's reference or name, else the assistant or the
+    server's URL (no password)."""
     if isinstance(graph, str):
         return graph
     if server is not None and (assistant or graph is None):
@@ -383,4 +417,13 @@ def _label(graph: Any, server: ServerConnection | None = None, assistant: str | 
     return str(getattr(graph, "name", None) or type(graph).__name__)
 
 
-__all__ = ["SweepProgress", "SweepResult", "sweep_threads"]
+__all__ = [
+    "SweepProgress",
+    "SweepResult",
+    "hourly_budget",
+    "is_local",
+    "open_saver",
+    "server_of",
+    "sweep_label",
+    "sweep_threads",
+]

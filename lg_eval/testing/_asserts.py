@@ -112,17 +112,20 @@ def assert_tool_calls(
     :func:`~lg_eval.evaluators.create_tool_sequence_evaluator`: the expected
     arguments are present with equal values, others are free), ``exact`` or
     ``ignore``. An expected call without ``args`` matches any arguments.
-    ``calls``: ``executed`` (default) counts the calls whose tool ran, ``proposed``
-    every call the model made. The check is the tool sequence evaluator's.
+    ``calls``: ``executed`` (default) counts the calls whose tool ran, each with the
+    arguments it ran with (a reviewer's edit included; from a thread or graph target
+    outputs, the thread's resume turns say so too), ``proposed`` every call the model
+    made, as made. The check is the tool sequence evaluator's.
     """
     __tracebackhide__ = True
     if order not in _ORDER_MODES:
         raise InvalidOptionError(f"order={order!r} is not allowed; use one of exact, any.")
     if args not in _ARGS_MODES:
         raise InvalidOptionError(f"args={args!r} is not allowed; use one of subset, exact, ignore.")
-    value = select_field(actual, "messages", "actual")[0]
+    value = select_field(actual, "calls", "actual")[0]
     want = expected_calls_arg(select_field(expected, "messages", "expected")[0], "expected")
-    got, left_out = counted_calls(value, "actual", check_counted(calls))
+    counted = counted_calls(value, "actual", check_counted(calls))
+    got = counted.calls
     check = create_tool_sequence_evaluator(
         want, trajectory_match_mode=_ORDER_MODES[order], tool_args_match_mode=_ARGS_MODES[args]
     )
@@ -139,7 +142,12 @@ def assert_tool_calls(
         mark = "ok" if fits else "!!"
         rows.append(f"  {mark} call {index + 1}: expected {wanted}")
         rows.append(f"             actual   {made}")
-    rows += [f"  not executed: {_call_text(call)}" for _, call in left_out or []]
+    rows += [f"  not executed: {_call_text(call)}" for _, call in counted.left_out or []]
+    if calls == "executed":
+        rows += [
+            f"  edited: {_call_text(ran)} ran, proposed {_call_text(proposed)}"
+            for _, proposed, ran in counted.edited
+        ]
     raise AssertionError("\n".join(rows))
 
 

@@ -7,7 +7,8 @@ every feedback, the tool calls), and two runs compared case by case. Each page i
 paged SQL queries (:mod:`lg_eval.viewer._queries`), so a 100,000-case run opens as fast
 as a small one and memory stays bounded; every page has its own URL.
 
-Served by the standard library's threading HTTP server on 127.0.0.1, rendered by jinja2
+Served by the standard library's threading HTTP server on 127.0.0.1, each request on a
+connection of its own (a slow search holds up no other page), rendered by jinja2
 with autoescaping, with no script and a Content-Security-Policy that loads nothing but
 the viewer's own stylesheet.
 """
@@ -30,7 +31,7 @@ def make_viewer(
         OSError: the address is in use or cannot be bound.
     """
     opened = store if isinstance(store, ResultStore) else open_store(store)
-    return ViewerServer(Pages(opened), host, port)
+    return ViewerServer(Pages(opened, opener=opened.reopen), host, port)
 
 
 __all__ = ["CSP", "Page", "Pages", "ViewerServer", "make_viewer"]

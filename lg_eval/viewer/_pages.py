@@ -11,7 +11,9 @@ stylesheet is served from the package.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -20,6 +22,7 @@ from urllib.parse import urlencode
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 
+from lg_eval.errors import LgEvalError
 from lg_eval.experiments import ResultStore
 from lg_eval.reports import charts
 from lg_eval.reports.build import case_report
@@ -86,11 +89,28 @@ def stylesheet() -> bytes:
     return (reports.read_text(encoding="utf-8") + viewer.read_text(encoding="utf-8")).encode()
 
 
-class Pages:
-    """The pages over one results store."""
+IDLE = 8
+"""Connections to the store a viewer keeps open between requests."""
 
-    def __init__(self, store: ResultStore) -> None:
-        self.store = store
+
+class Pages:
+    """The pages over one results store.
+
+    With ``opener`` (what opens another connection to the same store), each request reads
+    through a connection of its own, taken from a small pool: a store's connection serves
+    one query at a time, so a slow page (a search reading every case of a big run) would
+    otherwise hold up every other page until it ends. Without it, every request shares
+    ``store``.
+    """
+
+    def __init__(
+        self, store: ResultStore, *, opener: Callable[[], ResultStore] | None = None
+    ) -> None:
+        self._main = store
+        self._opener = opener
+        self._idle: list[ResultStore] = []
+        self._pool = threading.Lock()
+        self._local = threading.local()
         self.aggregates = AggregateCache(store)
         """The finished runs' aggregates, counted once (see :mod:`lg_eval.viewer._summary`)."""
         self._routes: dict[str, Callable[[Mapping[str, str]], Page]] = {
@@ -101,8 +121,51 @@ class Pages:
             "/compare/case": self.compare_case,
         }
 
+    @property
+    def store(self) -> ResultStore:
+        """The store as this request reads it (its own connection when there is a pool)."""
+        borrowed: ResultStore | None = getattr(self._local, "store", None)
+        return borrowed or self._main
+
+    @contextmanager
+    def _connection(self) -> Iterator[None]:
+        """A connection of the pool for the request under way, returned when it is done."""
+        if self._opener is None:
+            yield
+            return
+        with self._pool:
+            store = self._idle.pop() if self._idle else None
+        if store is None:
+            try:
+                store = self._opener()
+            except LgEvalError:  # cannot be opened twice (an in-memory database): share it
+                yield
+                return
+        self._local.store = store
+        try:
+            yield
+        finally:
+            self._local.store = None
+            with self._pool:
+                keep = len(self._idle) < IDLE
+                if keep:
+                    self._idle.append(store)
+            if not keep:
+                store.close()
+
+    def close(self) -> None:
+        """Close the pool's connections (not ``store``, which the caller owns)."""
+        with self._pool:
+            idle, self._idle = self._idle, []
+        for store in idle:
+            store.close()
+
     def respond(self, path: str, query: Mapping[str, str]) -> Page:
         """The page at ``path`` (404 for an unknown path or a run or case not stored)."""
+        with self._connection():
+            return self._respond(path, query)
+
+    def _respond(self, path: str, query: Mapping[str, str]) -> Page:
         if path == "/static/viewer.css":
             return Page(200, stylesheet(), "text/css; charset=utf-8")
         route = self._routes.get(path)
@@ -128,7 +191,7 @@ class Pages:
             failing=query.get("failing") or None,
             search=query.get("q") or None,
         )
-        summary = self.aggregates.summary(info)
+        summary = self.aggregates.summary(info, store=self.store)
         cases = q.case_page(self.store, run_id, where, _page(query))
         bins = summary.histograms
         chart_list = [
@@ -173,7 +236,7 @@ class Pages:
             return self._missing(f"No run {run_a if info_a is None else run_b!r} in the store.")
         asked = query.get("change", "")
         change = asked if asked in CHANGES else "regressed"
-        counts = self.aggregates.changes(info_a, info_b)
+        counts = self.aggregates.changes(info_a, info_b, store=self.store)
         found = q.compare_page(self.store, run_a, run_b, change, _page(query), counts=counts)
         return self._render(
             "compare.html.j2",

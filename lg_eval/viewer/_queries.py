@@ -17,11 +17,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.experiments import CaseResult, ResultStore, RunInfo, ScoreRow
+from lg_eval.experiments import CaseResult, ResultStore, RunInfo
+from lg_eval.experiments.store import grouped_scores, stored, with_scores
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
 from lg_eval.reports.stream import SEVERITY
 from lg_eval.reports.tally import Binner, histogram_bounds, rate
-from lg_eval.stats import BOOTSTRAP_LIMIT, MeanSample, wilson_interval
+from lg_eval.stats import (
+    BOOTSTRAP_LIMIT,
+    ClusterTotals,
+    Interval,
+    MeanSample,
+    RateMoments,
+    clustered_rate_interval,
+    resamples_clusters,
+    wilson_interval,
+)
 from lg_eval.viewer._compare import change_counts, changes_page
 
 PAGE = 50
@@ -72,7 +82,9 @@ class RunRow:
 
 @dataclass(frozen=True)
 class CaseFilter:
-    """The run page's filters: status, tag, a failing feedback key, and text in the case id."""
+    """The run page's filters: status, tag, a failing feedback key, and a search: text in
+    the case id, in the values of what the case sent and was asked (:data:`_SEARCHED`), or
+    the whole thread id."""
 
     status: str | None = None
     tag: str | None = None
@@ -109,10 +121,11 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
     """The runs, newest first, ``PAGE`` at a time; ``(rows, pages)``."""
     total = int(store.query("SELECT COUNT(*) FROM lg_eval_runs", ())[0][0])
     rows = store.query(
-        "SELECT info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC LIMIT ? OFFSET ?",
+        "SELECT run_id, info FROM lg_eval_runs ORDER BY started_at DESC, run_id DESC"
+        " LIMIT ? OFFSET ?",
         (PAGE, page * PAGE),
     )
-    infos = [RunInfo.model_validate_json(info) for (info,) in rows]
+    infos = [stored(RunInfo, info, store.url, str(run_id), "record") for run_id, info in rows]
     history: dict[str, list[str]] = {}
     hashes: dict[str, str] = {}
     for dataset in {info.dataset for info in infos}:
@@ -160,10 +173,14 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
     the order the run first gives each key.
 
     Only the errored rows' JSON is read (from their partial index); the rest is counted
-    from the key index. A key's mean interval is the report's: the bootstrap of its
-    scores when it has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them (read
-    whole), else the normal interval from the mean and the sum of squared deviations
-    SQL computes, so memory never holds more than that many scores.
+    from the key index. A key's intervals are the report's. Without repetitions, the
+    Wilson interval of its verdicts and, for the mean, the bootstrap of its scores when it
+    has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them (read whole), else the normal
+    interval from the mean and the sum of squared deviations SQL computes. With
+    repetitions, its rows grouped by case in SQL give each case's passed rows and rows with
+    a verdict (the pass rate's interval over cases) and its scores' count, and the mean's
+    interval is taken over cases (each case's total and count, or their moments past that
+    many cases); memory never holds more than that many rows.
     """
     rows = store.query(
         "SELECT s.key, MIN(s.evaluator), COUNT(*),"
@@ -184,13 +201,21 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
             (run_id,),
         )
     }
+    clusters = _case_moments(store, run_id) if _repeated(store, run_id) else None
     seen = _first_keys(store, run_id)
     rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
     out = []
     for key, evaluator, n, passed, failed, unjudged, scored, mean, low, high, _ in rows:
         passed, failed = int(passed or 0), int(failed or 0)
         errors, unjudged_errors = errored.get(str(key), (0, 0))
-        sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
+        verdicts, (scored_cases, largest) = (
+            clusters[str(key)] if clusters is not None else (None, (0, 0))
+        )
+        if resamples_clusters(scored_cases, largest):
+            spread = _clustered_mean(store, run_id, str(key), scored_cases, mean, low, high)
+        else:
+            sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
+            spread = None if sample is None else sample.interval(clustered=False)
         out.append(
             EvaluatorSummary(
                 key=str(key),
@@ -204,11 +229,76 @@ def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
                 mean=None if mean is None else float(mean),
                 min=None if low is None else float(low),
                 max=None if high is None else float(high),
-                pass_rate_interval=wilson_interval(passed, passed + failed),
-                mean_interval=None if sample is None else sample.interval(),
+                pass_rate_interval=(
+                    wilson_interval(passed, passed + failed)
+                    if verdicts is None
+                    else clustered_rate_interval(verdicts)
+                ),
+                mean_interval=spread,
             )
         )
     return out
+
+
+def _repeated(store: ResultStore, run_id: str) -> bool:
+    """Whether some case of the run has several results (repetitions): read from the
+    case index in case order, stopping at the first such case."""
+    return bool(
+        store.query(
+            "SELECT 1 FROM lg_eval_cases WHERE run_id = ? GROUP BY case_id"
+            " HAVING COUNT(*) > 1 LIMIT 1",
+            (run_id,),
+        )
+    )
+
+
+def _case_moments(
+    store: ResultStore, run_id: str
+) -> dict[str, tuple[RateMoments, tuple[int, int]]]:
+    """Per key, its rows grouped by case in SQL: the :class:`~lg_eval.stats.RateMoments`
+    of each case's passed rows out of its rows with a verdict, and ``(cases with a score,
+    the most scores of one case)``."""
+    rows = store.query(
+        "SELECT key, SUM(CASE WHEN v > 0 THEN 1 ELSE 0 END), SUM(p), SUM(v), SUM(p * p),"
+        " SUM(p * v), SUM(v * v), MAX(v), SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END), MAX(n)"
+        " FROM (SELECT key, case_id, SUM(CASE WHEN passed = 1 THEN 1 ELSE 0 END) AS p,"
+        " SUM(CASE WHEN passed IS NULL THEN 0 ELSE 1 END) AS v, COUNT(score) AS n"
+        " FROM lg_eval_scores WHERE run_id = ? GROUP BY case_id, key) AS g GROUP BY key",
+        (run_id,),
+    )
+    out = {}
+    for key, *counts in rows:
+        numbers = [int(value or 0) for value in counts]
+        out[str(key)] = (RateMoments(*numbers[:7]), (numbers[7], numbers[8]))
+    return out
+
+
+def _clustered_mean(
+    store: ResultStore, run_id: str, key: str, cases: int, mean: Any, low: Any, high: Any
+) -> Interval | None:
+    """``key``'s mean interval over cases: from each case's total and count when there
+    are few enough cases to bootstrap, else from the moments (a second aggregate for the
+    squared deviations of the cases' totals from the mean times their counts)."""
+    where = "run_id = ? AND key = ? AND score IS NOT NULL"
+    if cases <= BOOTSTRAP_LIMIT:
+        pairs = store.query(
+            f"SELECT SUM(score), COUNT(*) FROM lg_eval_scores WHERE {where} GROUP BY case_id",
+            (run_id, key),
+        )
+        totals = ClusterTotals.from_pairs([(float(y), int(m)) for y, m in pairs])
+        return totals.interval(float(low), float(high))
+    # in exact decimals on Postgres, as _mean_sample's deviations
+    total = "CAST(y AS NUMERIC)" if store.postgres else "y"
+    deviation = f"({total} - CAST(? AS NUMERIC) * m)" if store.postgres else "(y - ? * m)"
+    ((n, largest, spread),) = store.query(
+        f"SELECT SUM(m), MAX(m), SUM({deviation} * {deviation}) FROM (SELECT SUM(score) AS y,"
+        f" COUNT(*) AS m FROM lg_eval_scores WHERE {where} GROUP BY case_id) AS g",
+        (float(mean), float(mean), run_id, key),
+    )
+    totals = ClusterTotals.from_moments(
+        cases, int(n), float(mean) * int(n), float(spread or 0.0), int(largest)
+    )
+    return totals.interval(float(low), float(high))
 
 
 def _mean_sample(
@@ -365,19 +455,12 @@ def _results(
         return
     ids = sorted({str(row[0]) for row in rows})
     marks = ", ".join("?" for _ in ids)
-    scores: dict[tuple[str, int], list[ScoreRow]] = {}
-    for case_id, repetition, row in store.query(
+    found = store.query(
         "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
         f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
         (run_id, *ids),
-    ):
-        scores.setdefault((str(case_id), int(repetition)), []).append(
-            ScoreRow.model_validate_json(row)
-        )
-    for case_id, repetition, data in rows:
-        result = CaseResult.model_validate_json(data)
-        result.scores = scores.get((str(case_id), int(repetition)), [])
-        yield result
+    )
+    yield from with_scores(rows, grouped_scores(found, store.url, run_id), store.url, run_id)
 
 
 def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[list[str], list[Any]]:
@@ -403,10 +486,46 @@ def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[lis
         )
         params += [run_id, where.failing, run_id, where.failing]
     if where.search:
-        clauses.append("(c.case_id LIKE ? ESCAPE '!' OR c.result LIKE ? ESCAPE '!')")
+        like = "ILIKE" if store.postgres else "LIKE"
+        clauses.append(
+            f"(c.case_id {like} ? ESCAPE '!' OR {_json_text(store, 'c.result', 'thread_id')} = ?"
+            f" OR EXISTS ({_SEARCHED[store.postgres]}))"
+        )
         pattern = "%" + _like(where.search) + "%"
-        params += [pattern, pattern]
+        params += [pattern, where.search, pattern]
     return clauses, params
+
+
+_SEARCHED = {
+    False: (  # SQLite quotes some keys of a fullkey ($."tool_calls"): roots are told apart
+        "SELECT 1 FROM (SELECT 't' AS root, value, type, fullkey FROM json_tree(c.result,"
+        " '$.turns') UNION ALL SELECT 'c', value, type, fullkey FROM json_tree(c.result,"
+        " '$.tool_calls') UNION ALL SELECT 'g', value, type, fullkey FROM json_tree(c.result,"
+        " '$.tags') UNION ALL SELECT 'e', value, type, fullkey FROM json_tree(c.result,"
+        " '$.error')) AS t WHERE t.type = 'text' AND t.value LIKE ? ESCAPE '!' AND"
+        " (t.root IN ('g', 'e') OR (t.root = 't' AND (t.fullkey GLOB '*[[][0-9]*[]].sent*'"
+        " OR t.fullkey GLOB '*[[][0-9]*[]].error'"
+        " OR t.fullkey GLOB '*[[][0-9]*[]].asked[[][0-9]*[]].value*'))"
+        " OR (t.root = 'c' AND t.fullkey GLOB '*[[][0-9]*[]].args*'))"
+    ),
+    True: (
+        "SELECT 1 FROM jsonb_path_query(jsonb_build_array(c.result::jsonb -> 'tags',"
+        " c.result::jsonb -> 'error',"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.turns[*].sent'),"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.turns[*].asked[*].value'),"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.turns[*].error'),"
+        " jsonb_path_query_array(c.result::jsonb, 'lax $.tool_calls[*].args')),"
+        " 'strict $.**') AS t(v) WHERE jsonb_typeof(t.v) = 'string'"
+        " AND (t.v #>> '{}') ILIKE ? ESCAPE '!'"
+    ),
+}
+"""What a search reads of a case, per engine (Postgres?): the text values (never the keys or
+the JSON's quotes and commas) of its tags, its error, what each turn sent, the questions
+each turn asked and its error, and the arguments of its tool calls. The values lg_eval itself
+writes in every case (run id, status, times, a turn's kind, node names of the trajectory,
+tool names, interrupt ids) are not read, so a search for ``_`` or ``"`` or a field's name
+matches only the cases whose content holds it. The case id is searched too (a substring),
+and the thread id (whole)."""
 
 
 _PLAIN = re.compile(r"[ !#-\[\]-~]+")

@@ -15,6 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from lg_eval._visible import visible
+from lg_eval.describe import safe_text
+from lg_eval.errors import LgEvalError
 from lg_eval.viewer._pages import Page, Pages
 
 CSP = (
@@ -55,6 +58,10 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(parse_qsl(url.query, keep_blank_values=True))
         try:
             page = self.server.pages.respond(url.path, query)
+        except LgEvalError as exc:  # a row that does not read: the store's one line says which
+            self.log_error("%s on %s", type(exc).__name__, url.path)
+            said = visible(safe_text(exc))
+            page = Page(500, f"The viewer failed: {said}\n".encode(), "text/plain; charset=utf-8")
         except Exception as exc:  # a broken row must not take the viewer down
             self.log_error("%s on %s", type(exc).__name__, url.path)
             page = Page(500, f"The viewer failed: {type(exc).__name__}.\n".encode(), "text/plain")
@@ -105,6 +112,13 @@ class ViewerServer(ThreadingHTTPServer):
         """Stop serving and close the socket."""
         self.shutdown()
         self.server_close()
+
+    def server_close(self) -> None:
+        """Close the socket and the connections the pages opened."""
+        super().server_close()
+        pages = getattr(self, "pages", None)  # None: the address could not be bound
+        if pages is not None:
+            pages.close()
 
 
 __all__ = ["CSP", "HEADERS", "ViewerServer"]

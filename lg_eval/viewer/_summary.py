@@ -58,16 +58,26 @@ class AggregateCache:
         self._entries: OrderedDict[tuple[object, ...], object] = OrderedDict()
         self._lock = threading.Lock()
 
-    def summary(self, info: RunInfo) -> RunSummary:
-        """``info``'s run aggregates (cached when the run is finished)."""
+    def summary(self, info: RunInfo, *, store: ResultStore | None = None) -> RunSummary:
+        """``info``'s run aggregates (cached when the run is finished), read through
+        ``store`` when one is given (a connection of the calling thread's own)."""
         key = ("run", *_version(info))
-        return self._get(key, [info], lambda: run_summary(self.store, info.run_id))
+        reading = store or self.store
+        return self._get(key, [info], lambda: run_summary(reading, info.run_id))
 
-    def changes(self, a: RunInfo, b: RunInfo, *, tolerance: float = 0.0) -> dict[str, int]:
+    def changes(
+        self,
+        a: RunInfo,
+        b: RunInfo,
+        *,
+        tolerance: float = 0.0,
+        store: ResultStore | None = None,
+    ) -> dict[str, int]:
         """Cases of run ``b`` against run ``a`` per change (cached when both are finished)."""
         key = ("compare", *_version(a), *_version(b), tolerance)
+        reading = store or self.store
         return self._get(
-            key, [a, b], lambda: change_counts(self.store, a.run_id, b.run_id, tolerance=tolerance)
+            key, [a, b], lambda: change_counts(reading, a.run_id, b.run_id, tolerance=tolerance)
         )
 
     def _get(self, key: tuple[object, ...], runs: list[RunInfo], compute: Callable[[], T]) -> T:

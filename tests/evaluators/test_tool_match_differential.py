@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agentevals.trajectory.match import (
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 
 from lg_eval.evaluators import create_trajectory_match_evaluator
 from lg_eval.evaluators._tool_calls import ArgsPolicy
+from tests.compat.trajectories import openai_messages as messages
 
 MODES = ("strict", "unordered", "subset", "superset")
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -32,21 +32,6 @@ values = st.one_of(st.integers(0, 2), st.sampled_from(["x", "ü"]), st.just({"n"
 arguments = st.dictionaries(st.sampled_from(["a", "b"]), values, max_size=2)
 calls = st.tuples(st.sampled_from(["f", "g"]), arguments)
 groups = st.lists(st.lists(calls, min_size=0, max_size=3), max_size=4)
-
-
-def messages(call_groups: list[list[tuple[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """user, then per group an assistant message (with its calls) and its tool messages."""
-    out: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
-    for group in call_groups:
-        message: dict[str, Any] = {"role": "assistant", "content": "t"}
-        if group:
-            message["tool_calls"] = [
-                {"function": {"name": name, "arguments": json.dumps(args)}} for name, args in group
-            ]
-        out.append(message)
-        out.extend({"role": "tool", "content": "r"} for _ in group)
-    out.append({"role": "assistant", "content": "done"})
-    return out
 
 
 def ours(mode: str, outputs: list, reference: list, **options: Any) -> bool:

@@ -16,6 +16,7 @@ from lg_eval.experiments import (
 )
 from lg_eval.experiments.aggregate import CaseCounts, Latencies, case_counts, latencies
 from lg_eval.reports import build_report
+from lg_eval.stats import RateMoments
 
 
 def run(run_id: str, *results: tuple[str, str, float, float, float | None]) -> ExperimentRun:
@@ -80,8 +81,11 @@ def test_case_counts_group_repetitions_by_case():
         A.results[1].model_copy(update={"repetition": 1, "status": "passed"}),
     ]
     # x: passed, failed; y: failed, passed; z: passed (one repetition)
-    assert case_counts(results) == CaseCounts(cases=3, k=2, some=3, every=1)
-    assert case_counts([]) == CaseCounts(0, 0, 0, 0)
+    # per case (passed y, results m): (1, 2), (1, 2), (1, 1) -> Σy 3, Σm 5, Σy² 3, Σym 5, Σm² 9
+    passes = RateMoments(clusters=3, successes=3, trials=5, successes_sq=3, cross=5,
+                         trials_sq=9, largest=2)  # fmt: skip
+    assert case_counts(results) == CaseCounts(cases=3, k=2, some=3, every=1, passes=passes)
+    assert case_counts([]) == CaseCounts(0, 0, 0, 0, RateMoments())
 
 
 def test_latencies_are_the_median_p95_and_longest():

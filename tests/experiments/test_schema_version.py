@@ -3,6 +3,7 @@ open with nothing lost, a newer store refused by name — on SQLite and on Postg
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,7 +16,13 @@ import pytest
 
 from lg_eval.errors import StoreError
 from lg_eval.experiments import ResultStore, open_store
-from lg_eval.experiments.results import CaseResult, RunInfo, ScoreRow
+from lg_eval.experiments.results import (
+    CaseResult,
+    PlayedTurnRecord,
+    RunInfo,
+    ScoreRow,
+    SimulationRecord,
+)
 from lg_eval.experiments.schema_version import SCHEMA_VERSION
 
 # The DDL of lg_eval's first results store (commit 600a795), which recorded no version.
@@ -114,8 +121,8 @@ def test_a_new_store_records_the_current_version(backend: Backend) -> None:
         assert store.opened_version is None
     assert backend.version() == [(1, SCHEMA_VERSION)]
     with open_store(backend.url) as store:
-        assert store.opened_version == SCHEMA_VERSION == 3
-    assert backend.version() == [(1, 3)]
+        assert store.opened_version == SCHEMA_VERSION == 5
+    assert backend.version() == [(1, 5)]
 
 
 def test_an_unversioned_store_is_migrated_and_keeps_its_runs(backend: Backend) -> None:
@@ -128,10 +135,10 @@ def test_an_unversioned_store_is_migrated_and_keeps_its_runs(backend: Backend) -
         # what the current schema added since: the lease table and the indexes
         store.begin_run(INFO.model_copy(update={"run_id": "new-run"}))
         assert store.status_counts("old-run") == {"passed": 1}
-    assert backend.version() == [(1, 3)]
+    assert backend.version() == [(1, 5)]
     assert backend.run(("SELECT COUNT(*) FROM lg_eval_leases", ())) == [(0,)]
     with open_store(backend.url) as store:
-        assert store.opened_version == 3
+        assert store.opened_version == 5
         assert [r.case_id for r in store.load_run("old-run").results] == ["c1"]
 
 
@@ -142,7 +149,7 @@ def test_a_migration_cut_short_runs_again_on_the_next_open(backend: Backend) -> 
     with open_store(backend.url) as store:
         assert store.opened_version == 1
         assert store.load_run("old-run").results == [RESULT]
-    assert backend.version() == [(1, 3)]
+    assert backend.version() == [(1, 5)]
 
 
 def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
@@ -153,7 +160,7 @@ def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
     with pytest.raises(StoreError) as caught:
         open_store(backend.url)
     message = str(caught.value)
-    assert "schema version 7, newer than version 3" in message
+    assert "schema version 7, newer than version 5" in message
     assert "upgrade lg_eval" in message
     assert ("results.sqlite" in message) if backend.mark == "?" else ("postgresql://" in message)
     assert backend.version() == [(1, 7)]  # refused before anything was written
@@ -165,5 +172,72 @@ def test_a_current_store_opens_read_only_writing_nothing(tmp_path: Path) -> None
         store.begin_run(INFO)
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
         store = ResultStore(conn, url=str(path))
-        assert store.opened_version == 3
+        assert store.opened_version == 5
         assert store.run_info("old-run") == INFO
+
+
+def test_a_version_3_store_reads_its_results_without_answers_and_is_marked_current(
+    backend: Backend,
+) -> None:
+    """Version 4 added the agent's answers to the result JSON, nothing to the tables: a
+    version-3 store's rows read with them empty, and rows written since carry them."""
+    backend.write_v1_store()
+    backend.run(
+        ("CREATE TABLE lg_eval_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)", ()),
+        ("INSERT INTO lg_eval_schema (id, version) VALUES (1, 3)", ()),
+    )
+    with open_store(backend.url) as store:
+        assert store.opened_version == 3
+        [old] = store.load_run("old-run").results
+        assert (old.output, old.expected_output, old.answers) == (None, None, None)
+        said = RESULT.model_copy(
+            update={"case_id": "c2", "output": "Refunded.", "answers": [None, "Refunded."],
+                    "expected_output": {"contains": ["refund"]}}
+        )  # fmt: skip
+        store.write([(1, said)])
+    assert backend.version() == [(1, 5)]
+    with open_store(backend.url) as store:
+        assert store.load_run("old-run").results == [RESULT, said]
+
+
+def test_a_version_4_store_reads_its_turns_as_the_scripts_and_keeps_simulations(
+    backend: Backend,
+) -> None:
+    """Version 5 added who wrote each turn, the agent's reply and the simulated conversation
+    to the result JSON: a version-4 store's turns read as the script's, with no simulation,
+    and rows written since carry them."""
+    backend.write_v1_store()
+    turn = {"index": 0, "kind": "input", "sent": "hi", "asked": [], "error": None}  # version 4
+    row = {**RESULT.model_dump(mode="json", exclude={"scores"}), "case_id": "c0", "turns": [turn]}
+    backend.run(
+        ("CREATE TABLE lg_eval_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)", ()),
+        ("INSERT INTO lg_eval_schema (id, version) VALUES (1, 4)", ()),
+        (
+            "INSERT INTO lg_eval_cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ("old-run", "c0", 0, 1, "passed", 1.5, 0, None, 0, None, json.dumps(row)),
+        ),
+    )
+    with open_store(backend.url) as store:
+        assert store.opened_version == 4
+        old = store.load_run("old-run").results[1]
+        assert (old.case_id, old.turns[0].by, old.turns[0].reply, old.simulation) == (
+            "c0",
+            "script",
+            None,
+            None,
+        )
+        simulated = RESULT.model_copy(
+            update={
+                "case_id": "c3",
+                "turns": [
+                    PlayedTurnRecord(index=0, kind="input", sent="hi", by="user", reply="Hello.")
+                ],
+                "simulation": SimulationRecord(
+                    stop="user", detail="Thanks.", user_turns=1, calls=2, tokens=116
+                ),
+            }
+        )
+        store.write([(1, simulated)])
+    assert backend.version() == [(1, 5)]
+    with open_store(backend.url) as store:
+        assert store.load_run("old-run").results[2] == simulated

@@ -18,7 +18,10 @@ compares an extracted :class:`~lg_eval.ThreadTrajectory` with that record, turn 
 * the turn starts with ``__start__`` exactly when its input was fresh (not ``None``, not a
   ``Command``);
 * its status is ``"interrupted"`` exactly when the root paused, ``"error"`` exactly when
-  the call raised.
+  the call raised; ``breakpoint`` exactly when it paused with no interrupt (a static
+  breakpoint); its pending interrupts are the ids the root reported;
+* its kind is ``"input"`` for a fresh input, ``"resume"`` for a ``Command(resume=...)``,
+  ``"continue"`` otherwise.
 
 So expected trajectories come from LangGraph's behaviour, not from lists written by hand.
 """
@@ -65,6 +68,8 @@ class LiveTurn:
     interrupts: int | None = None
     """How many interrupts the root reported (``0`` for a static breakpoint), ``None`` if it
     did not pause."""
+    interrupt_ids: list[str] = field(default_factory=list)
+    """The ids of the interrupts the root reported, in order."""
 
     done: set[tuple[str, str]] = field(default_factory=set)
     """Tasks whose result carried no interrupt and no error (they finished)."""
@@ -79,6 +84,11 @@ class LiveTurn:
             return self.paused
         return self.paused | {t.key for t in self.started if t.key not in self.done}
 
+    @property
+    def kind(self) -> str:
+        """The turn kind the call makes: fresh input, a resume, or a continuation."""
+        return "input" if self.fresh else "resume" if self.resuming else "continue"
+
     def take(
         self, ns: tuple[str, ...], mode: str, data: Any, finished: set[tuple[str, str]]
     ) -> None:
@@ -87,6 +97,7 @@ class LiveTurn:
         if mode == "updates":
             if not ns and isinstance(data, dict) and INTERRUPT in data:
                 self.interrupts = (self.interrupts or 0) + len(data[INTERRUPT])
+                self.interrupt_ids.extend(i.id for i in data[INTERRUPT])
             return
         namespace = "|".join(ns)
         key = (namespace, data["id"])
@@ -122,7 +133,7 @@ def _fresh(payload: Any) -> bool:
     return payload is not None and not isinstance(payload, Command)
 
 
-def _recorder(turns: list[LiveTurn]) -> Any:
+def recorder(turns: list[LiveTurn]) -> Any:
     def call(graph: Pregel, payload: Any, config: RunnableConfig) -> None:
         finished = set().union(*(t.done for t in turns))
         turn = LiveTurn(fresh=_fresh(payload), resuming=_resuming(payload))
@@ -137,7 +148,7 @@ def _recorder(turns: list[LiveTurn]) -> Any:
     return call
 
 
-def _arecorder(turns: list[LiveTurn]) -> Any:
+def arecorder(turns: list[LiveTurn]) -> Any:
     async def call(graph: Pregel, payload: Any, config: RunnableConfig) -> None:
         finished = set().union(*(t.done for t in turns))
         turn = LiveTurn(fresh=_fresh(payload), resuming=_resuming(payload))
@@ -158,7 +169,7 @@ def record(scenario: Scenario, checkpointer: Any, thread_id: str = "t") -> tuple
     """Play ``scenario`` on a fresh graph, streaming; the graph and what each turn ran."""
     graph = scenario.build(checkpointer=checkpointer)
     turns: list[LiveTurn] = []
-    drive(graph, thread_id, scenario.turns, call=_recorder(turns))
+    drive(graph, thread_id, scenario.turns, call=recorder(turns))
     return graph, turns
 
 
@@ -168,7 +179,7 @@ async def arecord(
     """:func:`record` with ``astream`` (for async checkpointers)."""
     graph = scenario.build(checkpointer=checkpointer)
     turns: list[LiveTurn] = []
-    await adrive(graph, thread_id, scenario.turns, call=_arecorder(turns))
+    await adrive(graph, thread_id, scenario.turns, call=arecorder(turns))
     return graph, turns
 
 
@@ -207,19 +218,23 @@ def _extracted_batches(supersteps: list[Superstep], parent: str = "") -> list:
 def expected_omitted(live: list[LiveTurn], index: int) -> Counter[str]:
     """Paths ``resumed="omit"`` leaves out of turn ``index``: tasks re-run after a pause in
     an earlier turn that do not pause again. A task re-planned by an ``update_state`` made
-    while it waited has a new id; a ``Command(resume=...)`` answering it still resumes it."""
+    while it waited has a new id; a ``Command(resume=...)`` answering it still resumes it:
+    the first run of each path that waited (a subgraph starts again, so a node inside it may
+    run once more later in the turn, afresh)."""
     earlier = set().union(*(t.waiting() for t in live[:index]))
     turn = live[index]
-    before = live[index - 1] if index else None
-    waiting = {t.path for t in before.started if t.key in earlier} if before else set()
-    if any(t.key in earlier for t in turn.started):
-        waiting = set()  # the paused tasks were resumed as themselves
-    return Counter(
-        t.path
-        for t in turn.started
-        if t.key not in turn.waiting()
-        and (t.key in earlier or (turn.resuming and t.path in waiting))
-    )
+    if not turn.resuming or not index or any(t.key in earlier for t in turn.started):
+        return Counter(
+            t.path for t in turn.started if t.key in earlier and t.key not in turn.waiting()
+        )
+    waiting = Counter(t.path for t in live[index - 1].started if t.key in earlier)
+    omitted: Counter[str] = Counter()
+    for task in turn.started:
+        if waiting[task.path]:
+            waiting[task.path] -= 1
+            if task.key not in turn.waiting():
+                omitted[task.path] += 1
+    return omitted
 
 
 def check(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
@@ -241,6 +256,11 @@ def check(trajectory: ThreadTrajectory, live: list[LiveTurn]) -> None:
         assert omitted.count(INTERRUPT) == wanted, f"omit {where}"
         assert (steps[:1] == [START]) == turn.fresh, where
         assert (omitted[:1] == [START]) == turn.fresh, where
-        status = trajectory.turns[index].status
+        extracted = trajectory.turns[index]
+        status = extracted.status
         assert (status == "interrupted") == (turn.interrupts is not None), f"{where}: {status}"
         assert (status == "error") == turn.raised, f"{where}: {status}"
+        assert extracted.kind == turn.kind, f"{where}: {extracted.kind}"
+        assert extracted.breakpoint == (turn.interrupts == 0), f"{where}: breakpoint"
+        pending = sorted(i.id or "" for i in extracted.interrupts)
+        assert pending == sorted(turn.interrupt_ids), f"{where}: interrupts {pending}"

@@ -302,6 +302,9 @@ def make_hostile_run() -> ExperimentRun:
         ],
         trajectory=[["classify", f"tool{PAYLOAD}"]],
         expected_trajectory=[["classify", "refund"]],
+        output=f"said{PAYLOAD}",
+        expected_output={"contains": [f"keyword{PAYLOAD}"]},
+        answers=[f"first{PAYLOAD}", f"said{PAYLOAD}"],
         turns=[
             PlayedTurnRecord(
                 index=0,

@@ -58,8 +58,13 @@ def test_html_shows_every_payload_as_text(page: str) -> None:
     article = tree.find("article", id="case-0")
     text = article.text()
     first_line = SHOWN.split("\n")[0]
-    for prefix in ("case", "tag", "comment", "judge", "tool", "resume"):
+    for prefix in ("case", "tag", "comment", "judge", "tool", "resume", "said", "first"):
         assert prefix + first_line in text, prefix
+    answer = article.find("div", cls="answer")
+    assert answer.find("div", cls="said").text() == f"said{SHOWN}"
+    assert answer.find("div", cls="expected").text() == visible(
+        json.dumps(f"keyword{PAYLOAD}", ensure_ascii=False)
+    )
     for prefix in ("input", "interrupt", "args"):  # inside JSON: quotes are backslashed
         assert prefix + PAYLOAD.split("\x1b")[0].replace('"', '\\"') in text, prefix
     assert "\\u001b[31mRED" in text  # json.dumps writes ESC as \u001b: visible too

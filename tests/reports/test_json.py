@@ -115,7 +115,8 @@ def test_every_case_carries_its_turns_trajectory_reference_and_feedback(
         }
     ]
     assert case["turns"][1] == {
-        "index": 1, "kind": "resume", "sent": {"approved": True}, "asked": [], "error": None
+        "index": 1, "kind": "resume", "by": "script", "sent": {"approved": True}, "asked": [],
+        "error": None, "reply": None,
     }  # fmt: skip
     judge = case["scores"][1]
     assert judge["comment"] == "The reviewer approved, yet the agent answered without refunding."
@@ -177,8 +178,8 @@ def test_a_real_run_holds_what_langgraph_recorded(
     (asked,) = case["turns"][0]["asked"]
     assert (asked["path"], asked["value"]) == ("tools", pending.value)
     assert case["turns"][1] == {
-        "index": 1, "kind": "resume", "sent": "It's sunny and 75 degrees", "asked": [],
-        "error": None,
+        "index": 1, "kind": "resume", "by": "script", "sent": "It's sunny and 75 degrees",
+        "asked": [], "error": None, "reply": None,
     }  # fmt: skip
     assert case["trajectory"] == [["__start__", "agent", "tools", "__interrupt__"], ["agent"]]
     assert case["reference"] == case["trajectory"]

@@ -16,11 +16,14 @@ from tests.reports.conftest import RUN_ID, make_history, make_support_run
 
 
 def _store(tmp_path: Path, *runs: ExperimentRun) -> ResultStore:
+    """The runs stored as the runner stores them: each result under its case's ordinal in
+    the dataset, so a case's repetitions are read together."""
     store = open_store(tmp_path / "results.sqlite")
     for run in runs:
         store.begin_run(run.info)
         store.update_run(run.info)
-        store.write(list(enumerate(run.results)))
+        ordinals = {case: i for i, case in enumerate(dict.fromkeys(r.case_id for r in run.results))}
+        store.write([(ordinals[r.case_id], r) for r in run.results])
     return store
 
 

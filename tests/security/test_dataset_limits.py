@@ -26,6 +26,26 @@ def _bomb(levels: int = 10, fold: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _byte_bomb(where: str = "input") -> str:
+    """#40 item 3: a 64 KiB string aliased 899,000 times (three levels), about 70 KB on disk:
+    under the value-count limit, 58 GB of text expanded. ``where``: in a turn's input or in
+    an evaluator's options."""
+    text = "x" * 65536
+    lines = ["name: bytes", f"text: &s {text}"]
+    lines.append(f"l1: &l1 [{', '.join(['*s'] * 100)}]")
+    lines.append(f"l2: &l2 [{', '.join(['*l1'] * 100)}]")
+    many = f"[{', '.join(['*l2'] * 89)}, {', '.join(['*l1'] * 90)}]"
+    lines += ["cases:", "  - id: c1", "    turns:"]
+    if where == "input":
+        lines.append(f"      - input: {many}")
+    else:
+        lines += [
+            "      - input: hi",
+            f"    evaluators: [{{name: keywords, options: {{words: {many}}}}}]",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def _nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
@@ -37,6 +57,40 @@ HOSTILE: dict[str, tuple[str, bytes, str]] = {
         "bomb.yaml:12: the document expands to more than 1,000,000 values once its aliases "
         "(*name) are expanded; a dataset file is refused beyond that (an alias bomb looks "
         "like this).",
+    ),
+    "byte bomb": (
+        "bytes.yaml",
+        _byte_bomb().encode(),
+        "bytes.yaml:4: the document expands to more than 64 MiB of text once its aliases "
+        "(*name) are expanded; a dataset file is refused beyond that (an alias bomb looks "
+        "like this).",
+    ),
+    "byte bomb in evaluator options": (
+        "options.yaml",
+        _byte_bomb("options").encode(),
+        "options.yaml:4: the document expands to more than 64 MiB of text once its aliases "
+        "(*name) are expanded; a dataset file is refused beyond that (an alias bomb looks "
+        "like this).",
+    ),
+    "NUL byte in YAML": (
+        "nul.yaml",
+        b"name: n\ncases:\n  - id: a\x00b\n    turns: [{input: hi}]\n",
+        "nul.yaml:3: column 10 holds the control character U+0000, which a YAML file cannot "
+        'hold as it is; delete it, or write it as an escape in a double-quoted string ("\\x1b", '
+        '"\\u009b").',
+    ),
+    "C1 control in YAML": (
+        "csi.yaml",
+        'name: c\ncases: [{id: c1, turns: [{input: "\x9b31m"}]}]\n'.encode(),
+        "csi.yaml:2: column 35 holds the control character U+009B, which a YAML file cannot "
+        'hold as it is; delete it, or write it as an escape in a double-quoted string ("\\x1b", '
+        '"\\u009b").',
+    ),
+    "escape byte in JSONL": (
+        "esc.jsonl",
+        b'{"id": "c\x1b[2J", "turns": [{"input": "x"}]}\n',
+        "esc.jsonl:1: not valid JSON: Invalid control character at column 10 (a control "
+        "character must be written as an escape, \\u001b).",
     ),
     "recursive alias": (
         "loop.yaml",
@@ -106,6 +160,47 @@ def test_a_hostile_dataset_is_one_line_and_exit_2_in_validate_and_run(
         )  # fmt: skip
     assert result.exit_code == INPUT_ERROR
     assert squash(result.stderr) == squash(f"lg-eval: {message}")
+
+
+def test_the_byte_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """``dataset validate`` and ``run`` in a real process under a 300 MB address-space
+    limit: refused with one line, not killed and not a MemoryError traceback."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.security.conftest import ROOT
+
+    path = tmp_path / "bytes.yaml"
+    path.write_text(_byte_bomb())
+    assert 60_000 < path.stat().st_size < 80_000
+    limit = 300 * 2**20
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    for args in (
+        ["dataset", "validate", str(path)],
+        ["run", str(path), "--graph", "graphs.weather:build", "--store",
+         f"sqlite:///{tmp_path / 'r.sqlite'}", "--checkpointer", "memory://", "--quiet"],
+    ):  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "lg_eval", *args], cwd=ROOT, capture_output=True,
+            preexec_fn=bounded, timeout=300,
+        )  # fmt: skip
+        err = done.stderr.decode()
+        assert done.returncode == INPUT_ERROR, err
+        assert len(err.strip().splitlines()) == 1 and "64 MiB of text" in err, err
+
+
+def test_shared_values_handed_to_dataset_from_dict_count_where_they_are_used() -> None:
+    import yaml
+
+    from lg_eval.datasets import dataset_from_dict
+
+    data = yaml.safe_load(_byte_bomb())  # one string object, referenced 899,000 times
+    with pytest.raises(DatasetError, match=r"<data>: the document expands to more than 64 MiB"):
+        dataset_from_dict(data)
 
 
 def test_an_escaped_surrogate_pair_in_yaml_is_one_character(tmp_path: Path) -> None:

@@ -8,8 +8,10 @@ takes the lease over (at once on this host, after the expiry from another).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -27,7 +29,7 @@ from hypothesis import strategies as st
 
 from lg_eval.errors import InvalidOptionError, RunInUseError
 from lg_eval.experiments import ResultStore, open_store
-from lg_eval.experiments.lease import Lease
+from lg_eval.experiments.lease import Lease, here
 from tests.security.conftest import ROOT
 
 CASES = 12
@@ -84,9 +86,7 @@ def test_a_foreign_lease_holds_until_it_expires_then_is_taken_over(store: Result
     taken = Lease.acquire(store, "r", ttl=5, heartbeat=1)
     try:
         rows = store.query("SELECT host, pid, token FROM lg_eval_leases", ())
-        assert [tuple(row) for row in rows] == [
-            (socket.gethostname(), os.getpid(), taken.owner.token)
-        ]
+        assert [tuple(row) for row in rows] == [(here(), os.getpid(), taken.owner.token)]
     finally:
         taken.release()
 
@@ -96,7 +96,7 @@ def test_a_lease_of_a_dead_process_on_this_host_is_taken_at_once(store: ResultSt
     dead.wait()
     store.execute_many(
         "INSERT INTO lg_eval_leases (run_id, host, pid, token, expires_at) VALUES (?, ?, ?, ?, ?)",
-        [("r", socket.gethostname(), dead.pid, "dead", time.time() + 3600)],
+        [("r", here(), dead.pid, "dead", time.time() + 3600)],
     )
     Lease.acquire(store, "r", ttl=5, heartbeat=1).release()
 
@@ -335,3 +335,149 @@ def test_the_run_in_use_error_is_caught_where_run_experiment_is_imported_from() 
 
     assert lg_eval.experiments.RunInUseError is RunInUseError
     assert issubclass(RunInUseError, lg_eval.experiments.StoreError)
+
+
+# --- #40 item 2: a run that lost its lease stops writing; ownership is not host + pid -------
+
+
+def _result(run_id: str, case_id: str) -> Any:
+    from lg_eval.experiments import CaseResult
+
+    return CaseResult(run_id=run_id, case_id=case_id, status="passed")
+
+
+def test_a_run_whose_lease_was_taken_over_writes_nothing_more(store_url: str) -> None:
+    """The fence, through the API: once another run took the id over, each kind of write
+    of the first run (results, its record, a sweep's rows) raises and stores nothing."""
+    from lg_eval.errors import LeaseLostError
+    from lg_eval.experiments import RunInfo
+
+    with open_store(store_url) as first, open_store(store_url) as second:
+        lost = Lease.acquire(first, "r", ttl=30, heartbeat=5)
+        first.write([(0, _result("r", "before"))])  # still ours: stored
+        first.execute_many("UPDATE lg_eval_leases SET expires_at = ?", [(time.time() - 1,)])
+        taken = Lease.acquire(second, "r", ttl=30, heartbeat=5)
+        try:
+            info = RunInfo(
+                run_id="r", dataset="d", dataset_hash="h", target="t", checkpointer="c",
+                started_at="2026-01-01T00:00:00Z",
+            )  # fmt: skip
+            for attempt in (
+                lambda: first.write([(1, _result("r", "after"))]),
+                lambda: first.begin_run(info),
+                lambda: first.update_run(info),
+                lambda: first.execute_many(
+                    "UPDATE lg_eval_cases SET status = 'failed' WHERE run_id = ?",
+                    [("r",)],
+                    run_id="r",
+                ),
+            ):
+                with pytest.raises(LeaseLostError) as caught:
+                    attempt()
+                message = str(caught.value)
+                assert f"pid {os.getpid()} on host {socket.gethostname()} holds it now" in message
+                assert "lost its lease" in message and taken.owner.token not in message
+            assert isinstance(caught.value, RunInUseError)
+            rows = second.query("SELECT case_id, status FROM lg_eval_cases", ())
+            assert [tuple(row) for row in rows] == [("before", "passed")]
+            assert second.query("SELECT COUNT(*) FROM lg_eval_runs", ())[0][0] == 0
+            second.write([(1, _result("r", "after"))])  # the new owner writes
+        finally:
+            lost.release()  # deletes nothing: the row is the other run's
+            assert second.query("SELECT token FROM lg_eval_leases", ())[0][0] == taken.owner.token
+            taken.release()
+
+
+def _lease_expired(store: str) -> bool:
+    with open_store(store) as opened:
+        rows = opened.query("SELECT expires_at FROM lg_eval_leases WHERE run_id = 'dup1'", ())
+    return bool(rows) and float(rows[0][0]) < time.time()
+
+
+def _wait(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not condition():
+        time.sleep(0.05)
+    assert condition(), f"timed out waiting until {what}"
+
+
+def test_a_run_paused_past_its_lease_stops_with_a_clear_error_when_resumed(
+    store_url: str, tmp_path: Path
+) -> None:
+    """SIGSTOP the first run past its lease's expiry, let a second run take the id over,
+    SIGCONT the first: it exits 5 at its next write, naming the loss; the second finishes
+    the run right."""
+    short = _env(LG_EVAL_LEASE_TTL="2", LG_EVAL_LEASE_HEARTBEAT="0.2")
+    hold = tmp_path / "release"
+    data = _dataset(tmp_path, delay=0.0, hold=hold)
+    command = _command(data, store_url, tmp_path)
+    paused = subprocess.Popen(
+        command, cwd=ROOT, env=short, stderr=subprocess.PIPE, start_new_session=True
+    )
+    second = None
+    try:
+        _wait_started(tmp_path, 1)  # its cases wait for `hold`: in flight, nothing stored
+        os.killpg(paused.pid, signal.SIGSTOP)
+        _wait(lambda: _lease_expired(store_url), "the paused run's lease expired")
+        started = _started(tmp_path)
+        second = subprocess.Popen(command, cwd=ROOT, env=short, stderr=subprocess.PIPE)
+        _wait_started(tmp_path, started + 1)  # the second run holds the id and plays
+        os.killpg(paused.pid, signal.SIGCONT)
+        hold.touch()
+        _, paused_err = paused.communicate(timeout=120)
+        _, second_err = second.communicate(timeout=120)
+    finally:
+        hold.touch()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(paused.pid, signal.SIGCONT)
+        for process in (paused, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+    message = " ".join(paused_err.decode().split())
+    assert paused.returncode == 5, message
+    assert "lost its lease" in message and f"pid {second.pid} on host" in message
+    assert "Traceback" not in message
+    assert second.returncode == 0, second_err.decode()
+    assert _statuses(store_url) == EXPECTED
+    with open_store(store_url) as opened:
+        info = opened.run_info("dup1")
+        assert info is not None and info.status == "finished"
+        assert opened.query("SELECT COUNT(*) FROM lg_eval_leases", ())[0][0] == 0
+
+
+def _can_unshare() -> bool:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    done = subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs root and unshare --pid (util-linux)")
+def test_a_second_run_in_another_pid_namespace_is_refused_while_the_first_lives(
+    tmp_path: Path,
+) -> None:
+    """A container with host networking has this host's name and its own process ids: the
+    first run's pid means nothing there, so the second run must wait for the expiry, not
+    take the lease because that pid looks dead from where it stands."""
+    store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    hold = tmp_path / "release"
+    data = _dataset(tmp_path, delay=0.0, hold=hold)
+    first = subprocess.Popen(
+        _command(data, store, tmp_path), cwd=ROOT, env=_env(), stderr=subprocess.PIPE
+    )
+    try:
+        _wait_started(tmp_path, 1)
+        inside = subprocess.run(
+            ["unshare", "--pid", "--fork", "--kill-child", *_command(data, store, tmp_path)],
+            cwd=ROOT, env=_env(), capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert first.poll() is None, "the first run ended before the second was refused"
+    finally:
+        hold.touch()
+        _, err = first.communicate(timeout=120)
+    message = " ".join(inside.stderr.decode().split())
+    assert inside.returncode == 5, message
+    assert f"pid {first.pid} on host {socket.gethostname()} in another PID namespace" in message
+    assert first.returncode == 0, err.decode()
+    assert _statuses(store) == EXPECTED

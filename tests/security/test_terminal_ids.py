@@ -98,3 +98,60 @@ def test_extract_json_output_escapes_bidi_controls(hostile_thread: str) -> None:
     assert result.exit_code == 0
     assert _acting(result.stdout) == []
     assert '"thread_id": "t\\u001b[2J' in result.stdout and "\\u202egnp.exe" in result.stdout
+
+
+# --- #40 item 7: C1 controls and DEL in every JSON written to a terminal ------------------
+
+C1_TEXT = "a\x9b2J\x9d0;owned\x9c\x7f\x85b"  # CSI, OSC, ST (8-bit forms), DEL, NEL
+
+
+def _c1(text: str) -> list[str]:
+    """8-bit controls and DEL (what JSON's own escaping leaves raw)."""
+    return [c for c in text if 0x7F <= ord(c) < 0xA0]
+
+
+@pytest.fixture
+def c1_thread(here: dict[str, str], tmp_path: Path) -> str:
+    """A real weather thread whose question and answer hold 8-bit controls."""
+    conn = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
+    graph = build(checkpointer=SqliteSaver(conn))
+    config = {"configurable": {"thread_id": "c1"}}
+    graph.invoke({"messages": [("user", f"weather in sf? {C1_TEXT}")]}, config)
+    graph.invoke(Command(resume=C1_TEXT), config)
+    conn.close()
+    return here["checkpointer"]
+
+
+def test_extract_json_escapes_c1_controls_and_reads_back_the_same_text(c1_thread: str) -> None:
+    import json
+
+    result = invoke(
+        "extract", "--graph", "graphs.weather:build", "--thread", "c1",
+        "--checkpointer", c1_thread, "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _c1(result.stdout) == [] and _acting(result.stdout) == []
+    assert "\\u009b2J\\u009d0;owned\\u009c\\u007f\\u0085b" in result.stdout
+    assert C1_TEXT in json.dumps(json.loads(result.stdout), ensure_ascii=False)
+
+
+def test_report_json_on_stdout_escapes_c1_controls(here: dict[str, str], tmp_path: Path) -> None:
+    import json
+
+    dataset = tmp_path / "c1.yaml"
+    dataset.write_text(
+        'name: c1\ngraph: graphs.weather:build\ncases: [{id: "c\\x9b31m", tags: ["\\x9d0;t\\x9c"],'
+        ' turns: [{input: {messages: [{role: user, content: "hi\\x85\\x7f"}]}}]}]\n',
+        encoding="utf-8",
+    )
+    run = invoke(
+        "run", str(dataset), "--run-id", "r1", "--store", here["store"],
+        "--checkpointer", here["checkpointer"], "--quiet",
+    )  # fmt: skip
+    assert run.exit_code in (0, 3), run.output
+    shown = invoke("report", "r1", "--store", here["store"], "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert _c1(shown.stdout) == []
+    document = json.loads(shown.stdout)
+    assert document["cases"][0]["case_id"] == "c\x9b31m"
+    assert document["cases"][0]["tags"] == ["\x9d0;t\x9c"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,37 +24,35 @@ def skip_or_fail(message: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a running ``langgraph dev`` serving every scenario, by scenario name."""
+def launched(home: Path, what: str, **options: Any) -> Iterator[str]:
+    """The URL of ``langgraph dev`` run from ``home`` (``options`` as :func:`serving` takes
+    them) while the generator is open; ``what`` names it when it does not start."""
     command = cli()
     if command is None:
         skip_or_fail("langgraph-cli is not installed (pip install 'lg-eval[dev]')")
     assert command is not None
     try:
-        with serving(tmp_path_factory.mktemp("langgraph-server"), command) as url:
+        with serving(home, command, **options) as url:
             yield url
     except ServerDidNotStart as exc:
-        pytest.fail(f"langgraph dev did not start: {exc}")
+        pytest.fail(f"langgraph dev{what} did not start: {exc}")
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a running ``langgraph dev`` serving every scenario, by scenario name."""
+    yield from launched(tmp_path_factory.mktemp("langgraph-server"), "")
 
 
 @pytest.fixture(scope="session")
 def guarded_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A second ``langgraph dev``: :mod:`tests.server.guarded`'s tiny graph ``echo`` behind
     its real custom auth handler, which answers 401 unless ``x-api-key`` is ``guarded.KEY``."""
-    command = cli()
-    if command is None:
-        skip_or_fail("langgraph-cli is not installed (pip install 'lg-eval[dev]')")
-    assert command is not None
     module = guarded.__file__
-    try:
-        with serving(
-            tmp_path_factory.mktemp("guarded-server"),
-            command,
-            graphs={"echo": f"{module}:graph"},
-            auth=f"{module}:auth",
-            env={guarded.KEY_ENV: guarded.KEY},
-        ) as url:
-            yield url
-    except ServerDidNotStart as exc:
-        pytest.fail(f"langgraph dev (guarded) did not start: {exc}")
+    yield from launched(
+        tmp_path_factory.mktemp("guarded-server"),
+        " (guarded)",
+        graphs={"echo": f"{module}:graph"},
+        auth=f"{module}:auth",
+        env={guarded.KEY_ENV: guarded.KEY},
+    )

@@ -33,6 +33,8 @@ _GENERATED = re.compile(
 UNTOLD = {
     "functional": "functional-API @task calls (their writes are not in the history)",
     "time_travel": "time travel (a run from an earlier checkpoint)",
+    "breakpoint_time_travel": "time travel (a run from an earlier checkpoint)",
+    "subgraph_breakpoint_time_travel": "time travel (a run from an earlier checkpoint)",
 }
 """Scenarios whose server history does not (yet) restate to the local records."""
 

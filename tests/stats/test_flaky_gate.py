@@ -2,16 +2,19 @@
 
 0.8 against 0.75 is noise: some case passed in A and failed in B (the plain gate fails),
 but no paired test finds it significant, so ``--fail-on significant-regression`` passes.
-0.9 against 0.3 is a real drop, and both gates fail.
+0.9 against 0.3 is a real drop, and both gates fail. With repetitions the pooled tests pair
+by case (the clustered McNemar test) and the pass rate's interval counts cases.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy import stats as scipy_stats
 from typer.testing import CliRunner
 
 from lg_eval import compare_runs, run_experiment
@@ -53,6 +56,17 @@ def _expected_pooled(run_a: ExperimentRun, run_b: ExperimentRun) -> tuple[int, i
     return worse, better
 
 
+def _durkalski_p(run_a: ExperimentRun, run_b: ExperimentRun) -> float:
+    """The clustered McNemar p-value by its definition: per case d = better - worse,
+    X² = (Σd)² / Σd² against χ² with one degree of freedom."""
+    b = {(r.case_id, r.repetition): r.status == "passed" for r in run_b.results}
+    d: dict[str, int] = defaultdict(int)
+    for r in run_a.results:
+        d[r.case_id] += int(b[(r.case_id, r.repetition)]) - int(r.status == "passed")
+    statistic = sum(d.values()) ** 2 / sum(x * x for x in d.values())
+    return float(scipy_stats.chi2.sf(statistic, 1))
+
+
 def test_a_small_drop_over_ten_repetitions_is_not_a_significant_regression(store: str) -> None:
     from lg_eval.experiments import open_store
 
@@ -62,6 +76,8 @@ def test_a_small_drop_over_ten_repetitions_is_not_a_significant_regression(store
     pooled = next(t for t in comparison.tests if t.case_id is None and t.key is None)
     worse, better = _expected_pooled(a, b)
     assert pooled.pairs == 50 and pooled.effect == pytest.approx((better - worse) / 50)
+    assert pooled.test == "clustered_mcnemar"
+    assert pooled.p_value == pytest.approx(_durkalski_p(a, b), rel=1e-12)
     assert not pooled.significant
     assert comparison.regressed and not comparison.significant_regression
     assert _compare(store, "close-a", "close-b").exit_code == GATE_FAILED
@@ -69,7 +85,7 @@ def test_a_small_drop_over_ten_repetitions_is_not_a_significant_regression(store
     assert gated.exit_code == PASSED
     document = json.loads(gated.output)
     assert document["comparison"]["alpha"] == 0.05
-    assert document["summary"]["pass_rate_interval"]["method"] == "wilson"
+    assert document["summary"]["pass_rate_interval"]["method"] == "cluster_wilson"
 
 
 def test_a_large_drop_is_a_significant_regression_and_fails_both_gates(store: str) -> None:
@@ -80,7 +96,10 @@ def test_a_large_drop_is_a_significant_regression_and_fails_both_gates(store: st
     comparison = compare_runs(a, b)
     status = next(t for t in comparison.tests if t.case_id is None and t.key is None)
     strict = next(t for t in comparison.tests if t.case_id is None and t.key == STRICT)
-    assert status.regression and strict.regression and status.p_value < 0.001
+    assert status.regression and strict.regression
+    assert status.test == strict.test == "clustered_mcnemar"
+    assert status.p_value == pytest.approx(_durkalski_p(a, b), rel=1e-12)
+    assert status.p_value < 0.05
     assert comparison.significant_regression
     gated = _compare(store, "far-a", "far-b", "--fail-on", "significant-regression")
     assert gated.exit_code == GATE_FAILED
@@ -105,5 +124,5 @@ def test_markdown_of_a_comparison_shows_the_paired_tests(store: str, tmp_path: P
     CliRunner().invoke(app, args, catch_exceptions=False)
     text = out.read_text()
     assert "### Paired tests (alpha 0.05)" in text
-    assert "| all cases | status | mcnemar | 50 |" in text
+    assert "| all cases | status | clustered\\_mcnemar | 50 |" in text
     assert "significant regression" in text

@@ -79,6 +79,17 @@ def test_walk_from_the_runs_list_to_a_failing_case_and_a_comparison(
     assert page.locator(".step.differs.missing").first.inner_text() == "agent"
     page.screenshot(path=artifacts / "viewer-case.png", full_page=True)
 
+    page.goto(weather_viewer.url + "case?run=weather-2&id=sunny-sf")
+    answer = page.locator(".answer")
+    assert answer.locator(".expected").inner_text() == '"sunny", "75"'
+    assert answer.locator(".said").inner_text() == "It is raining in nyc."
+    expected_box, said_box = (
+        answer.locator(side).bounding_box() for side in (".expected", ".said")
+    )
+    assert expected_box is not None and said_box is not None
+    assert expected_box["y"] == said_box["y"] and expected_box["x"] < said_box["x"]  # side by side
+    page.screenshot(path=artifacts / "viewer-case-answer.png", full_page=True)
+
     page.goto(weather_viewer.url)
     page.click('tr[data-run="weather-2"] a.compare-link')
     assert page.locator("#tab-regressed .count").inner_text() == "2"

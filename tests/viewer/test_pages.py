@@ -12,16 +12,19 @@ import urllib.error
 import urllib.request
 from html import unescape
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from graphs import weather
 from lg_eval.experiments import ResultStore, compare_runs, open_store
 from lg_eval.reports import build_report
 from lg_eval.viewer import CSP, Pages, ViewerServer
 from lg_eval.viewer import _queries as q
+from tests.viewer.conftest import misread
 
 
 def get(server: ViewerServer, path: str, **params: str) -> tuple[int, dict[str, str], str]:
@@ -123,11 +126,29 @@ def test_a_case_shows_the_conversation_trajectory_feedback_and_tool_calls(
     (pending,) = live["__interrupt__"]
     assert f"graph · interrupt at tools id {pending.id}"[:28] in shown
     assert pending.value in shown
-    assert "human · answer It's sunny and 75 degrees" in shown
+    assert "script · answer It's sunny and 75 degrees" in shown
     assert '"city": "sf"' in shown and "get_weather" in shown
     assert "step 4: expected 'agent', got '__interrupt__'" in shown
     assert 'class="step differs missing">agent<' in html
     assert "Keywords not found: rain." in shown
+
+
+def test_a_case_shows_what_was_expected_beside_what_the_agent_said(
+    weather_viewer: ViewerServer,
+) -> None:
+    """weather-2's model reads the wrong city; its answer, as LangGraph's own run of the
+    same graph, input and human answer gives it, stands beside the expected keywords."""
+    graph = misread(InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "live"}}
+    graph.invoke({"messages": [{"role": "user", "content": "what's the weather in sf?"}]}, config)
+    said = graph.invoke(Command(resume="It's sunny and 75 degrees"), config)["messages"][-1]
+    status, _, html = get(weather_viewer, "/case", run="weather-2", id="sunny-sf")
+    assert status == 200
+    block = html[html.index('<div class="answer">') : html.index("<h2>Trajectory</h2>")]
+    assert text(block) == (
+        f'expected (contains every keyword) said (the final answer) "sunny", "75" {said.content}'
+    )
+    assert "Keywords not found: sunny, 75." in text(html)
 
 
 def test_compare_counts_each_change_as_compare_runs_does(

@@ -3,7 +3,8 @@
 The comparison's SQL (``lg_eval.viewer._compare``) is checked against ``compare_runs`` over
 the loaded runs on generated pairs of runs (missing cases, repeated feedback keys, scores
 that are booleans, numbers or None, tolerances); the evaluator table of a key with more
-scores than the bootstrap takes against ``build_report``; the aggregate cache against a
+scores than the bootstrap takes, and of keys of runs with repetitions (intervals over cases,
+from few and from many cases), against ``build_report``; the aggregate cache against a
 run still being written; and the run page against loading the whole run.
 """
 
@@ -31,6 +32,7 @@ from lg_eval.experiments import (
     compare_runs,
     open_store,
 )
+from lg_eval.experiments.schema_version import SCHEMA_VERSION
 from lg_eval.reports import build_report
 from lg_eval.stats import BOOTSTRAP_LIMIT
 from lg_eval.viewer import Pages
@@ -147,6 +149,65 @@ def test_a_key_with_more_scores_than_the_bootstrap_takes_has_the_reports_interva
         exclude={"mean_interval", "mean"}
     )
     assert row.mean == pytest.approx(expected.mean, rel=1e-12)
+
+
+def repeated_run(run_id: str, cases: int) -> ExperimentRun:
+    """``cases`` cases × 2 repetitions, a verdict and a score each; a case's two scores
+    are close, its verdicts often alike (the run's intervals resample cases)."""
+    results = [
+        CaseResult(
+            run_id=run_id,
+            case_id=f"c{i}",
+            repetition=rep,
+            status="passed",
+            scores=[
+                ScoreRow(
+                    evaluator="judge",
+                    key="judge",
+                    score=(i * 37 % 101) / 100 + rep / 1000,
+                    passed=(i * 37 % 101) + rep * 5 >= 50,
+                )
+            ],
+        )
+        for i in range(cases)
+        for rep in range(2)
+    ]
+    return ExperimentRun(info=info(run_id), results=results)
+
+
+def assert_the_reports_row(row: Any, expected: Any, method: str) -> None:
+    assert row.pass_rate_interval == expected.pass_rate_interval  # whole-number moments
+    assert expected.pass_rate_interval.method == "cluster_wilson"
+    interval, wanted = row.mean_interval, expected.mean_interval
+    assert interval is not None and wanted is not None
+    assert interval.method == wanted.method == method
+    assert interval.low == pytest.approx(wanted.low, rel=1e-12)
+    assert interval.high == pytest.approx(wanted.high, rel=1e-12)
+
+
+@pytest.mark.parametrize(("cases", "method"), [(40, "cluster_bootstrap"), (1100, "cluster_normal")])
+def test_a_key_with_repetitions_has_the_reports_intervals_over_cases(
+    cases: int, method: str
+) -> None:
+    run = repeated_run("reps", cases)
+    (expected,) = build_report(run).evaluators
+    with memory_store() as store:
+        store_run(store, run)
+        (row,) = q.evaluator_table(store, "reps")
+    assert_the_reports_row(row, expected, method)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("cases", "method"), [(40, "cluster_bootstrap"), (1100, "cluster_normal")])
+def test_on_postgres_a_key_with_repetitions_has_the_reports_intervals_over_cases(
+    pg_dsn: str, cases: int, method: str
+) -> None:
+    run = repeated_run(f"reps-{uuid.uuid4().hex}", cases)
+    (expected,) = build_report(run).evaluators
+    with open_store(pg_dsn) as store:
+        store_run(store, run)
+        (row,) = q.evaluator_table(store, run.info.run_id)
+    assert_the_reports_row(row, expected, method)
 
 
 @pytest.mark.postgres
@@ -310,4 +371,4 @@ def test_a_version_2_store_gains_the_viewers_indexes_and_then_opens_read_only(
         assert store.opened_version == 2
     assert indexes(path) >= VIEWER_INDEXES
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        assert ResultStore(conn, url=str(path)).opened_version == 3
+        assert ResultStore(conn, url=str(path)).opened_version == SCHEMA_VERSION

@@ -30,6 +30,7 @@ from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.pregel._algo import _xxhash_str  # internal: version-pinned
 from langgraph.types import PregelTask
 
+from lg_eval.extract._subgraphs import AGENT, namespace_graph
 from lg_eval.extract.fast.rows import (
     PULL_PREFIX,
     PUSH_PREFIX,
@@ -82,29 +83,28 @@ class Naming:
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self._graphs: dict[str, NodeSet] = {}
+        self._graphs: dict[tuple[str, str | None], NodeSet] = {}
         self._by_ns: dict[str, NodeSet] = {}
 
-    def nodes(self, ns: str) -> NodeSet:
-        """The graph whose nodes a namespace's checkpoints plan (as ``get_state`` picks it)."""
+    def nodes(self, ns: str, agent: str | None = None) -> NodeSet:
+        """The graph whose nodes a namespace's checkpoints plan: the subgraph that wrote them
+        (:func:`~lg_eval.extract._subgraphs.namespace_graph`; ``agent``: the
+        ``lc_agent_name`` they record), else the root graph, as ``get_state`` picks it."""
         found = self._by_ns.get(ns)
         if found is None:
             if len(self._by_ns) >= _NAMESPACES_KEPT:  # subgraph namespaces differ per run
                 self._by_ns.clear()
-            found = self._by_ns[ns] = self._nodes(recast(ns))
+            found = self._by_ns[ns] = self._nodes(recast(ns), agent)
         return found
 
-    def _nodes(self, key: str) -> NodeSet:
-        if key not in self._graphs:
-            graph = self.root
-            if key:
-                found = self.root.get_subgraphs(namespace=key, recurse=True)
-                graph = next((g for _, g in found), self.root)
+    def _nodes(self, key: str, agent: str | None) -> NodeSet:
+        if (key, agent) not in self._graphs:
+            graph = (namespace_graph(self.root, key, agent) or self.root) if key else self.root
             nodes = getattr(graph, "nodes", None)
             if not isinstance(nodes, dict):
                 raise FastPathUnavailable(f"graph for namespace {key!r} has no Pregel nodes")
             triggers = {name: tuple(sorted(node.triggers)) for name, node in nodes.items()}
-            self._graphs[key] = NodeSet(
+            self._graphs[(key, agent)] = NodeSet(
                 graph=graph,
                 order={name: i for i, name in enumerate(nodes)},
                 triggers=triggers,
@@ -113,11 +113,11 @@ class Naming:
                 ),
                 pull_tail={n: "".join((n, PULL, *t)).encode() for n, t in triggers.items()},
             )
-        return self._graphs[key]
+        return self._graphs[(key, agent)]
 
     def planned(self, row: CheckpointRow, writes: Iterable[WriteRow]) -> list[PregelTask]:
         """The tasks planned at ``row`` that recorded writes, in LangGraph's order."""
-        nodes = self.nodes(row.ns)
+        nodes = self.nodes(row.ns, row.metadata.get(AGENT))
         step = str(row.metadata.get("step", -1) + 1)
         checkpoint = id_bytes(row.id)
         paths: dict[str, set[str]] = {}

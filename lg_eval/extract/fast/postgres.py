@@ -22,6 +22,7 @@ from typing import Any
 from psycopg.rows import tuple_row
 
 from lg_eval._effects import Core, Effect
+from lg_eval.extract._subgraphs import AGENT
 from lg_eval.extract.fast.rows import (
     CheckpointRow,
     ThreadRows,
@@ -39,15 +40,17 @@ SELECT thread_id, 0 AS kind, checkpoint_ns, checkpoint_id,
        (metadata->'parents')::text AS metadata,
        (metadata->>'step')::integer AS idx, metadata->>'source' AS type, NULL::bytea AS blob,
        NULL::bytea[] AS blobs,
-       checkpoint->'updated_channels' NOT IN ('null'::jsonb, '[]'::jsonb) AS named
+       checkpoint->'updated_channels' NOT IN ('null'::jsonb, '[]'::jsonb) AS named,
+       CASE WHEN checkpoint_ns <> '' THEN metadata->>'{AGENT}' END AS agent
 FROM checkpoints WHERE {{where}}
 UNION ALL
 SELECT thread_id, 1, checkpoint_ns, checkpoint_id, task_id, task_path, channel, NULL, NULL,
-       idx, type, CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL, NULL
+       idx, type, CASE WHEN {sql_value_needed("left({col}, {n})")} THEN blob END, NULL, NULL,
+       NULL
 FROM checkpoint_writes WHERE {{where}}
 UNION ALL
 SELECT checkpoints.thread_id, 2, checkpoints.checkpoint_ns, checkpoint_id, NULL, NULL, NULL,
-       NULL, checkpoint::text, NULL, NULL, NULL, {{blobs}}, NULL
+       NULL, checkpoint::text, NULL, NULL, NULL, {{blobs}}, NULL, NULL
 FROM (
     SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE {{where}}
 ) AS namespaces CROSS JOIN LATERAL (
@@ -58,11 +61,11 @@ FROM (
 """
 """Checkpoint rows (kind 0; their metadata's ``step``, ``source`` and ``parents`` in the
 ``idx``, ``type`` and ``metadata`` columns, ``named`` when the checkpoint records its
-``updated_channels``), write rows (kind 1) and each namespace's newest
-checkpoint whole (kind 2, always one where a run stopped), each row led by its thread id, in
-one round trip, unordered (sorting thousands of rows cost the server more than Python's sort of
-the checkpoints). ``{where}`` picks the threads: one (:data:`THREAD_SQL`) or a batch
-(:data:`THREADS_SQL`).
+``updated_channels``, ``agent`` the ``lc_agent_name`` of a subgraph namespace's checkpoint),
+write rows (kind 1) and each namespace's newest checkpoint whole (kind 2, always one where a
+run stopped), each row led by its thread id, in one round trip, unordered (sorting thousands
+of rows cost the server more than Python's sort of the checkpoints). ``{where}`` picks the
+threads: one (:data:`THREAD_SQL`) or a batch (:data:`THREADS_SQL`).
 
 Each part walks the primary key: the newest checkpoint per namespace is a backward index
 scan, not a sort of every wide checkpoint row, and each of its blobs is one key look-up,
@@ -124,9 +127,27 @@ def _thread_rows(found: Iterable[Row]) -> ThreadRows:
     checkpoints = []
     writes = []
     newest = {}
-    for _thread, kind, ns, cid, a, b, c, seen, metadata, idx, type_, blob, blobs, named in found:
+    for (
+        _thread,
+        kind,
+        ns,
+        cid,
+        a,
+        b,
+        c,
+        seen,
+        metadata,
+        idx,
+        type_,
+        blob,
+        blobs,
+        named,
+        agent,
+    ) in found:
         if kind == 0:  # idx holds metadata's step, type its source, metadata its parents
             found_metadata = {"source": type_, "step": idx, "parents": json_fields(metadata)}
+            if agent is not None:
+                found_metadata[AGENT] = agent
             if None in found_metadata.values():
                 found_metadata = {k: v for k, v in found_metadata.items() if v is not None}
             checkpoints.append(

@@ -40,6 +40,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
+from lg_eval.extract._subgraphs import AGENT, snapshot_source
 from lg_eval.extract.fast import versions
 from lg_eval.extract.fast.naming import Naming
 from lg_eval.extract.fast.planning import planned_tasks, result_loader, state_loader
@@ -281,7 +282,7 @@ class _Thread:
         writes = self.writes.get((row.ns, row.id), [])
         children = self.children.get((row.ns, row.id), [])
         loop = [c for c in children if c.metadata.get("source") == "loop"]
-        if not loop or self.naming.nodes(row.ns).untracked:
+        if not loop or self.naming.nodes(row.ns, row.metadata.get(AGENT)).untracked:
             return True
         if row.ns != ROOT_NS:
             return False
@@ -289,6 +290,10 @@ class _Thread:
             len(loop) != len(children)  # an update, fork or new input branches off here
             or any(w.channel in VALUE_CHANNELS for w in writes)
             or any(c.interrupt_seen != row.interrupt_seen for c in loop)
+            # A replay saves its fork with versions_seen['__interrupt__'] already moved, so a
+            # continuation after a stop there (a subgraph's breakpoint, which writes nothing
+            # at the root) leaves it unchanged.
+            or row.metadata.get("source") == "fork"
         )
 
     def plan(self, row: CheckpointRow, stored: StoredCheckpoint | None) -> Core[_Plan]:
@@ -307,8 +312,10 @@ class _Thread:
             plan = self.plan_stopped(row, writes, stored)
         if plan is None:
             config = self.config(row)
+            source, lent = snapshot_source(self.graph, self.saver, row.ns, row.metadata.get(AGENT))
+            config["configurable"].update(lent)
             snapshot = yield _effect(
-                lambda: self.graph.get_state(config), lambda: self.graph.aget_state(config)
+                lambda: source.get_state(config), lambda: source.aget_state(config)
             )
             plan = _Plan(tasks=list(snapshot.tasks), snapshot=snapshot)
         if row.metadata.get("source") == "input" and not any(t.name == START for t in plan.tasks):
@@ -327,7 +334,7 @@ class _Thread:
         ``Command`` left pending change the state there, or storage is shaped otherwise)."""
         if any(w.task_id == NULL_TASK_ID and w.channel != RESUME for w in writes):
             return None
-        graph = self.naming.nodes(row.ns).graph
+        graph = self.naming.nodes(row.ns, row.metadata.get(AGENT)).graph
         pending = [(w.task_id, w.channel, None) for w in writes]
         try:
             tasks = planned_tasks(
@@ -381,7 +388,7 @@ class _Thread:
     ) -> Any:
         """The ``__start__`` task's ``result`` exactly as ``get_state_history`` computes it."""
         own = [w for w in pending if w[0] == task.id]
-        output_keys = self.naming.nodes(row.ns).graph.stream_channels_asis
+        output_keys = self.naming.nodes(row.ns, row.metadata.get(AGENT)).graph.stream_channels_asis
         return tasks_w_writes([task], own, None, output_keys)[0]
 
 

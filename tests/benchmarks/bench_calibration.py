@@ -1,0 +1,85 @@
+"""Benchmark: calibrating a judge on 10,000 labels.
+
+Run with ``python -m tests.benchmarks --only calibration [--quick] [--rounds N]``.
+
+* ``verdict_agreement`` of 10,000 (judge verdict, person's label) pairs given as dicts: as
+  10,000 cases of one turn, and as 2,000 cases of 5 turns (the bootstrap resamples cases);
+  every statistic with its 1,999-resample interval.
+* ``krippendorff_alpha`` of 10,000 ratings (a judge and two people on 3,334 cases), nominal
+  and interval.
+
+Seconds per call, the median of the rounds. On a shared machine the numbers are noisy: run
+it when it is quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lg_eval.calibration import krippendorff_alpha, verdict_agreement
+from tests.benchmarks.bench_stats import median_seconds
+
+
+def labelled_pairs(labels: int, turns: int, seed: int = 0) -> list[dict[str, Any]]:
+    """A judge that agrees with the person on about 85% of the labels."""
+    draw = random.Random(seed)
+    pairs = []
+    for index in range(labels):
+        human = draw.random() < 0.6
+        judge = human if draw.random() < 0.85 else not human
+        pairs.append(
+            {"case_id": f"case-{index // turns}", "turn": index % turns, "judge": judge,
+             "human": human}
+        )  # fmt: skip
+    return pairs
+
+
+def ratings(count: int, seed: int = 0) -> list[dict[str, Any]]:
+    """Three raters' 1-5 ratings, close to each case's own level."""
+    draw = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    case = 0
+    while len(out) < count:
+        level = draw.randint(1, 5)
+        for rater in ("judge", "alice", "bob")[: count - len(out)]:
+            value = min(5, max(1, level + draw.choice((-1, 0, 0, 0, 1))))
+            out.append({"case_id": f"case-{case}", "rater": rater, "value": value})
+        case += 1
+    return out
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    parser = argparse.ArgumentParser(prog="bench_calibration")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5)
+    args, _ = parser.parse_known_args(list(argv))
+    n = 1_000 if args.quick else 10_000
+    work: list[tuple[str, Callable[[], object]]] = []
+    for turns in (1, 5):
+        pairs = labelled_pairs(n, turns)
+        work.append(
+            (
+                f"verdict_agreement, {n // turns} cases × {turns}",
+                lambda p=pairs: verdict_agreement(p),
+            )
+        )
+    rated = ratings(n)
+    for level in ("nominal", "interval"):
+        work.append(
+            (
+                f"krippendorff_alpha ({level}), 3 raters",
+                lambda lv=level: krippendorff_alpha(rated, level=lv),  # type: ignore[arg-type]
+            )
+        )
+    print(f"{n} labels, median of {args.rounds} rounds")
+    print("| work | s |")
+    print("|---|---:|")
+    for label, call in work:
+        print(f"| {label} | {median_seconds(args.rounds, call):.3f} |")
+
+
+if __name__ == "__main__":
+    main()
