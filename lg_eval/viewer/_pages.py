@@ -24,15 +24,15 @@ from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 
 from lg_eval.errors import LgEvalError
 from lg_eval.experiments import ResultStore
-from lg_eval.reports import charts
-from lg_eval.reports.build import case_report
-from lg_eval.reports.diff import diff_turns
-from lg_eval.reports.html_report import environment as report_environment
-from lg_eval.reports.model import STATUSES
+from lg_eval.reports import ReportCase
+from lg_eval.reports import _charts as charts
+from lg_eval.reports._diff import diff_turns
+from lg_eval.reports._html import environment as report_environment
+from lg_eval.reports._model import STATUSES
+from lg_eval.reports._stored import status_counts
 from lg_eval.viewer import _queries as q
+from lg_eval.viewer._compare import CHANGES
 from lg_eval.viewer._summary import AggregateCache
-
-CHANGES = ("regressed", "improved", "added", "removed", "unchanged")
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(report_environment().filters)
+    env.tests.update(report_environment().tests)
     env.filters["pretty"] = pretty
     env.filters["structured"] = structured
     env.globals["link"] = link
@@ -210,7 +211,7 @@ class Pages:
             title=f"Run {info.run_id}",
             info=info,
             counts=summary.counts,
-            pass_rate=q.pass_rate(summary.counts),
+            pass_rate=summary.counts.pass_rate,
             evaluators=summary.evaluators,
             charts=chart_list,
             cases=cases,
@@ -226,7 +227,7 @@ class Pages:
         if result is None:
             return self._missing(f"No case {case_id!r} (repetition {repetition}) in {run_id!r}.")
         return self._render(
-            "case.html.j2", title=f"Case {case_id}", run_id=run_id, case=case_report(0, result)
+            "case.html.j2", title=f"Case {case_id}", run_id=run_id, case=ReportCase.of(result)
         )
 
     def compare(self, query: Mapping[str, str]) -> Page:
@@ -246,8 +247,8 @@ class Pages:
             change=change,
             changes=CHANGES,
             found=found,
-            rate_a=q.pass_rate(q.status_counts(self.store, run_a)),
-            rate_b=q.pass_rate(q.status_counts(self.store, run_b)),
+            rate_a=status_counts(self.store, run_a).pass_rate,
+            rate_b=status_counts(self.store, run_b).pass_rate,
         )
 
     def compare_case(self, query: Mapping[str, str]) -> Page:
@@ -257,12 +258,11 @@ class Pages:
         b = q.one_case(self.store, run_b, case_id, repetition)
         if a is None and b is None:
             return self._missing(f"No case {case_id!r} in {run_a!r} or {run_b!r}.")
-        case_a = None if a is None else case_report(0, a)
-        case_b = None if b is None else case_report(1, b)
-        both = case_a is not None and case_b is not None
+        case_a = None if a is None else ReportCase.of(a)
+        case_b = None if b is None else ReportCase.of(b)
         diff = (
             diff_turns(case_a.trajectory or [], case_b.trajectory or [])
-            if both and case_a is not None and case_b is not None
+            if case_a is not None and case_b is not None
             else []
         )
         return self._render(
@@ -296,15 +296,3 @@ def _page(query: Mapping[str, str]) -> int:
 def _rep(query: Mapping[str, str]) -> int:
     text = query.get("rep", "0")
     return int(text) if text.isdigit() and len(text) < 9 else 0
-
-
-__all__ = [
-    "CHANGES",
-    "Page",
-    "Pages",
-    "environment",
-    "link",
-    "pretty",
-    "structured",
-    "stylesheet",
-]
