@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 
 from lg_eval._visible import visible
 from lg_eval.arguments import validated
+from lg_eval.experiments import ScoreRow
 from lg_eval.reports._model import Report, ReportCase, no_verdict, reason
 from lg_eval.reports._text import number, percent, shorten
 
@@ -98,15 +99,17 @@ def _testcase(suite: ET.Element, dataset: str, case: ReportCase) -> None:
         )
         error.text = visible(message)
     out = ET.SubElement(element, "system-out")
-    out.text = visible(
-        "\n".join(
-            f"{row.key}: no verdict: {reason(row)}"
-            if no_verdict(row)
-            else f"{row.key} = {number(row.score)}"
-            for row in result.scores
-        )
-        or "no scores"
-    )
+    out.text = visible("\n".join(_score_line(row) for row in result.scores) or "no scores")
+
+
+def _score_line(row: ScoreRow) -> str:
+    """``key = score``; without a verdict, the reason beside a score the row still holds
+    (a number without a threshold) or in its place."""
+    if not no_verdict(row):
+        return f"{row.key} = {number(row.score)}"
+    if row.score is None:
+        return f"{row.key}: no verdict: {reason(row)}"
+    return f"{row.key} = {number(row.score)} (no verdict: {reason(row)})"
 
 
 def _feedback_line(key: str, score: object, comment: str | None, error: str | None) -> str:
