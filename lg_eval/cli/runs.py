@@ -17,7 +17,6 @@ from lg_eval.cli._common import (
     done,
     fail,
     input_errors,
-    say,
     stdout,
     write_file,
 )
@@ -156,8 +155,8 @@ def compare(
             write_file(output, text)
     significant = fail_on is FailOn.significant_regression
     failed = comparison.significant_regression if significant else comparison.regressed
-    line = verdict(comparison, significant, GATE_FAILED if failed else PASSED)
-    (done if format is Format.terminal or output is not None else say)(line)
+    if format is Format.terminal or output is not None:  # a document on stdout stays whole
+        done(verdict(comparison, significant, GATE_FAILED if failed else PASSED))
     raise typer.Exit(GATE_FAILED if failed else PASSED)
 
 

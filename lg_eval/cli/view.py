@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from lg_eval.cli import _options as shared
-from lg_eval.cli._common import INPUT_ERROR, done, fail, input_errors
+from lg_eval.cli._common import INPUT_ERROR, fail, input_errors, say
 from lg_eval.cli._read_only import existing_store
 
 DEFAULT_PORT = 7575
@@ -41,7 +41,7 @@ def view(
             server = make_viewer(store, host=host, port=port)
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", INPUT_ERROR)
-    done(f"lg-eval view: {server.pages.store.url} at {server.url}")  # the store opened, redacted
+    say(f"lg-eval view: {server.pages.store.url} at {server.url}")  # the store opened, redacted
     try:
         server.serve_forever()
     except KeyboardInterrupt:
