@@ -33,7 +33,7 @@ from lg_eval.labels._harvest import (
 from lg_eval.labels._models import Label, Source, Split
 from lg_eval.labels._pairs import PairedLabel, Pairing, paired_labels
 from lg_eval.labels._split import EXAMPLES_FRACTION, label_split
-from lg_eval.labels._table import load_labels, save_labels
+from lg_eval.labels._table import labelled_keys, load_labels, save_labels
 
 __all__ = [
     "ACTION_KEY",
@@ -55,6 +55,7 @@ __all__ = [
     "harvest_server_labels",
     "judge_gate_problems",
     "label_split",
+    "labelled_keys",
     "labels_from_thread",
     "load_labels",
     "paired_labels",

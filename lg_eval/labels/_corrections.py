@@ -3,16 +3,16 @@
 :func:`correction_examples` takes the disagreements of a key with the people's labels on
 the *examples* side of the split (:func:`~lg_eval.labels.label_split`) and turns each into
 a graded example in the judges' ``few_shot_examples`` shape: what the case was given, what
-the agent did (its steps and answers, or its final answer), the person's verdict as the
-``score`` and their note as the ``reasoning``. A judge built with them
-(``create_trajectory_llm_as_judge(..., few_shot_examples=corrections.examples)``) renders
-them the way it renders the thread it judges: every value escaped, inside the prompt's
-``<example>`` fences, so a note or an answer cannot close them.
+the agent did (its tool calls and final answer, else its steps and answers per turn), the
+person's verdict as the ``score`` and their note as the ``reasoning``. A judge built with
+them (``create_trajectory_llm_as_judge(..., few_shot_examples=corrections.examples)``)
+renders them the way it renders the thread it judges: every value escaped, inside the
+prompt's ``<example>`` fences, so a note or an answer cannot close them.
 
-It is opt-in and bounded: at most :data:`MAX_EXAMPLES` examples, the last
-:data:`MAX_TURNS` turns of each, every value cut to :data:`MAX_TEXT` characters. Measure the
-corrected judge with ``calibrate(..., split="held_out")`` and the same ``fraction`` and
-``salt``: those cases are never on the side the examples come from.
+It is opt-in and bounded: at most :data:`MAX_EXAMPLES` examples, the last :data:`MAX_TURNS`
+turns (or :data:`MAX_CALLS` tool calls) of each, every value cut to :data:`MAX_TEXT`
+characters. Measure the corrected judge with ``calibrate(..., split="held_out")`` and the
+same ``fraction`` and ``salt``: those cases are never on the side the examples come from.
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ MAX_TURNS = 8
 """The last turns of a case an example shows."""
 MAX_TEXT = 800
 """The longest value (an input, an answer, a note) an example shows, in characters."""
+MAX_CALLS = 12
+"""The last tool calls of a case an example shows."""
+MAX_ARGS = 20
+"""The arguments of a call an example shows."""
 
 
 class Corrections(BaseModel):
@@ -114,20 +118,41 @@ def _example(result: CaseResult | None, paired: PairedLabel) -> dict[str, Any]:
     if result is None:
         return {"outputs": "(the case's result is no longer stored)", **example}
     sent = [turn.sent for turn in result.turns]
+    if sent:
+        example["inputs"] = _cut(sent[0])
+    example["outputs"] = _outputs(result, sent)
+    return example
+
+
+def _outputs(result: CaseResult, sent: Sequence[Any]) -> Any:
+    """What the agent did, as the judges render a trajectory: its tool calls and final
+    answer as messages, else its steps and answers per turn, else its final answer."""
+    if result.tool_calls:
+        calls = [
+            {"name": str(call.get("name")), "args": _args(call.get("args")), "id": f"call-{n}"}
+            for n, call in enumerate(result.tool_calls[-MAX_CALLS:])
+        ]
+        messages: list[dict[str, Any]] = [{"role": "assistant", "content": "", "tool_calls": calls}]
+        if result.output:
+            messages.append({"role": "assistant", "content": _cut(result.output)})
+        return messages
     steps = result.trajectory or []
     if steps:
         first = max(0, len(steps) - MAX_TURNS)
         answers = list(result.answers or [])
-        example["outputs"] = {
+        return {
             "inputs": [_cut(_at(sent, i)) for i in range(first, len(steps))],
             "results": [_cut(_at(answers, i)) for i in range(first, len(steps))],
             "steps": [list(turn) for turn in steps[first:]],
         }
-    else:
-        example["outputs"] = _cut(result.output or "")
-    if sent:
-        example["inputs"] = _cut(sent[0])
-    return example
+    return _cut(result.output or "")
+
+
+def _args(args: Any) -> dict[str, Any]:
+    """A call's arguments, each value cut (a call without arguments: none)."""
+    if not isinstance(args, dict):
+        return {}
+    return {str(name): _cut(value) for name, value in list(args.items())[:MAX_ARGS]}
 
 
 def _at(values: Sequence[Any], index: int) -> Any:

@@ -87,6 +87,11 @@ def load_labels(
     return read_rows(store, [text for (text,) in rows])
 
 
+def labelled_keys(store: ResultStore) -> set[str]:
+    """The keys people have labelled (read from the table's key index alone)."""
+    return {str(key) for (key,) in store.query("SELECT DISTINCT key FROM lg_eval_labels", ())}
+
+
 def read_rows(store: ResultStore, texts: Sequence[Any]) -> list[Label]:
     """Stored label JSON read back as labels.
 
@@ -107,4 +112,4 @@ def read_rows(store: ResultStore, texts: Sequence[Any]) -> list[Label]:
     return labels
 
 
-__all__ = ["COLUMNS", "load_labels", "read_rows", "row", "save_labels"]
+__all__ = ["COLUMNS", "labelled_keys", "load_labels", "read_rows", "row", "save_labels"]

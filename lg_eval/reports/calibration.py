@@ -11,7 +11,7 @@ agreement and the disagreements, the judge's reasoning beside the person's
 from __future__ import annotations
 
 from lg_eval.experiments import ResultStore
-from lg_eval.labels import Calibration, Disagreement, calibrate
+from lg_eval.labels import Calibration, Disagreement, calibrate, labelled_keys
 from lg_eval.reports.model import Report
 
 SHOWN = 10
@@ -20,7 +20,7 @@ SHOWN = 10
 
 def with_calibration(report: Report, store: ResultStore) -> Report:
     """``report`` with the calibration of each of its keys labelled in ``store``."""
-    labelled = {str(key) for (key,) in store.query("SELECT DISTINCT key FROM lg_eval_labels", ())}
+    labelled = labelled_keys(store)
     found = [calibrate(store, e.key) for e in report.evaluators if e.key in labelled]
     return report.model_copy(update={"calibration": found})
 
