@@ -9,12 +9,13 @@ A label is paired with the verdict of the evaluator key on what it labels:
   labels harvested from production threads pair with the sweeps that scored them, and a
   re-scored thread pairs with its new verdict.
 
-The person's side of a case is its newest whole-case label; without one, the labels of its
-turns and actions together: a case passes when each of them does (True only if every one
-is True). A case labelled with a category at a finer level than the whole has no such
-sum and stays unpaired, and so does a category against the key's pass/fail. A verdict of
-the key that is missing, an error or no verdict leaves the label unpaired too;
-:class:`Pairing` counts them.
+The labels that meet on one verdict (a thread's, and a person's label of the run case
+scored on that thread) make the person's side of it: the newest whole-case label; without
+one, the labels of its turns and actions together: a case passes when each of them does
+(True only if every one is True). A case labelled with a category at a finer level than
+the whole has no such sum and stays unpaired, and so does a category against the key's
+pass/fail. A verdict of the key that is missing, an error or no verdict leaves the label
+unpaired too; :class:`Pairing` counts them.
 """
 
 from __future__ import annotations
@@ -100,17 +101,20 @@ def paired_labels(
     if any(isinstance(s, str) for s in subjects):
         verdicts.update(_thread_verdicts(store, key, wanted, scope))
     pairing = Pairing(labels=len(labels))
+    judged: dict[tuple[str, str, int], tuple[ScoreRow, list[Label]]] = {}
     for subject, group in subjects.items():
         found = verdicts.get(subject)
+        if found is None or found[1].passed is None:
+            pairing.unpaired += 1
+            continue
+        where, row = found  # a thread's labels and its case's, on one verdict: one side
+        judged.setdefault(where, (row, []))[1].extend(group)
+    for (run_id, case_id, repetition), (row, group) in judged.items():
         human = _human(group)
-        if found is None or found[1].passed is None or human is None:
+        if human is None or not isinstance(human[0], bool):  # no pass/fail to set beside it
             pairing.unpaired += 1
             continue
-        (run_id, case_id, repetition), row = found
         verdict, score, note, count = human
-        if not isinstance(verdict, bool):  # a category cannot meet a pass/fail
-            pairing.unpaired += 1
-            continue
         pairing.pairs.append(
             PairedLabel(
                 case=group[0].case,
