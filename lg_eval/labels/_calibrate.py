@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from lg_eval.arguments import Fraction, validated
 from lg_eval.calibration import (
     AlphaAgreement,
-    LabeledPair,
     Rating,
     VerdictAgreement,
     krippendorff_alpha,
@@ -120,9 +119,7 @@ def calibrate(
     for paired in pairing.pairs:  # a case labelled in several runs: one unit each
         turn = units[paired.case] = units.get(paired.case, -1) + 1
         pairs.append(
-            LabeledPair(
-                case_id=paired.case, turn=turn, judge=bool(paired.judge.passed), human=paired.human
-            )
+            {"case_id": paired.case, "turn": turn, "judge": paired.judge, "human": paired.human}
         )
     return Calibration(
         key=key,
@@ -134,7 +131,7 @@ def calibrate(
         agreement=verdict_agreement(pairs, confidence=confidence, resamples=resamples, seed=seed),
         scores=_scores(pairing.pairs, confidence, resamples, seed),
         disagreements=[
-            _disagreement(paired) for paired in pairing.pairs if paired.judge.passed != paired.human
+            _disagreement(paired) for paired in pairing.pairs if paired.judge != paired.human
         ],
     )
 
@@ -146,10 +143,10 @@ def _scores(
     ratings: list[Rating] = []
     units: dict[str, int] = {}
     for paired in pairs:
-        score = paired.judge.score
-        if paired.human_score is None or not isinstance(score, int | float):
+        if paired.human_score is None:
             continue
-        if isinstance(score, bool):
+        score = paired.feedback.score
+        if isinstance(score, bool) or not isinstance(score, int | float):
             continue
         turn = units[paired.case] = units.get(paired.case, -1) + 1
         for rater, value in (("judge", float(score)), ("human", paired.human_score)):
@@ -167,9 +164,9 @@ def _disagreement(paired: PairedLabel) -> Disagreement:
         case_id=paired.case_id,
         repetition=paired.repetition,
         thread_id=paired.thread_id,
-        judge=bool(paired.judge.passed),
-        judge_score=paired.judge.score,
-        judge_comment=paired.judge.comment,
+        judge=paired.judge,
+        judge_score=paired.feedback.score,
+        judge_comment=paired.feedback.comment,
         human=paired.human,
         note=paired.note,
         labelers=list(paired.labelers),

@@ -85,7 +85,7 @@ def correction_examples(
         fraction=fraction,
         salt=salt,
     )
-    wrong = [paired for paired in pairing.pairs if paired.judge.passed != paired.human]
+    wrong = [paired for paired in pairing.pairs if paired.judge != paired.human]
     chosen: dict[str, PairedLabel] = {}
     for paired in sorted(wrong, key=lambda p: (case_hash(p.case, salt + "order"), p.run_id)):
         if len(chosen) < limit and paired.case not in chosen:

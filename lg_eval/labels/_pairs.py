@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import ValidationError
 
@@ -44,7 +45,11 @@ class PairedLabel:
     case_id: str
     repetition: int
     thread_id: str | None
-    judge: ScoreRow
+    judge: bool
+    """The key's verdict."""
+    row: str = field(repr=False)
+    """The key's stored feedback row (JSON), read only when asked (:attr:`feedback`)."""
+    store: str = field(repr=False)
     human: bool
     human_score: float | None
     note: str | None
@@ -52,6 +57,15 @@ class PairedLabel:
     sources: tuple[str, ...]
     labels: int
     """How many labels the person's side sums up (1 for a whole-case label)."""
+
+    @cached_property
+    def feedback(self) -> ScoreRow:
+        """The key's whole feedback: its score and the judge's comment.
+
+        Raises:
+            StoreError: the stored row does not read.
+        """
+        return _score(self.store, self.row)
 
 
 @dataclass
@@ -93,7 +107,7 @@ def paired_labels(
         subject = _subject(label, scope)
         if subject is not None:
             subjects.setdefault(subject, []).append(label)
-    verdicts = (
+    verdicts: Found = (
         _case_verdicts(store, key, wanted, scope)
         if any(isinstance(s, tuple) for s in subjects)
         else {}
@@ -101,20 +115,21 @@ def paired_labels(
     if any(isinstance(s, str) for s in subjects):
         verdicts.update(_thread_verdicts(store, key, wanted, scope))
     pairing = Pairing(labels=len(labels))
-    judged: dict[tuple[str, str, int], tuple[ScoreRow, list[Label]]] = {}
+    judged: dict[tuple[str, str, int], tuple[tuple[bool, str], list[Label]]] = {}
     for subject, group in subjects.items():
         found = verdicts.get(subject)
-        if found is None or found[1].passed is None:
+        if found is None:
             pairing.unpaired += 1
             continue
-        where, row = found  # a thread's labels and its case's, on one verdict: one side
-        judged.setdefault(where, (row, []))[1].extend(group)
-    for (run_id, case_id, repetition), (row, group) in judged.items():
+        where, said = found  # a thread's labels and its case's, on one verdict: one side
+        judged.setdefault(where, (said, []))[1].extend(group)
+    for (run_id, case_id, repetition), ((judge, row), group) in judged.items():
         human = _human(group)
-        if human is None or not isinstance(human[0], bool):  # no pass/fail to set beside it
+        verdict = None if human is None else human[0]
+        if human is None or not isinstance(verdict, bool):  # no pass/fail to set beside it
             pairing.unpaired += 1
             continue
-        verdict, score, note, count = human
+        _, score, note, count = human
         pairing.pairs.append(
             PairedLabel(
                 case=group[0].case,
@@ -122,7 +137,9 @@ def paired_labels(
                 case_id=case_id,
                 repetition=repetition,
                 thread_id=next((label.thread_id for label in group if label.thread_id), None),
-                judge=row,
+                judge=judge,
+                row=row,
+                store=store.url,
                 human=verdict,
                 human_score=score,
                 note=note,
@@ -169,56 +186,56 @@ def _unit(label: Label) -> str:
     return " ".join(parts) or "a part"
 
 
-def _case_verdicts(
-    store: ResultStore, key: str, label_key: str, scope: set[str] | None
-) -> dict[Subject, tuple[tuple[str, str, int], ScoreRow]]:
-    """The key's verdict on each labelled run case (the first row of the key)."""
+Found = dict[Subject, tuple[tuple[str, str, int], tuple[bool, str]]]
+"""Per subject: the case scored, the key's verdict there and its feedback row."""
+
+
+def _case_verdicts(store: ResultStore, key: str, label_key: str, scope: set[str] | None) -> Found:
+    """The key's verdict on each labelled run case (its first row of the key with one)."""
     runs, params = _within(scope, "l.run_id")
     rows = store.query(
-        "SELECT DISTINCT l.run_id, l.case_id, l.repetition, s.idx, s.row FROM lg_eval_labels l"
-        " JOIN lg_eval_scores s ON s.run_id = l.run_id AND s.case_id = l.case_id"
-        " AND s.repetition = l.repetition AND s.key = ?"
-        f" WHERE l.key = ? AND l.run_id <> ''{runs} ORDER BY l.run_id, l.case_id, l.repetition,"
-        " s.idx",
+        "SELECT DISTINCT l.run_id, l.case_id, l.repetition, s.idx, s.passed, s.row"
+        " FROM lg_eval_labels l JOIN lg_eval_scores s ON s.run_id = l.run_id"
+        " AND s.case_id = l.case_id AND s.repetition = l.repetition AND s.key = ?"
+        f" AND s.passed IS NOT NULL WHERE l.key = ? AND l.run_id <> ''{runs}"
+        " ORDER BY l.run_id, l.case_id, l.repetition, s.idx",
         (key, label_key, *params),
     )
-    found: dict[Subject, tuple[tuple[str, str, int], ScoreRow]] = {}
-    for run_id, case_id, repetition, _, text in rows:
+    found: Found = {}
+    for run_id, case_id, repetition, _, passed, text in rows:
         subject = (str(run_id), str(case_id), int(repetition))
         if subject not in found:
-            found[subject] = (subject, _score(store, text))
+            found[subject] = (subject, (bool(passed), str(text)))
     return found
 
 
-def _thread_verdicts(
-    store: ResultStore, key: str, label_key: str, scope: set[str] | None
-) -> dict[Subject, tuple[tuple[str, str, int], ScoreRow]]:
+def _thread_verdicts(store: ResultStore, key: str, label_key: str, scope: set[str] | None) -> Found:
     """The key's newest verdict on each labelled thread: a case whose id is the thread's."""
-    runs, params = _within(scope, "r.run_id")
+    runs, params = _within(scope, "c.run_id")
     rows = store.query(
-        "SELECT l.thread_id, r.started_at, s.run_id, s.repetition, s.idx, s.row"
+        "SELECT l.thread_id, r.started_at, s.run_id, s.repetition, s.idx, s.passed, s.row"
         " FROM (SELECT DISTINCT thread_id FROM lg_eval_labels WHERE key = ?"
-        " AND thread_id <> '') l JOIN lg_eval_runs r ON 1 = 1"
-        f"{runs} JOIN lg_eval_scores s ON s.run_id = r.run_id"
-        " AND s.case_id = l.thread_id AND s.key = ?"
+        " AND thread_id <> '') l JOIN lg_eval_cases c ON c.case_id = l.thread_id"
+        f"{runs} JOIN lg_eval_runs r ON r.run_id = c.run_id JOIN lg_eval_scores s"
+        " ON s.run_id = c.run_id AND s.case_id = c.case_id AND s.repetition = c.repetition"
+        " AND s.key = ? AND s.passed IS NOT NULL"
         " ORDER BY l.thread_id, r.started_at DESC, s.run_id DESC, s.repetition, s.idx",
         (label_key, *params, key),
     )
-    found: dict[Subject, tuple[tuple[str, str, int], ScoreRow]] = {}
-    for thread_id, _, run_id, repetition, _, text in rows:
+    found: Found = {}
+    for thread_id, _, run_id, repetition, _, passed, text in rows:
         subject = str(thread_id)
         if subject not in found:
-            where = (str(run_id), subject, int(repetition))
-            found[subject] = (where, _score(store, text))
+            found[subject] = ((str(run_id), subject, int(repetition)), (bool(passed), str(text)))
     return found
 
 
-def _score(store: ResultStore, text: str) -> ScoreRow:
+def _score(store: str, text: str) -> ScoreRow:
     try:
         return ScoreRow.model_validate_json(text)
     except ValidationError:
         raise StoreError(
-            f"the results store {store.url} holds a feedback row that lg_eval cannot read: "
+            f"the results store {store} holds a feedback row that lg_eval cannot read: "
             "it was changed or written by something else; delete its run, or restore the "
             "store from a backup."
         ) from None

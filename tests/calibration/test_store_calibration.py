@@ -187,7 +187,7 @@ def test_an_example_never_appears_in_its_own_evaluation(
     held_out = paired_labels(store, KEY, split="held_out", fraction=fraction, salt=salt)
     examples = paired_labels(store, KEY, split="examples", fraction=fraction, salt=salt)
     assert not set(corrections.cases) & {p.case for p in held_out.pairs}
-    assert set(corrections.cases) <= {p.case for p in examples.pairs if p.judge.passed != p.human}
+    assert set(corrections.cases) <= {p.case for p in examples.pairs if p.judge != p.human}
     assert len(corrections.examples) == len(corrections.cases) <= limit
     assert len(held_out.pairs) + len(examples.pairs) == 20
     measured = calibrate(store, KEY, split="held_out", fraction=fraction, salt=salt)
