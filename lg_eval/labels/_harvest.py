@@ -221,10 +221,8 @@ def harvest_labels(
 
 
 def _every_thread(saver: Any) -> list[str]:
-    """Every thread id of ``saver``, in the order first seen (its own listing: any saver)."""
-    return list(
-        dict.fromkeys(str(item.config["configurable"]["thread_id"]) for item in saver.list(None))
-    )
+    """Every thread id of ``saver``, in id order (its own listing: any saver)."""
+    return sorted({str(item.config["configurable"]["thread_id"]) for item in saver.list(None)})
 
 
 def harvest_server_labels(

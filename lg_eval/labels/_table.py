@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from lg_eval.experiments import ResultStore, StoreError
 from lg_eval.labels._models import Label
@@ -92,24 +92,32 @@ def labelled_keys(store: ResultStore) -> set[str]:
     return {str(key) for (key,) in store.query("SELECT DISTINCT key FROM lg_eval_labels", ())}
 
 
+_LABELS: TypeAdapter[list[Label]] = TypeAdapter(list[Label])
+
+
 def read_rows(store: ResultStore, texts: Sequence[Any]) -> list[Label]:
-    """Stored label JSON read back as labels.
+    """Stored label JSON read back as labels (in one parse: the rows as one JSON array).
 
     Raises:
         StoreError: one does not read (its content, written by strangers, is not shown).
     """
-    labels = []
-    for index, text in enumerate(texts):
-        try:
-            labels.append(Label.model_validate_json(text))
-        except ValidationError as exc:
-            first = exc.errors(include_input=False, include_url=False)[0]
-            raise StoreError(
-                f"the results store {store.url} holds a label (row {index} of the read) that "
-                f"lg_eval cannot read: {first['msg']}. It was changed or written by something "
-                "else: delete it, or restore the store from a backup."
-            ) from None
+    try:
+        labels = _LABELS.validate_json("[" + ",".join(str(text) for text in texts) + "]")
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = f"row {first['loc'][0]} of the read" if first["loc"] else "a row"
+        raise _unreadable(store, where, first["msg"]) from None
+    if len(labels) != len(texts):  # a row holding two objects: not one lg_eval wrote
+        raise _unreadable(store, "a row", "it holds more than one label")
     return labels
+
+
+def _unreadable(store: ResultStore, where: str, problem: str) -> StoreError:
+    return StoreError(
+        f"the results store {store.url} holds a label ({where}) that lg_eval cannot read: "
+        f"{problem}. It was changed or written by something else: delete it, or restore the "
+        "store from a backup."
+    )
 
 
 __all__ = ["COLUMNS", "labelled_keys", "load_labels", "read_rows", "row", "save_labels"]

@@ -110,6 +110,11 @@ def test_a_label_changed_by_hand_is_a_store_error_that_shows_none_of_it(tmp_path
         with pytest.raises(StoreError) as caught:
             load_labels(store)
     assert "cannot read" in str(caught.value) and "SECRET" not in str(caught.value)
+    with open_store(path) as store:
+        two = label().model_dump_json() + ", " + label(case_id="c9").model_dump_json()
+        store.execute_many("UPDATE lg_eval_labels SET label = ?", [(two,)])
+        with pytest.raises(StoreError, match="it holds more than one label"):
+            load_labels(store)
 
 
 @pytest.mark.parametrize(

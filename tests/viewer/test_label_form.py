@@ -260,8 +260,14 @@ def test_the_form_works_in_chromium_and_a_form_on_another_origin_is_refused(
     assert row.locator("td").nth(3).inner_text() == HOSTILE
     assert row.locator("td").nth(4).inner_text() == "alice"
     assert page.evaluate("window.__pwned") is None
-    page.locator("#labels").scroll_into_view_if_needed()
-    page.screenshot(path=artifacts / "viewer-label-form.png", full_page=True)
+    page.screenshot(path=artifacts / "viewer-label-page.png", full_page=True)
+    top = page.locator("#agreements").bounding_box()
+    bottom = page.locator("#label-form").bounding_box()
+    assert top is not None and bottom is not None
+    scrolled = page.evaluate("window.scrollY")  # the boxes are the viewport's, the clip the page's
+    clip = {"x": 0, "y": top["y"] + scrolled - 50, "width": 1280,
+            "height": bottom["y"] + bottom["height"] - top["y"] + 70}  # fmt: skip
+    page.screenshot(path=artifacts / "viewer-label-form.png", full_page=True, clip=clip)
     [label] = stored(viewer)
     assert (label.case_id, label.verdict, label.note) == ("t01", False, HOSTILE)
     viewer_netloc = urlsplit(viewer.url).netloc
