@@ -18,6 +18,7 @@ from lg_eval.cli._common import (
     done,
     fail,
     input_errors,
+    say,
     stdout,
     write_file,
 )

@@ -85,7 +85,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS lg_eval_labels_case ON lg_eval_labels"
     " (run_id, case_id, repetition)",
     # a thread's cases across runs (a sweep's case id is its thread's): where its labels pair
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread ON lg_eval_cases (case_id, run_id, repetition)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread"
+    " ON lg_eval_cases (case_id, run_id, repetition)",
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",

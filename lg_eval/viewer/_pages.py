@@ -269,6 +269,7 @@ class Pages:
         found = labels.agreements(self.store, [key]).get(key)
         if found is None:
             return self._missing(f"No labels of {key!r} in the store.")
+
         def case_link(item: Any) -> str:
             return link("/case", run=item.run_id, id=item.case_id, rep=item.repetition or None)
 

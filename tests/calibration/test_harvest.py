@@ -130,8 +130,10 @@ def test_the_travel_agents_booking_decisions_on_sqlite_and_postgres(
     graph = travel.agent(log, checkpointer=saver)
     play_bookings(graph, {"t01": decision})  # type: ignore[dict-item]
     [label] = harvest_labels(graph, ["t01"], key="booking_ok", labeler="desk")
-    assert (label.key, label.thread_id, label.turn, label.item) == ("booking_ok", "t01", 1, "c-book")
-    assert (label.verdict, label.labeler, label.source) == (decision == "approve", "desk", "interrupt")
+    seen = (label.key, label.thread_id, label.turn, label.item)
+    assert seen == ("booking_ok", "t01", 1, "c-book")
+    who = (label.verdict, label.labeler, label.source)
+    assert who == (decision == "approve", "desk", "interrupt")
     assert label.metadata is not None
     assert label.metadata["executed"] is bool(log)  # the booking ran unless rejected
     assert label.note == ("Too early." if decision == "reject" else None)

@@ -24,7 +24,14 @@ from hypothesis import strategies as st
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments import open_store
 from lg_eval.experiments.schema_version import SCHEMA_VERSION
-from lg_eval.labels import Label, label_split, labelled_keys, load_labels, read_label_file, save_labels
+from lg_eval.labels import (
+    Label,
+    label_split,
+    labelled_keys,
+    load_labels,
+    read_label_file,
+    save_labels,
+)
 
 WHEN = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 
@@ -106,7 +113,7 @@ def test_a_label_changed_by_hand_is_a_store_error_that_shows_none_of_it(tmp_path
     path = tmp_path / "results.sqlite"
     with open_store(path) as store:
         save_labels(store, [label()])
-        store.execute_many("UPDATE lg_eval_labels SET label = '{\"key\": \"SECRET\"}'", [])
+        store.execute_many('UPDATE lg_eval_labels SET label = \'{"key": "SECRET"}\'', [])
         with pytest.raises(StoreError) as caught:
             load_labels(store)
     assert "cannot read" in str(caught.value) and "SECRET" not in str(caught.value)

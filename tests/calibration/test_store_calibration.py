@@ -168,9 +168,7 @@ def test_the_gate_says_why_a_judge_cannot_be_trusted(store: ResultStore) -> None
     assert problems == [] and found[KEY].kappa == pytest.approx(0.58333333)
     _, problems = judge_gate_problems(store, {KEY: 0.7, "tone": 0.4})
     assert problems[0].startswith(f"judge {KEY!r} agrees with people at κ 0.58 [")
-    assert problems[0].endswith(
-        f"] on 20 labelled cases, below --min-judge-kappa {KEY}=0.7."
-    )
+    assert problems[0].endswith(f"] on 20 labelled cases, below --min-judge-kappa {KEY}=0.7.")
     assert problems[1] == (
         f"judge 'tone' has not been calibrated: no label of 'tone' in {store.url} pairs with "
         "its verdicts (0 labels, 0 without a verdict to pair). Label its cases in lg-eval view "
@@ -178,7 +176,9 @@ def test_the_gate_says_why_a_judge_cannot_be_trusted(store: ResultStore) -> None
     )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(salt=st.text(max_size=8), fraction=st.floats(0.0, 1.0), limit=st.integers(1, 20))
 def test_an_example_never_appears_in_its_own_evaluation(
     store: ResultStore, salt: str, fraction: float, limit: int

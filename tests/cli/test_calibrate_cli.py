@@ -49,7 +49,10 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         encoding="utf-8",
     )
     imported = invoke("labels", "import", str(tmp_path / "labels.csv"), "--store", found["store"])
-    assert imported.exit_code == 0 and imported.stdout == f"{tmp_path / 'labels.csv'}: 3 labels stored\n"
+    assert (
+        imported.exit_code == 0
+        and imported.stdout == f"{tmp_path / 'labels.csv'}: 3 labels stored\n"
+    )
     return found
 
 
@@ -79,8 +82,9 @@ def test_calibrate_writes_few_shot_examples_and_measures_the_held_out_cases(
 ) -> None:
     from lg_eval.labels import label_split
 
+    case = "sunny-sf-from-table"
     salt = next(s for s in map(str, range(100))
-                if label_split("sunny-sf-from-table", fraction=0.5, salt=s) == "examples")  # fmt: skip
+                if label_split(case, fraction=0.5, salt=s) == "examples")  # fmt: skip
     out = tmp_path / "examples.json"
     shown = invoke(
         "calibrate", KEY, "--store", here["store"], "--examples", str(out),
@@ -92,7 +96,9 @@ def test_calibrate_writes_few_shot_examples_and_measures_the_held_out_cases(
     assert example["reasoning"] == (
         "A person judged this case: fail. The table's answer is not the tool's."
     )
-    assert example["inputs"] == {"messages": [{"role": "user", "content": "what's the weather in sf?"}]}
+    assert example["inputs"] == {
+        "messages": [{"role": "user", "content": "what's the weather in sf?"}]
+    }
     assert "1 examples from 1 disagreements on the examples side" in shown.stderr
     held = json.loads(shown.stdout.split("\nwrote")[0])
     assert held["split"] == "held_out"
@@ -164,13 +170,18 @@ def test_labels_harvest_stores_the_decisions_of_a_checkpointers_threads(
     with sqlite3.connect(tmp_path / "results.sqlite") as db:
         rows = db.execute("SELECT key, thread_id, turn, item, verdict FROM lg_eval_labels"
                           " ORDER BY thread_id").fetchall()  # fmt: skip
-    assert rows == [("booking", "t01", 1, "c-book", "true"), ("booking", "t02", 1, "c-book", "false")]
+    assert rows == [
+        ("booking", "t01", 1, "c-book", "true"),
+        ("booking", "t02", 1, "c-book", "false"),
+    ]
     missing = invoke("labels", "harvest", "--checkpointer", "sqlite:///nope.sqlite", "--graph",
                      "tests.travel:graph", "--store", store)  # fmt: skip
     assert missing.exit_code == 2 and "no checkpointer file at nope.sqlite" in missing.stderr
 
 
-def test_labels_import_refuses_a_bad_file_naming_its_line(here: dict[str, str], tmp_path: Path) -> None:
+def test_labels_import_refuses_a_bad_file_naming_its_line(
+    here: dict[str, str], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"key": "k", "verdict": true, "labeler": "a"}\n', encoding="utf-8")
     result = invoke("labels", "import", str(bad), "--store", here["store"])

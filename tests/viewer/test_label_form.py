@@ -126,9 +126,7 @@ def test_a_form_with_the_sessions_token_writes_one_label_and_goes_back_to_the_ca
     run_id = labelled_store[1]
     origin = viewer.url.rstrip("/")
     body = form(run_id, token_of(viewer, run_id), note=HOSTILE)
-    status, headers, _ = request(
-        viewer, "POST", "/label", body, {**SAME_ORIGIN, "Origin": origin}
-    )
+    status, headers, _ = request(viewer, "POST", "/label", body, {**SAME_ORIGIN, "Origin": origin})
     assert status == 303
     assert headers["Location"] == f"/case?run={run_id}&id=t00&rep=0#labels"
     [label] = stored(viewer)
@@ -165,7 +163,9 @@ def test_a_request_that_is_not_the_viewers_own_form_writes_nothing(
     token = change["token"] if "token" in change else token_of(viewer, run_id)
     body = form(run_id, token, **change.get("fields", {}))
     headers = {**SAME_ORIGIN, **change.get("headers", {})}
-    found = request(viewer, change.get("method", "POST"), change.get("path", "/label"), body, headers)
+    found = request(
+        viewer, change.get("method", "POST"), change.get("path", "/label"), body, headers
+    )
     assert found[0] == status
     assert stored(viewer) == []
 
@@ -198,11 +198,15 @@ def test_a_viewer_bound_off_this_machine_renders_no_form_and_writes_nothing(
         assert server.token is None
         port = server.server_address[1]
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("GET", f"/case?run={labelled_store[1]}&id=t00", headers={"Host": f"0.0.0.0:{port}"})
+        conn.request(
+            "GET", f"/case?run={labelled_store[1]}&id=t00", headers={"Host": f"0.0.0.0:{port}"}
+        )
         html = conn.getresponse().read().decode()
         assert "label-form" not in html and "This viewer is read-only" in html
         body = form(labelled_store[1], "anything")
-        conn.request("POST", "/label", body=body, headers={"Host": f"0.0.0.0:{port}", **SAME_ORIGIN})
+        conn.request(
+            "POST", "/label", body=body, headers={"Host": f"0.0.0.0:{port}", **SAME_ORIGIN}
+        )
         assert conn.getresponse().status == 403
         conn.close()
         assert stored(server) == []
