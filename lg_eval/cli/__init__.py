@@ -78,6 +78,18 @@ COMMANDS: dict[str, Entry] = {
         "charts and cases (failing first, filters, search), each case's turns, trajectory "
         "against the reference and feedback, and two runs compared case by case.",
     ),
+    "calibrate": Entry(
+        "lg_eval.cli.labels",
+        "calibrate",
+        "How far KEY's verdicts agree with people's labels: confusion, TPR/TNR, precision, "
+        "Cohen's kappa and Krippendorff's alpha with intervals, and every disagreement.",
+    ),
+    "labels": Entry(
+        "lg_eval.cli.labels",
+        "labels_app",
+        "Keep people's labels in the results store: import them from files, harvest them "
+        "from the decisions in checkpointed threads.",
+    ),
     "dataset": Entry(
         "lg_eval.cli.threads",
         "dataset_app",

@@ -23,6 +23,7 @@ Each renderer escapes run content for its own format; see ``docs/security.md``.
 """
 
 from lg_eval.reports._build import build_report
+from lg_eval.reports._calibration import with_calibration
 from lg_eval.reports._diff import Step, TurnDiff
 from lg_eval.reports._html import render_html
 from lg_eval.reports._json import json_schema, render_json, write_json
@@ -65,5 +66,6 @@ __all__ = [
     "render_markdown",
     "render_terminal",
     "stream_report",
+    "with_calibration",
     "write_json",
 ]

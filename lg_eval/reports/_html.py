@@ -24,6 +24,7 @@ from markupsafe import Markup
 from lg_eval._visible import visible
 from lg_eval.arguments import validated
 from lg_eval.reports import _charts as charts
+from lg_eval.reports._calibration import agreement_text, shown_disagreements
 from lg_eval.reports._model import (
     STATUSES,
     Report,
@@ -116,6 +117,8 @@ def environment() -> Environment:
         change_counts=change_counts,
         pooled=pooled_tests,
         significant=significant_cases,
+        agreement=lambda key, report: agreement_text(report, key),
+        shown=shown_disagreements,
     )
     env.tests.update(judge=is_judge, no_verdict=no_verdict)
     return env

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from lg_eval._visible import visible
 from lg_eval.arguments import validated
 from lg_eval.experiments import Comparison
+from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word
 from lg_eval.reports._diff import Step
 from lg_eval.reports._model import (
     STATUSES,
@@ -60,6 +61,49 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
     return [*lines, ""]
+
+
+def _calibration(report: Report) -> list[str]:
+    """Each labelled key's agreement with people, and its disagreements side by side."""
+    if not report.calibration:
+        return []
+    out = ["## Calibration", ""]
+    out += table(
+        ["key", "agreement with people", "agreement", "TPR", "TNR", "precision", "α"],
+        [
+            [
+                md(found.key),
+                md(agreement_text(report, found.key)),
+                percent(found.agreement.agreement.value),
+                percent(found.agreement.tpr.value),
+                percent(found.agreement.tnr.value),
+                percent(found.agreement.precision.value),
+                number(found.agreement.alpha.value),
+            ]
+            for found in report.calibration
+        ],
+    )
+    for found in report.calibration:
+        if not found.disagreements:
+            continue
+        shown = shown_disagreements(found)
+        out += [f"Where {md(found.key)} and people disagree ({len(shown)} of "
+                f"{len(found.disagreements)}):", ""]  # fmt: skip
+        out += table(
+            ["case", "run", "judge", "judge's reasoning", "person", "person's note"],
+            [
+                [
+                    md(item.case_id),
+                    md(item.run_id),
+                    verdict_word(item.judge),
+                    md(item.judge_comment or "–"),
+                    md(f"{verdict_word(item.human)} ({', '.join(item.labelers)})"),
+                    md(item.note or "–"),
+                ]
+                for item in shown
+            ],
+        )
+    return out
 
 
 @validated
@@ -142,6 +186,7 @@ def render_markdown(report: Report) -> str:
                 for e in report.evaluators
             ],
         )
+        out += _calibration(report)
     if report.tags:
         out += ["## Tags", ""]
         out += table(

@@ -36,6 +36,7 @@ from lg_eval.experiments import (
     ScoreRow,
 )
 from lg_eval.feedback import ScoreValue
+from lg_eval.labels import Calibration
 from lg_eval.reports._diff import TurnDiff, diff_turns, sides
 from lg_eval.reports._text import value_text
 from lg_eval.stats import Interval, PairedTest
@@ -444,6 +445,11 @@ class Report(_Model):
         default=None,
         description="Set when ``cases`` holds only the worst results of a run "
         "(``stream_report``): how many results the run has. None: every result is listed.",
+    )
+    calibration: list[Calibration] = Field(
+        default_factory=list,
+        description="Per labelled feedback key, its agreement with people's labels in the "
+        "store (``with_calibration``); empty: none asked or labelled.",
     )
 
     @property

@@ -145,7 +145,13 @@ def test_every_template_autoescapes_and_none_opts_out() -> None:
     env = environment()
     assert env.autoescape is True  # for every template name, not only *.html
     templates = [name for name in env.list_templates() if name.endswith(".j2")]
-    assert templates == ["answer.html.j2", "charts.html.j2", "diff.html.j2", "report.html.j2"]
+    assert templates == [
+        "answer.html.j2",
+        "calibration.html.j2",
+        "charts.html.j2",
+        "diff.html.j2",
+        "report.html.j2",
+    ]
     assert env.loader is not None
     for name in templates:
         source = env.loader.get_source(env, name)[0]
