@@ -51,8 +51,8 @@ def judges_trusted(store: ResultStore, minimums: dict[str, float], keys: Collect
 
 def calibrated(report: Report, store: ResultStore) -> Report:
     """``report`` with its labelled judges' agreement with people (see
-    :func:`lg_eval.reports.calibration.with_calibration`)."""
-    from lg_eval.reports.calibration import with_calibration
+    :func:`lg_eval.reports.with_calibration`)."""
+    from lg_eval.reports import with_calibration
 
     return with_calibration(report, store)
 

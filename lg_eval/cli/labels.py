@@ -33,7 +33,7 @@ from lg_eval.labels import (
 from lg_eval.labels import (
     calibrate as calibrate_key,
 )
-from lg_eval.reports.columns import Column, fitted_table
+from lg_eval.reports._columns import Column, fitted_table
 from lg_eval.stats import Interval
 
 labels_app = typer.Typer(

@@ -31,8 +31,8 @@ from lg_eval.experiments import (
     compare_runs,
     open_store,
 )
-from lg_eval.reports import build_report, render_comparison, render_terminal
-from lg_eval.reports.columns import Column, fitted_table
+from lg_eval.reports import build_report, render_comparison, render_terminal, stream_report
+from lg_eval.reports._columns import Column, fitted_table
 
 
 class FailOn(StrEnum):
@@ -101,10 +101,8 @@ def report(
     """Render a stored run as a terminal summary, HTML, Markdown, JSON or JUnit XML."""
     existing_store(store)
     with input_errors(), open_store(store) as results:
-        run = _load(results, run_id)
-        earlier = [r for r in results.latest_runs(run.info.dataset, history + 1)]
-        older = [r for r in earlier if r.info.run_id != run_id][:history]
-        report_ = calibrated(build_report(run, history=older), results)
+        _known(results, run_id)
+        report_ = calibrated(stream_report(results, run_id, worst=None, history=history), results)
     if format is Format.terminal:
         render_terminal(report_, stdout)
         return
@@ -189,10 +187,14 @@ def verdict(comparison: Comparison, significant: bool, code: int) -> str:
 
 
 def _load(results: ResultStore, run_id: str) -> ExperimentRun:
+    _known(results, run_id)
+    return results.load_run(run_id)
+
+
+def _known(results: ResultStore, run_id: str) -> None:
     if results.run_info(run_id) is None:
         known = ", ".join(i.run_id for i in results.runs()[:5]) or "none"
         fail(f"no run {run_id!r} in the store (recent runs: {known}); see `lg-eval runs`")
-    return results.load_run(run_id)
 
 
 __all__ = ["compare", "report", "runs"]

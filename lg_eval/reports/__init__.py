@@ -1,57 +1,64 @@
 """Reports: one report model, five renderings.
 
-:func:`build_report` computes everything once from an
-:class:`~lg_eval.experiments.ExperimentRun` (with stored ``history`` for the trend and a
-``comparison`` against a baseline); the renderers lay the :class:`Report` out:
+A :class:`Report` lists a run's results as the store keeps them
+(:class:`~lg_eval.experiments.CaseResult`, each beside its trajectory difference:
+:class:`ReportCase`) with the aggregates computed once, on one of two paths:
 
-* :func:`render_terminal`: rich tables and the failed cases, printed to a console;
+* :func:`build_report`: in memory, from an :class:`~lg_eval.experiments.ExperimentRun`
+  (with stored ``history`` for the trend and a ``comparison`` against a baseline);
+* :func:`stream_report`: in SQL, from a stored run of any size (the queries the viewer
+  reads a run's aggregates with); ``cases`` holds its worst results, or every one.
+
+The renderers lay the report out:
+
+* :func:`render_terminal`: rich tables and the failed cases, printed to a console
+  (:func:`render_comparison`: only the comparison);
 * :func:`render_markdown`: GitHub-flavoured Markdown for pull requests and CI summaries;
 * :func:`render_html`: a self-contained page with filters, trajectory diffs and SVG charts;
 * :func:`render_junit`: JUnit XML, one testcase per case × repetition;
-* :func:`render_json`: every case × repetition with its scores, for scripts.
-
-:func:`stream_report` builds the same report from a stored run of any size in bounded
-memory (read a page at a time; ``cases`` holds only its worst results).
+* :func:`render_json`: the model as a document (``lg_eval.report/3``), for scripts;
+  :func:`write_json` streams it, :func:`json_schema` describes it.
 
 Each renderer escapes run content for its own format; see ``docs/security.md``.
 """
 
-from lg_eval.reports.build import build_report
-from lg_eval.reports.html_report import render_html
-from lg_eval.reports.json_report import render_json
-from lg_eval.reports.junit import render_junit
-from lg_eval.reports.markdown import render_markdown
-from lg_eval.reports.model import (
-    CaseReport,
-    ComparisonReport,
+from lg_eval.reports._build import build_report
+from lg_eval.reports._calibration import with_calibration
+from lg_eval.reports._diff import Step, TurnDiff
+from lg_eval.reports._html import render_html
+from lg_eval.reports._json import json_schema, render_json, write_json
+from lg_eval.reports._junit import render_junit
+from lg_eval.reports._markdown import render_markdown
+from lg_eval.reports._model import (
+    SCHEMA,
     EvaluatorSummary,
     Histogram,
-    PlayedTurn,
     Report,
-    ScoreLine,
+    ReportCase,
+    RunNote,
     StatusCounts,
     Summary,
     TagSummary,
     TrendPoint,
-    TurnDiff,
 )
-from lg_eval.reports.stream import stream_report
-from lg_eval.reports.terminal import render_comparison, render_terminal
+from lg_eval.reports._stored import stream_report
+from lg_eval.reports._terminal import render_comparison, render_terminal
 
 __all__ = [
-    "CaseReport",
-    "ComparisonReport",
+    "SCHEMA",
     "EvaluatorSummary",
     "Histogram",
-    "PlayedTurn",
     "Report",
-    "ScoreLine",
+    "ReportCase",
+    "RunNote",
     "StatusCounts",
+    "Step",
     "Summary",
     "TagSummary",
     "TrendPoint",
     "TurnDiff",
     "build_report",
+    "json_schema",
     "render_comparison",
     "render_html",
     "render_json",
@@ -59,4 +66,6 @@ __all__ = [
     "render_markdown",
     "render_terminal",
     "stream_report",
+    "with_calibration",
+    "write_json",
 ]

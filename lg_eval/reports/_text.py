@@ -16,7 +16,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lg_eval._visible import visible
 from lg_eval.stats import Interval, PairedTest
 
 
@@ -127,23 +126,3 @@ def note_line(note: Any) -> str:
 def money(value: float | None) -> str:
     """A cost in dollars: ``$0.0123``; ``None`` → ``–``."""
     return "–" if value is None else f"${value:.4f}"
-
-
-__all__ = [
-    "dataset_changes",
-    "money",
-    "note_line",
-    "number",
-    "p_value",
-    "percent",
-    "seconds",
-    "shorten",
-    "signed",
-    "signed_seconds",
-    "span",
-    "test_effect",
-    "test_subject",
-    "test_verdict",
-    "value_text",
-    "visible",
-]

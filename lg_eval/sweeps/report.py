@@ -1,12 +1,12 @@
 """The sweep's reports: JSON streamed to a file, HTML of the bounded report.
 
-The JSON report is the experiment JSON (``lg_eval.report/2``: the report model,
+The JSON report is the experiment JSON (``lg_eval.report/3``: the report model,
 aggregates from the bounded :attr:`SweepResult.report`) with ``cases`` holding every
 thread as a case of the report, and two more lists: ``threads`` (every thread with its
 ``thread_id``, ``checkpoint_id``, ``status``, ``scores``, ``error``) and ``worst`` (the
 report's worst threads, same fields). ``cases`` and ``threads`` are read from the
 results store a page at a time and written as they are read
-(:func:`~lg_eval.reports.json_report.write_json`), so a 100,000-thread sweep's JSON
+(:func:`~lg_eval.reports.write_json`), so a 100,000-thread sweep's JSON
 never exists in memory. The HTML report shows the summary, the distributions and the worst
 threads, not a row per thread.
 """
@@ -23,9 +23,7 @@ from typing import IO, Any
 from lg_eval._files import atomic_writer, write_atomic
 from lg_eval.arguments import checked_instance
 from lg_eval.experiments import CaseResult
-from lg_eval.reports import CaseReport, Report, render_html
-from lg_eval.reports.build import case_report
-from lg_eval.reports.json_report import write_json
+from lg_eval.reports import Report, ReportCase, render_html, write_json
 from lg_eval.sweeps.result import SweepResult, WorstThread
 
 
@@ -62,12 +60,12 @@ def write_sweep_json(
         return
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
 
-        def cases() -> Iterator[CaseReport]:
+        def cases() -> Iterator[ReportCase]:
             # one read of the run: each case goes out now, its thread line to the spool
-            for index, (case, checkpoint_id) in enumerate(result.threads(batch=batch)):
+            for case, checkpoint_id in result.threads(batch=batch):
                 spool.write(json.dumps(thread_entry(case, checkpoint_id), ensure_ascii=False))
                 spool.write("\n")
-                yield case_report(index, case)
+                yield ReportCase.of(case)
 
         def threads() -> Iterator[dict[str, Any]]:
             spool.seek(0)

@@ -2,7 +2,7 @@
 
 A sweep may score 100,000 threads, so :class:`SweepResult` holds only what does not
 grow with that number: the run's record, the report computed page by page from the
-results store (:func:`~lg_eval.reports.stream.stream_report`: counts, per-evaluator
+results store (:func:`~lg_eval.reports.stream_report`: counts, per-evaluator
 aggregates, distributions, trend) and the worst threads with their checkpoint ids.
 The results themselves are read from the store when asked for, a page at a time
 (:meth:`SweepResult.results`, :meth:`SweepResult.threads`).
@@ -20,7 +20,7 @@ from pathlib import Path
 from lg_eval.experiments import CaseResult, ExperimentRun, ResultStore, RunInfo, open_store
 from lg_eval.experiments.results import CaseStatus
 from lg_eval.feedback import ScoreValue
-from lg_eval.reports.model import EvaluatorSummary, Report, StatusCounts
+from lg_eval.reports import EvaluatorSummary, Report, StatusCounts
 from lg_eval.sweeps.state import SweepState
 
 
@@ -128,11 +128,11 @@ def worst_threads(report: Report, checkpoints: dict[str, str]) -> list[WorstThre
     """The report's (worst) cases as threads, each with its checkpoint id from ``checkpoints``."""
     return [
         WorstThread(
-            thread_id=case.thread_id or case.case_id,
-            checkpoint_id=checkpoints.get(case.case_id),
-            status=case.status,
+            thread_id=case.result.thread_id or case.result.case_id,
+            checkpoint_id=checkpoints.get(case.result.case_id),
+            status=case.result.status,
             scores=case.score_map,
-            error=case.error,
+            error=case.result.error,
         )
         for case in report.cases
     ]

@@ -36,8 +36,7 @@ from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
 from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
-from lg_eval.reports import build_report
-from lg_eval.reports.stream import stream_report
+from lg_eval.reports import build_report, stream_report
 from lg_eval.server import ServerConnection
 from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
 from lg_eval.sweeps.result import SweepResult, worst_threads
@@ -50,11 +49,6 @@ SweepProgress = Callable[[int, int, int], None]
 """``progress(scored, passed, failed)`` after each partition is stored."""
 
 TimeOption = str | datetime | timedelta | None
-
-REPORT_PAGE = 100
-"""Results read per page when the sweep's report is computed from the store: the driver's
-memory for the report is one page of results (with their trajectories), whatever the
-number of threads."""
 
 
 def sweep_threads(
@@ -276,10 +270,8 @@ def sweep_threads(
                         progress(scored, passed, scored - passed)
             except ServerError as exc:  # the server went away mid-sweep: what is stored stays
                 raise cut_off(exc, info.run_id, scored) from exc
-        report = stream_report(
-            results, info.run_id, worst=worst, history=history, batch=REPORT_PAGE
-        )
-        marks = state.checkpoints_for(info.run_id, [case.case_id for case in report.cases])
+        report = stream_report(results, info.run_id, worst=worst, history=history)
+        marks = state.checkpoints_for(info.run_id, [case.result.case_id for case in report.cases])
         return SweepResult(
             info=report.info,
             report=report,

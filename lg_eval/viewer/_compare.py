@@ -27,8 +27,9 @@ from typing import Any
 
 from lg_eval.experiments import CaseResult, ResultStore, ScoreRow
 from lg_eval.experiments.compare import case_change
+from lg_eval.reports._model import CHANGED
 
-CHANGES = ("regressed", "improved", "added", "removed", "unchanged")
+CHANGES = (*CHANGED, "unchanged")
 
 
 def _moved(direction: str) -> str:
@@ -165,6 +166,3 @@ def _compared(
                 scores=scores.get(key, []),
             )
     return out
-
-
-__all__ = ["CHANGES", "change_counts", "changes_page"]

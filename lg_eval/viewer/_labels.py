@@ -98,6 +98,3 @@ def case_labels(store: ResultStore, result: CaseResult) -> list[Label]:
 def agreements(store: ResultStore, keys: Collection[str]) -> dict[str, Calibration]:
     """The agreement with people of each of ``keys`` that people have labelled."""
     return {key: calibrate(store, key) for key in sorted(set(keys) & labelled_keys(store))}
-
-
-__all__ = ["FIELDS", "MAX_NOTE", "Saved", "agreements", "case_labels", "save_form"]

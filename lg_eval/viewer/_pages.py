@@ -24,16 +24,16 @@ from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 
 from lg_eval.errors import LgEvalError
 from lg_eval.experiments import ResultStore
-from lg_eval.reports import charts
-from lg_eval.reports.build import case_report
-from lg_eval.reports.diff import diff_turns
-from lg_eval.reports.html_report import environment as report_environment
-from lg_eval.reports.model import STATUSES
+from lg_eval.reports import ReportCase
+from lg_eval.reports import _charts as charts
+from lg_eval.reports._diff import diff_turns
+from lg_eval.reports._html import environment as report_environment
+from lg_eval.reports._model import STATUSES
+from lg_eval.reports._stored import status_counts
 from lg_eval.viewer import _labels as labels
 from lg_eval.viewer import _queries as q
+from lg_eval.viewer._compare import CHANGES
 from lg_eval.viewer._summary import AggregateCache
-
-CHANGES = ("regressed", "improved", "added", "removed", "unchanged")
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(report_environment().filters)
+    env.tests.update(report_environment().tests)
     env.filters["pretty"] = pretty
     env.filters["structured"] = structured
     env.globals["link"] = link
@@ -236,7 +237,7 @@ class Pages:
             title=f"Run {info.run_id}",
             info=info,
             counts=summary.counts,
-            pass_rate=q.pass_rate(summary.counts),
+            pass_rate=summary.counts.pass_rate,
             evaluators=summary.evaluators,
             agreements=labels.agreements(self.store, [e.key for e in summary.evaluators]),
             charts=chart_list,
@@ -257,7 +258,7 @@ class Pages:
             "case.html.j2",
             title=f"Case {case_id}",
             run_id=run_id,
-            case=case_report(0, result),
+            case=ReportCase.of(result),
             labels=labels.case_labels(self.store, result),
             agreements=labels.agreements(self.store, keys),
             keys=keys,
@@ -294,8 +295,8 @@ class Pages:
             change=change,
             changes=CHANGES,
             found=found,
-            rate_a=q.pass_rate(q.status_counts(self.store, run_a)),
-            rate_b=q.pass_rate(q.status_counts(self.store, run_b)),
+            rate_a=status_counts(self.store, run_a).pass_rate,
+            rate_b=status_counts(self.store, run_b).pass_rate,
         )
 
     def compare_case(self, query: Mapping[str, str]) -> Page:
@@ -305,12 +306,11 @@ class Pages:
         b = q.one_case(self.store, run_b, case_id, repetition)
         if a is None and b is None:
             return self._missing(f"No case {case_id!r} in {run_a!r} or {run_b!r}.")
-        case_a = None if a is None else case_report(0, a)
-        case_b = None if b is None else case_report(1, b)
-        both = case_a is not None and case_b is not None
+        case_a = None if a is None else ReportCase.of(a)
+        case_b = None if b is None else ReportCase.of(b)
         diff = (
             diff_turns(case_a.trajectory or [], case_b.trajectory or [])
-            if both and case_a is not None and case_b is not None
+            if case_a is not None and case_b is not None
             else []
         )
         return self._render(
@@ -344,15 +344,3 @@ def _page(query: Mapping[str, str]) -> int:
 def _rep(query: Mapping[str, str]) -> int:
     text = query.get("rep", "0")
     return int(text) if text.isdigit() and len(text) < 9 else 0
-
-
-__all__ = [
-    "CHANGES",
-    "Page",
-    "Pages",
-    "environment",
-    "link",
-    "pretty",
-    "structured",
-    "stylesheet",
-]

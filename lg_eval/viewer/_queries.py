@@ -13,25 +13,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lg_eval.experiments import CaseResult, ResultStore, RunInfo
-from lg_eval.experiments.store import grouped_scores, stored, with_scores
-from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
-from lg_eval.reports.stream import SEVERITY
-from lg_eval.reports.tally import Binner, histogram_bounds, rate
-from lg_eval.stats import (
-    BOOTSTRAP_LIMIT,
-    ClusterTotals,
-    Interval,
-    MeanSample,
-    RateMoments,
-    clustered_rate_interval,
-    resamples_clusters,
-    wilson_interval,
-)
+from lg_eval.experiments.store import stored
+from lg_eval.reports._keys import errored_row
+from lg_eval.reports._model import StatusCounts
+from lg_eval.reports._stored import SEVERITY, json_text, read_results, status_counts
 from lg_eval.viewer._compare import change_counts, changes_page
 
 PAGE = 50
@@ -137,7 +126,7 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
         history[dataset] = [str(run_id) for (run_id, _) in found]
         hashes.update((str(run_id), str(digest)) for (run_id, digest) in found)
     wanted = {run_id for ids in history.values() for run_id in ids[-(trend + PAGE) :]}
-    rates = {run_id: pass_rate(status_counts(store, run_id)) for run_id in wanted}
+    rates = {run_id: status_counts(store, run_id).pass_rate for run_id in wanted}
     out = []
     for info in infos:
         ids = history[info.dataset]
@@ -148,237 +137,13 @@ def runs_page(store: ResultStore, page: int, *, trend: int = 10) -> tuple[list[R
             RunRow(
                 info=info,
                 counts=counts,
-                pass_rate=pass_rate(counts),
+                pass_rate=counts.pass_rate,
                 trend=tuple(rates.get(run_id) for run_id in earlier),
                 previous=ids[position - 1] if position else None,
                 hashes=tuple(hashes[run_id] for run_id in earlier),
             )
         )
     return out, max(1, -(-total // PAGE))
-
-
-def status_counts(store: ResultStore, run_id: str) -> StatusCounts:
-    """Results per status of ``run_id`` (from the status index)."""
-    counts = store.status_counts(run_id)
-    return StatusCounts(**{k: v for k, v in counts.items() if k in StatusCounts.model_fields})
-
-
-def pass_rate(counts: StatusCounts) -> float | None:
-    """Passed over all results."""
-    return rate(counts.passed, counts.total)
-
-
-def evaluator_table(store: ResultStore, run_id: str) -> list[EvaluatorSummary]:
-    """One row per feedback key of the run, counted in SQL (as the report's table), in
-    the order the run first gives each key.
-
-    Only the errored rows' JSON is read (from their partial index); the rest is counted
-    from the key index. A key's intervals are the report's. Without repetitions, the
-    Wilson interval of its verdicts and, for the mean, the bootstrap of its scores when it
-    has at most :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them (read whole), else the normal
-    interval from the mean and the sum of squared deviations SQL computes. With
-    repetitions, its rows grouped by case in SQL give each case's passed rows and rows with
-    a verdict (the pass rate's interval over cases) and its scores' count, and the mean's
-    interval is taken over cases (each case's total and count, or their moments past that
-    many cases); memory never holds more than that many rows.
-    """
-    rows = store.query(
-        "SELECT s.key, MIN(s.evaluator), COUNT(*),"
-        " SUM(CASE WHEN s.passed = 1 THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN s.passed = 0 THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN s.passed IS NULL THEN 1 ELSE 0 END),"
-        " COUNT(s.score), AVG(s.score), MIN(s.score), MAX(s.score), MIN(s.idx)"
-        " FROM lg_eval_scores s WHERE s.run_id = ? GROUP BY s.key",
-        (run_id,),
-    )
-    # an errored row has no score: "errors" counts those, "no verdict" the other unjudged
-    errored = {
-        str(key): (int(n), int(unjudged or 0))
-        for key, n, unjudged in store.query(
-            "SELECT s.key, COUNT(*), SUM(CASE WHEN s.passed IS NULL THEN 1 ELSE 0 END)"
-            f" FROM lg_eval_scores s WHERE s.run_id = ? AND {errored_row(store)}"
-            " AND s.score IS NULL GROUP BY s.key",
-            (run_id,),
-        )
-    }
-    clusters = _case_moments(store, run_id) if _repeated(store, run_id) else None
-    seen = _first_keys(store, run_id)
-    rows = sorted(rows, key=lambda row: (seen.get(str(row[0]), len(seen) + row[-1]), row[0]))
-    out = []
-    for key, evaluator, n, passed, failed, unjudged, scored, mean, low, high, _ in rows:
-        passed, failed = int(passed or 0), int(failed or 0)
-        errors, unjudged_errors = errored.get(str(key), (0, 0))
-        verdicts, (scored_cases, largest) = (
-            clusters[str(key)] if clusters is not None else (None, (0, 0))
-        )
-        if resamples_clusters(scored_cases, largest):
-            spread = _clustered_mean(store, run_id, str(key), scored_cases, mean, low, high)
-        else:
-            sample = _mean_sample(store, run_id, str(key), int(scored), mean, low, high)
-            spread = None if sample is None else sample.interval(clustered=False)
-        out.append(
-            EvaluatorSummary(
-                key=str(key),
-                evaluator=str(evaluator),
-                rows=int(n),
-                passed=passed,
-                failed=failed,
-                errors=errors,
-                no_verdict=int(unjudged or 0) - unjudged_errors,
-                pass_rate=rate(passed, passed + failed),
-                mean=None if mean is None else float(mean),
-                min=None if low is None else float(low),
-                max=None if high is None else float(high),
-                pass_rate_interval=(
-                    wilson_interval(passed, passed + failed)
-                    if verdicts is None
-                    else clustered_rate_interval(verdicts)
-                ),
-                mean_interval=spread,
-            )
-        )
-    return out
-
-
-def _repeated(store: ResultStore, run_id: str) -> bool:
-    """Whether some case of the run has several results (repetitions): read from the
-    case index in case order, stopping at the first such case."""
-    return bool(
-        store.query(
-            "SELECT 1 FROM lg_eval_cases WHERE run_id = ? GROUP BY case_id"
-            " HAVING COUNT(*) > 1 LIMIT 1",
-            (run_id,),
-        )
-    )
-
-
-def _case_moments(
-    store: ResultStore, run_id: str
-) -> dict[str, tuple[RateMoments, tuple[int, int]]]:
-    """Per key, its rows grouped by case in SQL: the :class:`~lg_eval.stats.RateMoments`
-    of each case's passed rows out of its rows with a verdict, and ``(cases with a score,
-    the most scores of one case)``."""
-    rows = store.query(
-        "SELECT key, SUM(CASE WHEN v > 0 THEN 1 ELSE 0 END), SUM(p), SUM(v), SUM(p * p),"
-        " SUM(p * v), SUM(v * v), MAX(v), SUM(CASE WHEN n > 0 THEN 1 ELSE 0 END), MAX(n)"
-        " FROM (SELECT key, case_id, SUM(CASE WHEN passed = 1 THEN 1 ELSE 0 END) AS p,"
-        " SUM(CASE WHEN passed IS NULL THEN 0 ELSE 1 END) AS v, COUNT(score) AS n"
-        " FROM lg_eval_scores WHERE run_id = ? GROUP BY case_id, key) AS g GROUP BY key",
-        (run_id,),
-    )
-    out = {}
-    for key, *counts in rows:
-        numbers = [int(value or 0) for value in counts]
-        out[str(key)] = (RateMoments(*numbers[:7]), (numbers[7], numbers[8]))
-    return out
-
-
-def _clustered_mean(
-    store: ResultStore, run_id: str, key: str, cases: int, mean: Any, low: Any, high: Any
-) -> Interval | None:
-    """``key``'s mean interval over cases: from each case's total and count when there
-    are few enough cases to bootstrap, else from the moments (a second aggregate for the
-    squared deviations of the cases' totals from the mean times their counts)."""
-    where = "run_id = ? AND key = ? AND score IS NOT NULL"
-    if cases <= BOOTSTRAP_LIMIT:
-        pairs = store.query(
-            f"SELECT SUM(score), COUNT(*) FROM lg_eval_scores WHERE {where} GROUP BY case_id",
-            (run_id, key),
-        )
-        totals = ClusterTotals.from_pairs([(float(y), int(m)) for y, m in pairs])
-        return totals.interval(float(low), float(high))
-    # in exact decimals on Postgres, as _mean_sample's deviations
-    total = "CAST(y AS NUMERIC)" if store.postgres else "y"
-    deviation = f"({total} - CAST(? AS NUMERIC) * m)" if store.postgres else "(y - ? * m)"
-    ((n, largest, spread),) = store.query(
-        f"SELECT SUM(m), MAX(m), SUM({deviation} * {deviation}) FROM (SELECT SUM(score) AS y,"
-        f" COUNT(*) AS m FROM lg_eval_scores WHERE {where} GROUP BY case_id) AS g",
-        (float(mean), float(mean), run_id, key),
-    )
-    totals = ClusterTotals.from_moments(
-        cases, int(n), float(mean) * int(n), float(spread or 0.0), int(largest)
-    )
-    return totals.interval(float(low), float(high))
-
-
-def _mean_sample(
-    store: ResultStore, run_id: str, key: str, n: int, mean: Any, low: Any, high: Any
-) -> MeanSample | None:
-    """The sample behind ``key``'s mean interval: its scores when there are few enough to
-    bootstrap, else its moments (a second aggregate for the squared deviations)."""
-    if n < 2 or mean is None:
-        return None
-    where = "run_id = ? AND key = ? AND score IS NOT NULL"
-    if n <= BOOTSTRAP_LIMIT:
-        sample = MeanSample()
-        for (score,) in store.query(
-            f"SELECT score FROM lg_eval_scores WHERE {where}", (run_id, key)
-        ):
-            sample.add(float(score))
-        return sample
-    # in exact decimals on Postgres, which refuses a product that underflows (a deviation
-    # of 1e-170 squared); SQLite rounds it to 0, as Python does
-    deviation = "(CAST(score AS NUMERIC) - CAST(? AS NUMERIC))" if store.postgres else "(score - ?)"
-    ((m2,),) = store.query(
-        f"SELECT SUM({deviation} * {deviation}) FROM lg_eval_scores WHERE {where}",
-        (float(mean), float(mean), run_id, key),
-    )
-    return MeanSample.from_moments(n, float(mean), float(m2 or 0.0), float(low), float(high))
-
-
-def _first_keys(store: ResultStore, run_id: str, rows: int = 1000) -> dict[str, int]:
-    """The feedback keys of the run's first ``rows`` cases in run order, numbered in
-    the order they first appear (the report's order; keys first given later in a run
-    follow, by feedback index): one row per key, ranked in SQL."""
-    found = store.query(
-        "SELECT key, MIN(n) FROM (SELECT s.key, ROW_NUMBER() OVER (ORDER BY c.ordinal,"
-        " c.repetition, s.idx) AS n FROM (SELECT case_id, repetition, ordinal FROM"
-        " lg_eval_cases WHERE run_id = ? ORDER BY ordinal, repetition LIMIT ?) AS c JOIN"
-        " lg_eval_scores s ON s.run_id = ? AND s.case_id = c.case_id AND"
-        " s.repetition = c.repetition) AS k GROUP BY key",
-        (run_id, rows, run_id),
-    )
-    ranked = sorted(found, key=lambda row: int(row[1]))
-    return {str(key): place for place, (key, _) in enumerate(ranked)}
-
-
-HISTOGRAMS = {"latency_s": "latency (s)", "tokens": "tokens", "cost": "$"}
-"""The columns of a run's cases the run page charts, with their axis labels."""
-
-
-def column_histograms(store: ResultStore, run_id: str) -> dict[str, Histogram]:
-    """Equal-width bins (from 0) of each numeric column of the run's cases in
-    :data:`HISTOGRAMS`, counted in SQL: one query for the columns' maxima, one that
-    groups the cases by their three bins at once (at most ``BINS ** 3`` groups)."""
-    columns = list(HISTOGRAMS)
-    (highs,) = store.query(
-        f"SELECT {', '.join(f'MAX({c})' for c in columns)} FROM lg_eval_cases WHERE run_id = ?",
-        (run_id,),
-    )
-    binners = [Binner(*_bounds(None if high is None else float(high))) for high in highs]
-    # the bin of each value: truncated (SQLite's CAST) or floored (Postgres' CAST rounds);
-    # a value in the first bin is not divided, since Postgres refuses a quotient that
-    # underflows (a latency of 1e-320 s over a bin of 0.1 s)
-    quotient = "FLOOR(({0} - ?) / ?)" if store.postgres else "CAST(({0} - ?) / ? AS INTEGER)"
-    index = f"CASE WHEN {{0}} - ? < ? THEN 0 ELSE {quotient} END"
-    params = [x for bins in binners for x in (bins.lo, bins.width) * 2]
-    rows = store.query(
-        f"SELECT {', '.join(index.format(c) for c in columns)}, COUNT(*) FROM lg_eval_cases"
-        " WHERE run_id = ? GROUP BY 1, 2, 3",
-        (*params, run_id),
-    )
-    for *found, count in rows:
-        for bins, at in zip(binners, found, strict=True):
-            if at is not None:  # the column is NULL (no such number for this case)
-                bins.counts[min(max(int(at), 0), len(bins.counts) - 1)] += int(count)
-    return {c: bins.histogram(HISTOGRAMS[c]) for c, bins in zip(columns, binners, strict=True)}
-
-
-def _bounds(highest: float | None) -> tuple[float, float]:
-    """The bins' range of a column whose largest value is ``highest``: from 0."""
-    return histogram_bounds(
-        None if highest is None else 0.0, highest, in_unit=False, from_zero=True
-    )
 
 
 def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> CasePage:
@@ -412,7 +177,7 @@ def case_page(store: ResultStore, run_id: str, where: CaseFilter, page: int) -> 
         else:
             skip = max(0, skip - n)
     pages = max(1, -(-total // PAGE))
-    return CasePage(list(_results(store, run_id, rows)), total, page, pages)
+    return CasePage(list(read_results(store, run_id, rows)), total, page, pages)
 
 
 def one_case(store: ResultStore, run_id: str, case_id: str, repetition: int) -> CaseResult | None:
@@ -422,7 +187,7 @@ def one_case(store: ResultStore, run_id: str, case_id: str, repetition: int) -> 
         " AND repetition = ?",
         (run_id, case_id, repetition),
     )
-    return next(_results(store, run_id, rows), None)
+    return next(read_results(store, run_id, rows), None)
 
 
 def compare_page(
@@ -445,22 +210,6 @@ def compare_page(
         store, run_a, run_b, change, offset=page * PAGE, limit=PAGE, tolerance=tolerance
     )
     return ComparePage(counts, kept, page, max(1, -(-counts.get(change, 0) // PAGE)))
-
-
-def _results(
-    store: ResultStore, run_id: str, rows: Sequence[Sequence[Any]]
-) -> Iterator[CaseResult]:
-    """Case rows ``(case_id, repetition, result JSON)`` with their feedback rows."""
-    if not rows:
-        return
-    ids = sorted({str(row[0]) for row in rows})
-    marks = ", ".join("?" for _ in ids)
-    found = store.query(
-        "SELECT case_id, repetition, row FROM lg_eval_scores WHERE run_id = ?"
-        f" AND case_id IN ({marks}) ORDER BY case_id, repetition, idx",
-        (run_id, *ids),
-    )
-    yield from with_scores(rows, grouped_scores(found, store.url, run_id), store.url, run_id)
 
 
 def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[list[str], list[Any]]:
@@ -488,7 +237,7 @@ def _filter_sql(store: ResultStore, run_id: str, where: CaseFilter) -> tuple[lis
     if where.search:
         like = "ILIKE" if store.postgres else "LIKE"
         clauses.append(
-            f"(c.case_id {like} ? ESCAPE '!' OR {_json_text(store, 'c.result', 'thread_id')} = ?"
+            f"(c.case_id {like} ? ESCAPE '!' OR {json_text(store, 'c.result', 'thread_id')} = ?"
             f" OR EXISTS ({_SEARCHED[store.postgres]}))"
         )
         pattern = "%" + _like(where.search) + "%"
@@ -536,33 +285,3 @@ in a case's stored JSON as ``"tag"``, which a substring search finds without par
 def _like(text: str) -> str:
     """``text`` with LIKE's wildcards taken literally (``!`` is the escape character)."""
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-
-
-def errored_row(store: ResultStore) -> str:
-    """SQL true for a feedback row ``s`` whose evaluator raised: the very predicate of the
-    store's partial index on errored rows, so the planner reads that index."""
-    return f"{_json_text(store, 's.row', 'error')} IS NOT NULL"
-
-
-def _json_text(store: ResultStore, column: str, key: str) -> str:
-    """SQL for the text of member ``key`` of the JSON object in ``column`` (NULL for null)."""
-    if store.postgres:
-        return f"({column}::jsonb ->> '{key}')"
-    return f"json_extract({column}, '$.{key}')"
-
-
-__all__ = [
-    "HISTOGRAMS",
-    "PAGE",
-    "CaseFilter",
-    "CasePage",
-    "ComparePage",
-    "RunRow",
-    "case_page",
-    "column_histograms",
-    "compare_page",
-    "evaluator_table",
-    "one_case",
-    "runs_page",
-    "status_counts",
-]

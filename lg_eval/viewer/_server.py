@@ -219,6 +219,3 @@ class ViewerServer(ThreadingHTTPServer):
         pages = getattr(self, "pages", None)  # None: the address could not be bound
         if pages is not None:
             pages.close()
-
-
-__all__ = ["CSP", "HEADERS", "LABEL_PATH", "MAX_FORM", "ViewerServer", "default_labeler"]

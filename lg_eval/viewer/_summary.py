@@ -22,7 +22,8 @@ from typing import TypeVar, cast
 
 from lg_eval.experiments import ResultStore, RunInfo
 from lg_eval.reports import EvaluatorSummary, Histogram, StatusCounts
-from lg_eval.viewer import _queries as q
+from lg_eval.reports._keys import evaluator_table
+from lg_eval.reports._stored import column_histograms, status_counts
 from lg_eval.viewer._compare import change_counts
 
 KEPT = 64
@@ -41,11 +42,12 @@ class RunSummary:
 
 
 def run_summary(store: ResultStore, run_id: str) -> RunSummary:
-    """The run's aggregates, each counted in SQL (see :mod:`lg_eval.viewer._queries`)."""
+    """The run's aggregates, each counted in SQL by the report's queries (the SQL path of
+    :func:`~lg_eval.reports.stream_report`)."""
     return RunSummary(
-        counts=q.status_counts(store, run_id),
-        evaluators=q.evaluator_table(store, run_id),
-        histograms=q.column_histograms(store, run_id),
+        counts=status_counts(store, run_id),
+        evaluators=evaluator_table(store, run_id),
+        histograms=column_histograms(store, run_id),
     )
 
 
@@ -97,6 +99,3 @@ class AggregateCache:
 
 def _version(info: RunInfo) -> tuple[object, ...]:
     return (info.run_id, info.status, info.finished_at)
-
-
-__all__ = ["KEPT", "AggregateCache", "RunSummary", "run_summary"]

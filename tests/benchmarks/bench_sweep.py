@@ -46,7 +46,7 @@ from lg_eval.executors import LocalExecutor
 from lg_eval.experiments import open_store
 from lg_eval.extract import extract_thread
 from lg_eval.play import open_checkpointer
-from lg_eval.reports.stream import stream_report
+from lg_eval.reports import stream_report
 from lg_eval.sweeps import sweep_threads, write_sweep_json
 from lg_eval.sweeps.listing import list_threads
 from lg_eval.sweeps.worker import PartitionScorer, resolve_evaluators

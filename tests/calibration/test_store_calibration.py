@@ -33,8 +33,7 @@ from lg_eval.labels import (
     paired_labels,
     save_labels,
 )
-from lg_eval.reports import build_report, render_html, render_markdown
-from lg_eval.reports.calibration import with_calibration
+from lg_eval.reports import build_report, render_html, render_markdown, with_calibration
 from tests import travel
 from tests.calibration.labelled import KEY, play_bookings, scripted_judge, swept, thread_id
 

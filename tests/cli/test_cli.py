@@ -57,13 +57,13 @@ def test_run_writes_every_report_and_exits_0_without_a_gate(
     )  # fmt: skip
     assert result.exit_code == 0
     data = json.loads((out / "r.json").read_text())
-    rows = {(row["case_id"], row["status"]) for row in data["cases"]}
+    rows = {(c["result"]["case_id"], c["result"]["status"]) for c in data["cases"]}
     assert rows == {
         ("sunny-sf", "passed"),
         ("sunny-sf-from-table", "passed"),
         ("weather-regression-demo", "failed"),
     }
-    assert all(row["run_id"] == "r1" for row in data["cases"])
+    assert all(c["result"]["run_id"] == "r1" for c in data["cases"])
     suite = ET.parse(out / "r.xml").getroot()
     suite = suite if suite.tag == "testsuite" else suite[0]
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "0")
@@ -131,7 +131,7 @@ def test_runs_report_and_compare_read_the_store(here: dict[str, str], tmp_path: 
     listed = invoke("runs", "--store", here["store"])
     assert "base" in listed.output and "worse" in listed.output
     report = invoke("report", "base", "--store", here["store"], "--format", "json")
-    assert {row["case_id"] for row in json.loads(report.output)["cases"]} == {
+    assert {c["result"]["case_id"] for c in json.loads(report.output)["cases"]} == {
         "sunny-sf",
         "sunny-sf-from-table",
         "weather-regression-demo",

@@ -64,7 +64,8 @@ def test_run_plays_judges_and_reports_the_conversations(dataset: Path, tmp_path:
         "--md", str(tmp_path / "report.md"), "--fail-under", "0.9", "--quiet",
     )  # fmt: skip
     assert result.exit_code == 1  # one conversation of two passed
-    cases = {case["case_id"]: case for case in json.loads(report.read_text())["cases"]}
+    listed = [case["result"] for case in json.loads(report.read_text())["cases"]]
+    cases = {case["case_id"]: case for case in listed}
     served, refused = cases["served"], cases["refused"]
     assert [(t["by"], t["reply"]) for t in served["turns"]] == [
         ("user", "I can help with that. What is your order number?"),

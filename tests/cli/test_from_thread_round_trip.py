@@ -76,7 +76,7 @@ def run(dataset: Path, run_id: str) -> tuple[int, dict[str, Any]]:
     )  # fmt: skip
     report = json.loads(Path(f"{run_id}.json").read_text())
     (case,) = report["cases"]
-    return result.exit_code, case
+    return result.exit_code, case["result"]
 
 
 def scores(case: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lg_eval.experiments.results import ExperimentRun, ScoreRow
+from lg_eval.experiments import ExperimentRun, ScoreRow
 from lg_eval.reports import (
     build_report,
     render_html,
@@ -46,15 +46,19 @@ def answer_run() -> ExperimentRun:
 
 def test_the_report_model_holds_expected_and_said() -> None:
     refund, hello, route = build_report(answer_run()).cases
-    assert (refund.expected_label, refund.expected_text, refund.output) == (
+    assert (refund.expected_label, refund.expected_text, refund.result.output) == (
         "expected (contains every keyword)",
         '"refund", "approved"',
         DECLINED,
     )
-    assert (refund.answers, refund.turn_answers) == ([None, DECLINED], [])
+    assert (refund.result.answers, refund.turn_answers) == ([None, DECLINED], [])
     assert (hello.expected_label, hello.expected_text) == ("expected (exact answer)", "Hello!")
     assert hello.turn_answers == [(1, "Hi there."), (3, "Bye.")]
-    assert (route.shows_answer, route.expected_label, route.answers) == (False, "expected", [])
+    assert (route.shows_answer, route.expected_label, route.result.answers) == (
+        False,
+        "expected",
+        None,
+    )
 
 
 def test_the_terminal_shows_expected_and_said_side_by_side() -> None:
@@ -126,13 +130,14 @@ def test_junit_failures_say_what_was_expected_and_said() -> None:
 
 def test_the_json_report_and_its_schema_carry_the_answers() -> None:
     document: dict[str, Any] = json.loads(render_json(answer_run()))
-    refund = document["cases"][0]
+    refund = document["cases"][0]["result"]
     assert (refund["output"], refund["expected_output"], refund["answers"]) == (
         DECLINED,
         {"contains": ["refund", "approved"]},
         [None, DECLINED],
     )
-    assert document["cases"][2]["output"] is None and document["cases"][2]["answers"] == []
+    route = document["cases"][2]["result"]
+    assert route["output"] is None and route["answers"] is None
 
 
 @pytest.mark.parametrize("said", ["", "   "])
@@ -142,4 +147,4 @@ def test_an_empty_answer_is_shown_as_said_not_as_missing(said: str) -> None:
     case = build_report(run).cases[0]
     tree = parse_html(render_html(build_report(run)))
     cell = tree.find("article", id="case-0").find("div", cls="said")
-    assert (case.output, cell.find("pre").text()) == (said, said)
+    assert (case.result.output, cell.find("pre").text()) == (said, said)

@@ -79,9 +79,10 @@ class Proxy:
 
     @property
     def page_requests(self) -> list[bytes]:
-        """Request lines that did not come from Chromium's own services."""
+        """Request lines that did not come from Chromium's own services (a connection that
+        sent nothing, a preconnect, requested nothing)."""
         time.sleep(0.5)  # let the accept thread record a request that just arrived
-        return [r.split(b"\r\n")[0] for r in self.requests if not CHROME_SERVICES.match(r)]
+        return [r.split(b"\r\n")[0] for r in self.requests if r and not CHROME_SERVICES.match(r)]
 
     def close(self) -> None:
         self._stop.set()
@@ -199,3 +200,50 @@ def test_control_an_off_page_image_reaches_the_proxy(tmp_path: Path, proxy: Prox
     page = _write(tmp_path, "fetching.html", fetching)
     chromium(tmp_path, page.as_uri(), "--dump-dom", proxy=proxy)
     assert proxy.page_requests == [b"GET http://lg-eval.invalid/pixel.png HTTP/1.1"]
+
+
+def test_a_failed_case_in_playwright(
+    tmp_path: Path, support_run: ExperimentRun, history: list[ExperimentRun], comparison: Comparison
+) -> None:
+    """Driven by Playwright: the case table's link opens the failed case, which reads what
+    its stored result holds (feedback, trajectory diff, turns played, judge reasoning).
+    Screenshots go to ``$LG_EVAL_ARTIFACTS`` (default: the test's tmp dir)."""
+    from playwright.sync_api import sync_playwright
+
+    artifacts = Path(os.environ.get("LG_EVAL_ARTIFACTS", tmp_path))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    html = render_html(build_report(support_run, history=history, comparison=comparison))
+    page_file = _write(tmp_path, "support.html", html)
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(page_file.as_uri())
+        page.select_option("#filter-status", "failed")
+        assert page.locator("#filter-shown").inner_text() == "2 of 7 shown"
+        page.locator('tr[data-status="failed"]:visible a').first.click()
+        case = page.locator("article#case-1")
+        assert page.url.endswith("#case-1")
+        assert case.locator("h3").inner_text() == "refund-over-limit failed refunds hitl"
+        feedback = case.locator("ul").first.inner_text()
+        assert feedback == (
+            "graph_trajectory_strict_match = false: Turn 2: step 2 differs: expected 'refund', "
+            "got 'respond'."
+        )
+        assert case.locator(".diff .step.differs.missing").all_inner_texts() == ["refund"]
+        turns = case.locator("table.turns tbody tr").all_inner_texts()
+        assert turns[1].split("\t")[:3] == ["turns[1]", "resume", '{"approved": true}']
+        assert "Approve a refund of $250 for order 1042?" in turns[0]
+        lines = "el => { const r = document.createRange(); r.selectNodeContents(el);"
+        lines += " return r.getClientRects().length; }"
+        cells = case.locator("table.turns tbody td:nth-child(-n+2)").element_handles()
+        assert [page.evaluate(lines, cell) for cell in cells] == [1, 1, 1, 1]  # never wrapped
+        assert case.locator(".judge .text").inner_text() == (
+            "The reviewer approved, yet the agent answered without refunding."
+        )
+        case.screenshot(path=artifacts / "report-failed-case.png")
+        browser.close()
+    assert requests == [page_file.as_uri()]

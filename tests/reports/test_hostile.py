@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from rich.console import Console
 
+from lg_eval._visible import visible
 from lg_eval.experiments.results import ExperimentRun
 from lg_eval.reports import (
     build_report,
@@ -26,7 +27,6 @@ from lg_eval.reports import (
     render_markdown,
     render_terminal,
 )
-from lg_eval.reports._text import visible
 from tests.reports.conftest import HOSTILE_ID, HOSTILE_TAG, PAYLOAD
 from tests.reports.helpers import markdown_tables, parse_html
 
@@ -154,5 +154,5 @@ def test_terminal_never_applies_markup_or_sends_escapes(hostile_run: ExperimentR
 
 def test_json_keeps_content_verbatim(hostile_run: ExperimentRun) -> None:
     document = json.loads(render_json(hostile_run))
-    assert document["cases"][0]["case_id"] == HOSTILE_ID
-    assert document["cases"][0]["tags"] == [HOSTILE_TAG, "plain"]
+    assert document["cases"][0]["result"]["case_id"] == HOSTILE_ID
+    assert document["cases"][0]["result"]["tags"] == [HOSTILE_TAG, "plain"]

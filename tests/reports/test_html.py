@@ -9,7 +9,7 @@ import pytest
 
 from lg_eval.experiments.results import Comparison, ExperimentRun
 from lg_eval.reports import build_report, render_html
-from lg_eval.reports.html_report import csp_hash, environment, script_json
+from lg_eval.reports._html import csp_hash, environment, script_json
 from tests.reports.helpers import Node, parse_html
 
 
@@ -145,7 +145,13 @@ def test_every_template_autoescapes_and_none_opts_out() -> None:
     env = environment()
     assert env.autoescape is True  # for every template name, not only *.html
     templates = [name for name in env.list_templates() if name.endswith(".j2")]
-    assert templates == ["answer.html.j2", "charts.html.j2", "diff.html.j2", "report.html.j2"]
+    assert templates == [
+        "answer.html.j2",
+        "calibration.html.j2",
+        "charts.html.j2",
+        "diff.html.j2",
+        "report.html.j2",
+    ]
     assert env.loader is not None
     for name in templates:
         source = env.loader.get_source(env, name)[0]

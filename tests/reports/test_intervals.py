@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from lg_eval.experiments import CaseResult, ExperimentRun, ScoreRow, compare_runs
-from lg_eval.reports import build_report, render_html, render_json, render_markdown
-from lg_eval.reports.terminal import render_terminal
+from lg_eval.reports import build_report, render_html, render_json, render_markdown, render_terminal
 from lg_eval.stats import MeanSample, wilson_interval
 from tests.reports.conftest import JUDGE, T0, info
 from tests.reports.helpers import markdown_tables

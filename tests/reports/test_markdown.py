@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lg_eval.experiments.results import Comparison, ExperimentRun
 from lg_eval.reports import build_report, render_markdown
-from lg_eval.reports.markdown import md
+from lg_eval.reports._markdown import md
 from tests.reports.helpers import markdown_tables
 
 

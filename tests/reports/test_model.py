@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from lg_eval.experiments.aggregate import percentile
-from lg_eval.experiments.results import ExperimentRun
-from lg_eval.reports import build_report
-from lg_eval.reports.build import histogram
+from lg_eval.experiments import ExperimentRun, percentile
+from lg_eval.reports import Histogram, build_report
+from lg_eval.reports._diff import diff_turn
+from lg_eval.reports._model import Bins, change_counts, changed, kind_label
+from lg_eval.reports._text import value_text
 from tests.reports.conftest import JUDGE, RUN_ID, STRICT
+
+
+def histogram(label: str, values: list[float], *, zero: bool = False) -> Histogram:
+    """The bins both paths use, over ``values``."""
+    return Bins.spanning(min(values), max(values), zero=zero).binned(label, values)
 
 
 def test_status_counts_and_pass_rates(support_run: ExperimentRun) -> None:
@@ -66,7 +72,7 @@ def test_per_tag_counts(support_run: ExperimentRun) -> None:
 
 def test_failures_list_every_result_that_did_not_pass(support_run: ExperimentRun) -> None:
     failures = build_report(support_run).failures
-    assert [(c.label, c.status) for c in failures] == [
+    assert [(c.label, c.result.status) for c in failures] == [
         ("refund-over-limit", "failed"),
         ("address-change", "error"),
         ("slow-search", "timeout"),
@@ -100,8 +106,6 @@ def test_diff_falls_back_to_graph_match_metadata(support_run: ExperimentRun) -> 
 
 
 def test_unexpected_steps_are_marked_on_the_actual_side() -> None:
-    from lg_eval.reports.diff import diff_turn
-
     turn = diff_turn(0, ["a", "b"], ["a", "x", "b", "y"])
     assert [s.name for s in turn.actual if s.differs] == ["x", "y"]
     assert (turn.missing, turn.unexpected, turn.first_difference) == ([], ["x", "y"], 1)
@@ -110,7 +114,9 @@ def test_unexpected_steps_are_marked_on_the_actual_side() -> None:
 def test_played_turns_and_interrupts_are_kept_verbatim_and_shown_as_text(
     support_run: ExperimentRun,
 ) -> None:
-    turns = build_report(support_run).cases[1].turns
+    case = build_report(support_run).cases[1]
+    assert case.result is support_run.results[1]  # the stored result itself, not a copy
+    turns = case.result.turns
     assert [(t.kind, t.sent) for t in turns] == [
         (
             "input",
@@ -118,14 +124,17 @@ def test_played_turns_and_interrupts_are_kept_verbatim_and_shown_as_text(
         ),
         ("resume", {"approved": True}),
     ]
-    assert [t.sent_text for t in turns] == [
-        '{"messages": [{"role": "user", "content": "Refund order 1042, it arrived broken"}]}',
-        '{"approved": true}',
+    assert [(kind_label(t), value_text(t.sent)) for t in turns] == [
+        (
+            "input",
+            '{"messages": [{"role": "user", "content": "Refund order 1042, it arrived broken"}]}',
+        ),
+        ("resume", '{"approved": true}'),
     ]
     (asked,) = turns[0].asked
-    assert (asked.id, asked.path) == ("int-7", "human_review")
-    assert asked.value == {"question": "Approve a refund of $250 for order 1042?"}
-    assert asked.shown == '{"question": "Approve a refund of $250 for order 1042?"}'
+    assert (asked["id"], asked["path"]) == ("int-7", "human_review")
+    assert asked["value"] == {"question": "Approve a refund of $250 for order 1042?"}
+    assert value_text(asked["value"]) == '{"question": "Approve a refund of $250 for order 1042?"}'
 
 
 def test_judge_reasoning_is_the_comment_of_judge_feedback(support_run: ExperimentRun) -> None:
@@ -152,15 +161,22 @@ def test_no_history_no_trend(support_run: ExperimentRun) -> None:
     assert build_report(support_run).trend == []
 
 
-def test_comparison_is_grouped_by_change(support_run: ExperimentRun, comparison) -> None:
-    grouped = build_report(support_run, comparison=comparison).comparison
-    assert grouped is not None
-    assert [c.case_id for c in grouped.regressions] == ["refund-over-limit"]
-    assert [c.case_id for c in grouped.improvements] == ["faq-shipping"]
-    assert [c.case_id for c in grouped.added] == ["slow-search"]
-    assert [c.case_id for c in grouped.removed] == ["legacy-greeting"]
-    assert grouped.unchanged == 1
-    assert grouped.evaluator_deltas == {STRICT: -0.15, JUDGE: -0.05}
+def test_comparison_is_read_grouped_by_change(support_run: ExperimentRun, comparison) -> None:
+    kept = build_report(support_run, comparison=comparison).comparison
+    assert kept == comparison  # as compare_runs made it
+    assert [(c.case_id, c.change) for c in changed(comparison)] == [
+        ("refund-over-limit", "regressed"),
+        ("faq-shipping", "improved"),
+        ("slow-search", "added"),
+        ("legacy-greeting", "removed"),
+    ]
+    assert change_counts(comparison) == {
+        "regressed": 1,
+        "improved": 1,
+        "added": 1,
+        "removed": 1,
+        "unchanged": 1,
+    }
 
 
 def test_histograms_bin_scores_on_the_unit_interval_and_latency_from_zero(
@@ -192,7 +208,7 @@ def test_percentile_and_histogram_edges() -> None:
 
 def test_every_finite_span_is_binned_however_narrow_or_wide() -> None:
     # a span too narrow to divide into ten bins is widened as a single value is
-    tiny = histogram("latency (s)", [5e-324, 0.0], from_zero=True)
+    tiny = histogram("latency (s)", [5e-324, 0.0], zero=True)
     assert (tiny.lo, tiny.hi, tiny.counts) == (0.0, 1.0, [2] + [0] * 9)
     narrow = histogram("x", [5e-324, 1e-323])
     assert (narrow.lo, narrow.hi, sum(narrow.counts)) == (5e-324 - 0.5, 1e-323 + 0.5, 2)

@@ -100,7 +100,7 @@ def failed_run() -> Any:
 
 def test_a_failed_case_lists_its_no_verdicts_in_every_format() -> None:
     report = failed_run()
-    assert report.cases[0].status == "failed"
+    assert report.cases[0].result.status == "failed"
     assert "| hitl\\_match | no verdict | Not &lt;scored&gt;. |" in render_markdown(report)
     html = render_html(report)
     assert (

@@ -1,9 +1,9 @@
-"""One summary from three sources: a run's results in memory (``build_report``), the same
-results read back from the store in pages and counted in SQL (``stream_report``), and the
-viewer's run page, which counts the evaluator table, the status counts and the charts'
-bins in SQL without reading the rows, give equal headline numbers, evaluator and tag
-summaries, on SQLite and on Postgres. Counts are equal exactly; a mean the database sums
-in another order is held equal to the rounding of that sum."""
+"""One summary from two paths: a run's results in memory (``build_report``) and the same run
+stored and counted in SQL (``stream_report``, whose queries the viewer's run page reads its
+status counts, evaluator table and charts' bins with) give equal headline numbers,
+evaluator and tag summaries, notes and distributions, on SQLite and on Postgres. Counts are
+equal exactly; a sum or mean the database adds up in another order is held equal to the
+rounding of that sum."""
 
 from __future__ import annotations
 
@@ -16,11 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lg_eval.experiments import ExperimentRun, ResultStore, open_store
-from lg_eval.experiments.results import CaseResult, RunInfo, ScoreRow
-from lg_eval.reports import EvaluatorSummary, Report, build_report
-from lg_eval.reports.stream import stream_report
-from lg_eval.viewer import _queries as viewer_sql
+from lg_eval.experiments import (
+    CaseResult,
+    ExperimentRun,
+    ResultStore,
+    RunInfo,
+    ScoreRow,
+    open_store,
+)
+from lg_eval.reports import EvaluatorSummary, Report, build_report, stream_report
+from lg_eval.viewer._summary import run_summary
 
 STATUSES = ("passed", "failed", "error", "timeout")
 SETTINGS = settings(
@@ -36,7 +41,8 @@ score_rows = st.builds(
     passed=st.one_of(st.none(), st.booleans()),
     error=st.one_of(st.none(), st.just("ValueError: boom")),
 )
-# per case: a list of repetitions, each (status, latency, tokens, cost, calls, attempts, tags, rows)
+# per case: a list of repetitions, each
+# (status, latency, tokens, cost, calls, attempts, tags, rows, notes)
 repetition = st.tuples(
     st.sampled_from(STATUSES),
     finite,
@@ -46,6 +52,7 @@ repetition = st.tuples(
     st.integers(1, 3),
     st.lists(st.sampled_from(["billing", "refund", "vip"]), max_size=2),
     st.lists(score_rows, max_size=3),
+    st.lists(st.sampled_from(["Turn 1 resumes 2 interrupts", "No checkpoint", "z"]), max_size=2),
 )
 runs = st.lists(st.lists(repetition, min_size=1, max_size=3), max_size=8)
 
@@ -73,9 +80,10 @@ def experiment(run_id: str, cases: list[list[tuple]]) -> ExperimentRun:  # type:
             attempts=attempts,
             tags=tags,
             scores=rows,
+            notes=notes,
         )
         for index, repetitions in enumerate(cases)
-        for rep, (status, latency, tokens, cost, calls, attempts, tags, rows) in enumerate(
+        for rep, (status, latency, tokens, cost, calls, attempts, tags, rows, notes) in enumerate(
             repetitions
         )
     ]
@@ -88,10 +96,25 @@ def stored(store: ResultStore, run: ExperimentRun) -> None:
     store.write([(ordinals[r.case_id], r) for r in run.results])
 
 
-def assert_same_numbers(memory: Report, sql: Report) -> None:
-    assert sql.summary == memory.summary
-    assert sql.evaluators == memory.evaluators
+def assert_same_report(run: ExperimentRun, memory: Report, sql: Report) -> None:
+    """The SQL path's report against the in-memory one: every count exactly, the sums and
+    means to the rounding of a float sum."""
+    summed = {"latency_mean_s", "cost"}
+    got, expected = sql.summary.model_dump(), memory.summary.model_dump()
+    assert {k: v for k, v in got.items() if k not in summed} == {
+        k: v for k, v in expected.items() if k not in summed
+    }
+    for name in summed:
+        if expected[name] is None:
+            assert got[name] is None, name
+        else:
+            assert got[name] == pytest.approx(expected[name], rel=1e-12), name
+    assert_same_evaluators(run, sql.evaluators, memory.evaluators)
     assert sql.tags == memory.tags
+    assert (sql.score_histogram, sql.latency_histogram) == (
+        memory.score_histogram,
+        memory.latency_histogram,
+    )
     assert sql.cases_total == memory.summary.results
 
 
@@ -116,20 +139,17 @@ def largest_scores(run: ExperimentRun) -> dict[str, float]:
     return out
 
 
-def assert_viewer_counts_the_same(
-    run: ExperimentRun, memory: Report, store: ResultStore, run_id: str
+def assert_same_evaluators(
+    run: ExperimentRun, counted: list[EvaluatorSummary], memory: list[EvaluatorSummary]
 ) -> None:
-    """The viewer's run page (SQL aggregates) against the report of the loaded run.
-
-    Counts are equal exactly. A database sums a key's scores in an order of its own, so a
+    """Counts are equal exactly. A database sums a key's scores in an order of its own, so a
     mean (and what rests on it) may differ from the report's by the rounding of a float
     sum: a few units in the 13th digit of the largest score at most (scores of 0.5 and
     -0.5 beside 1e-12 leave a mean whose every digit is that rounding).
     """
     largest = largest_scores(run)
-    counted = viewer_sql.evaluator_table(store, run_id)
-    assert [fields(e).keys() for e in counted] == [fields(e).keys() for e in memory.evaluators]
-    for sql_row, memory_row in zip(counted, memory.evaluators, strict=True):
+    assert [fields(e).keys() for e in counted] == [fields(e).keys() for e in memory]
+    for sql_row, memory_row in zip(counted, memory, strict=True):
         rounding = 1e-13 * largest.get(memory_row.key, 0.0)
         for (name, got), expected in zip(
             fields(sql_row).items(), fields(memory_row).values(), strict=True
@@ -138,8 +158,16 @@ def assert_viewer_counts_the_same(
                 assert got == pytest.approx(expected, rel=1e-12, abs=rounding or 1e-300), name
             else:
                 assert got == expected, name
-    assert viewer_sql.status_counts(store, run_id) == memory.summary.counts
-    assert viewer_sql.column_histograms(store, run_id)["latency_s"] == memory.latency_histogram
+
+
+def assert_viewer_reads_the_same(
+    run: ExperimentRun, memory: Report, store: ResultStore, run_id: str
+) -> None:
+    """The viewer's run page reads its aggregates through the same SQL."""
+    page = run_summary(store, run_id)
+    assert page.counts == memory.summary.counts
+    assert_same_evaluators(run, page.evaluators, memory.evaluators)
+    assert page.histograms["latency_s"] == memory.latency_histogram
 
 
 @SETTINGS
@@ -149,8 +177,8 @@ def test_memory_and_sqlite_give_one_summary(cases: list[list[tuple]]) -> None:  
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "r.sqlite") as store:
         stored(store, run)
         memory = build_report(run)
-        assert_same_numbers(memory, stream_report(store, "r", batch=3, history=0))
-        assert_viewer_counts_the_same(run, memory, store, "r")
+        assert_same_report(run, memory, stream_report(store, "r", history=0))
+        assert_viewer_reads_the_same(run, memory, store, "r")
 
 
 @pytest.mark.postgres
@@ -162,10 +190,10 @@ def test_memory_and_postgres_give_one_summary(pg_dsn: str) -> None:
         def check(cases: list[list[tuple]]) -> None:  # type: ignore[type-arg]
             run = experiment(f"diff-{uuid.uuid4().hex}", cases)
             stored(store, run)
-            streamed = stream_report(store, run.info.run_id, batch=3, history=0)
+            streamed = stream_report(store, run.info.run_id, history=0)
             memory = build_report(run)
-            assert_same_numbers(memory, streamed)
-            assert_viewer_counts_the_same(run, memory, store, run.info.run_id)
+            assert_same_report(run, memory, streamed)
+            assert_viewer_reads_the_same(run, memory, store, run.info.run_id)
 
         check()
 
@@ -175,9 +203,15 @@ def test_the_summary_counts_pass_at_k_over_cases_and_the_pass_rate_over_results(
     run = experiment(
         "fixed",
         [
-            [("passed", 1.0, 0, None, 0, 1, [], []), ("failed", 3.0, 0, None, 0, 1, [], [])],
-            [("passed", 2.0, 0, None, 0, 1, [], []), ("passed", 5.0, 0, None, 0, 2, [], [])],
-            [("error", 4.0, 0, None, 0, 1, [], [])],
+            [
+                ("passed", 1.0, 0, None, 0, 1, [], [], []),
+                ("failed", 3.0, 0, None, 0, 1, [], [], []),
+            ],
+            [
+                ("passed", 2.0, 0, None, 0, 1, [], [], []),
+                ("passed", 5.0, 0, None, 0, 2, [], [], []),
+            ],
+            [("error", 4.0, 0, None, 0, 1, [], [], [])],
         ],
     )
     summary = build_report(run).summary

@@ -153,5 +153,5 @@ def test_report_json_on_stdout_escapes_c1_controls(here: dict[str, str], tmp_pat
     assert shown.exit_code == 0, shown.output
     assert _c1(shown.stdout) == []
     document = json.loads(shown.stdout)
-    assert document["cases"][0]["case_id"] == "c\x9b31m"
-    assert document["cases"][0]["tags"] == ["\x9d0;t\x9c"]
+    assert document["cases"][0]["result"]["case_id"] == "c\x9b31m"
+    assert document["cases"][0]["result"]["tags"] == ["\x9d0;t\x9c"]

@@ -121,6 +121,14 @@ def test_the_case_page_shows_what_was_expected_next_to_what_happened(
     expected = text(re.search(r'<ol class="expected-calls">(.*?)</ol>', html, re.S).group(1))
     made = text(re.search(r'<ol class="tool-calls">(.*?)</ol>', html, re.S).group(1))
     assert (expected, made) == ('get_weather { "city": "nyc" }', 'get_weather { "city": "sf" }')
+    answer = re.search(r'<div class="answer">(.*?)</div>\n</div>', html, re.S).group(1)
+    assert text(answer).startswith(
+        'expected (contains every keyword) said (the final answer) "rain"'
+    )
+    _, _, exact = get(viewer, "/case", run="w1", id="sunny-sf-from-table")
+    expected = re.search(r'<div class="expected"><pre class="text">(.*?)</pre>', exact, re.S)
+    assert "expected (exact answer)" in text(exact)
+    assert expected.group(1) == "The weather in sf is sunny and 75 degrees."
     _, _, anyargs = get(viewer, "/case", run="w1", id="sunny-sf-from-table")
     listed = re.search(r'<ol class="expected-calls">(.*?)</ol>', anyargs, re.S).group(1)
     assert text(listed) == "get_weather any arguments"  # a bare name: any arguments

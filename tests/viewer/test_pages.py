@@ -22,8 +22,9 @@ from langgraph.types import Command
 from graphs import weather
 from lg_eval.experiments import ResultStore, compare_runs, open_store
 from lg_eval.reports import build_report
+from lg_eval.reports._keys import evaluator_table
+from lg_eval.reports._stored import column_histograms, status_counts
 from lg_eval.viewer import CSP, Pages, ViewerServer
-from lg_eval.viewer import _queries as q
 from tests.viewer.conftest import misread
 
 
@@ -68,9 +69,9 @@ def test_the_run_page_counts_as_the_report_does(weather_store: Path) -> None:
     run = loaded(weather_store, "weather-2")
     report = build_report(run)
     with open_store(weather_store) as store:
-        assert q.evaluator_table(store, "weather-2") == report.evaluators
-        assert q.status_counts(store, "weather-2") == report.summary.counts
-        latency = q.column_histograms(store, "weather-2")["latency_s"]
+        assert evaluator_table(store, "weather-2") == report.evaluators
+        assert status_counts(store, "weather-2") == report.summary.counts
+        latency = column_histograms(store, "weather-2")["latency_s"]
     assert latency == report.latency_histogram
 
 

@@ -34,6 +34,8 @@ from lg_eval.experiments import (
 )
 from lg_eval.experiments.schema_version import SCHEMA_VERSION
 from lg_eval.reports import build_report
+from lg_eval.reports._keys import evaluator_table
+from lg_eval.reports._stored import column_histograms
 from lg_eval.stats import BOOTSTRAP_LIMIT
 from lg_eval.viewer import Pages
 from lg_eval.viewer import _queries as q
@@ -138,7 +140,7 @@ def test_a_key_with_more_scores_than_the_bootstrap_takes_has_the_reports_interva
     report = build_report(run)
     with memory_store() as store:
         store_run(store, run)
-        (row,) = q.evaluator_table(store, "big")
+        (row,) = evaluator_table(store, "big")
     (expected,) = report.evaluators
     interval, wanted = row.mean_interval, expected.mean_interval
     assert interval is not None and wanted is not None and wanted.method == "normal"
@@ -193,7 +195,7 @@ def test_a_key_with_repetitions_has_the_reports_intervals_over_cases(
     (expected,) = build_report(run).evaluators
     with memory_store() as store:
         store_run(store, run)
-        (row,) = q.evaluator_table(store, "reps")
+        (row,) = evaluator_table(store, "reps")
     assert_the_reports_row(row, expected, method)
 
 
@@ -206,7 +208,7 @@ def test_on_postgres_a_key_with_repetitions_has_the_reports_intervals_over_cases
     (expected,) = build_report(run).evaluators
     with open_store(pg_dsn) as store:
         store_run(store, run)
-        (row,) = q.evaluator_table(store, run.info.run_id)
+        (row,) = evaluator_table(store, run.info.run_id)
     assert_the_reports_row(row, expected, method)
 
 
@@ -230,8 +232,8 @@ def test_on_postgres_a_deviation_too_small_to_square_in_floats_is_summed(pg_dsn:
     report = build_report(run)
     with open_store(pg_dsn) as store:
         store_run(store, run)
-        (row,) = q.evaluator_table(store, run_id)
-        bins = q.column_histograms(store, run_id)["latency_s"]
+        (row,) = evaluator_table(store, run_id)
+        bins = column_histograms(store, run_id)["latency_s"]
     (expected,) = report.evaluators
     assert row.mean_interval is not None and expected.mean_interval is not None
     assert row.mean_interval.method == expected.mean_interval.method == "normal"

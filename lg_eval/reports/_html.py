@@ -21,7 +21,23 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from lg_eval.reports import charts
+from lg_eval._visible import visible
+from lg_eval.arguments import validated
+from lg_eval.reports import _charts as charts
+from lg_eval.reports._calibration import agreement_text, shown_disagreements
+from lg_eval.reports._model import (
+    STATUSES,
+    Report,
+    change_counts,
+    changed,
+    is_judge,
+    kind_label,
+    no_verdict,
+    pooled_tests,
+    reason,
+    significant_cases,
+    speaker,
+)
 from lg_eval.reports._text import (
     money,
     note_line,
@@ -35,10 +51,8 @@ from lg_eval.reports._text import (
     test_effect,
     test_subject,
     test_verdict,
-    visible,
+    value_text,
 )
-from lg_eval.reports.calibration import agreement_text, shown_disagreements
-from lg_eval.reports.model import STATUSES, Report, checked_report
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -71,7 +85,8 @@ def content_security_policy(style: str, script: str) -> str:
 
 @cache
 def environment() -> Environment:
-    """The jinja2 environment: autoescaping on for every template, undefined names fail."""
+    """The jinja2 environment: autoescaping on for every template, undefined names fail;
+    the filters and tests the report's and the viewer's templates share."""
     env = Environment(
         loader=PackageLoader("lg_eval.reports", "templates"),
         autoescape=True,
@@ -94,9 +109,18 @@ def environment() -> Environment:
         subject=test_subject,
         effect=test_effect,
         verdict=test_verdict,
+        text=value_text,
+        reason=reason,
+        speaker=speaker,
+        kind_label=kind_label,
+        changed=changed,
+        change_counts=change_counts,
+        pooled=pooled_tests,
+        significant=significant_cases,
         agreement=lambda key, report: agreement_text(report, key),
         shown=shown_disagreements,
     )
+    env.tests.update(judge=is_judge, no_verdict=no_verdict)
     return env
 
 
@@ -104,13 +128,13 @@ def _asset(name: str) -> str:
     return (files("lg_eval.reports") / "templates" / name).read_text(encoding="utf-8")
 
 
+@validated
 def render_html(report: Report) -> str:
     """The report as a standalone HTML page."""
-    report = checked_report(report)
     style, script = _asset("report.css"), _asset("report.js")
     data = {
         "rows": [
-            {"status": case.status, "tags": [visible(tag) for tag in case.tags]}
+            {"status": case.result.status, "tags": [visible(tag) for tag in case.result.tags]}
             for case in report.cases
         ]
     }
@@ -134,6 +158,3 @@ def render_html(report: Report) -> str:
             csp=content_security_policy(style, script),
         )
     )
-
-
-__all__ = ["content_security_policy", "csp_hash", "environment", "render_html", "script_json"]

@@ -1,16 +1,19 @@
 """JSON rendering: the whole report model, as one document a script or another tool can read.
 
-The document is :class:`~lg_eval.reports.model.Report` dumped as it is, under the version
-``lg_eval.report/2``: the run's identity and aggregates, and every case × repetition with
-the turns played (inputs, interrupts with their payloads, the human's answers and state
-edits), the trajectory per turn and flat, the reference, the trajectory difference, every
-feedback (score, verdict, comment, metadata with a judge's model and usage), latency,
-tokens, cost and error. Text is verbatim: JSON escapes C0 controls, and DEL, C1 controls
-(``U+009B`` acts as a terminal's CSI), bidi controls and line separators are written as
-``\\uXXXX`` escapes too, so the document is safe to print on a terminal and a parser reads
-the same text back. ``Report.model_validate_json`` of the output gives the model back, and
-the JSON Schema shipped in ``lg_eval/reports/schema/report-2.json`` (:func:`json_schema`,
-generated from the same models) describes it.
+The document is :class:`~lg_eval.reports.Report` dumped as it is, under the version
+``lg_eval.report/3``: the run's record and aggregates, and every case × repetition listed
+as the results store keeps it (``result``: the turns played with what each sent and what
+the graph asked, the trajectory per turn and the reference, the tool calls as they ran
+(an edited call keeps the model's proposal), the output and the answers per turn against
+the expected output, every feedback with its comment and metadata, the simulated
+conversation, latency, tokens, cost, error, notes) beside its trajectory difference
+(``diff``); a comparison is the one ``compare_runs`` made. Text is verbatim: JSON escapes
+C0 controls, and DEL, C1 controls (``U+009B`` acts as a terminal's CSI), bidi controls and
+line separators are written as ``\\uXXXX`` escapes too, so the document is safe to print
+on a terminal and a parser reads the same text back. ``Report.model_validate_json`` of the
+output gives the model back, and the JSON Schema shipped in
+``lg_eval/reports/schema/report-3.json`` (:func:`json_schema`, generated from the same
+models) describes it.
 
 :func:`write_json` streams a document whose cases come from an iterator (a big stored
 run, read a page at a time) without holding them.
@@ -24,14 +27,15 @@ from importlib.resources import files
 from typing import IO, Any
 
 from lg_eval._visible import data_escaped
-from lg_eval.experiments.results import ExperimentRun
-from lg_eval.reports.build import build_report
-from lg_eval.reports.model import SCHEMA, CaseReport, Report, checked_report
+from lg_eval.arguments import validated
+from lg_eval.experiments import ExperimentRun
+from lg_eval.reports._build import build_report
+from lg_eval.reports._model import SCHEMA, Report, ReportCase
 
-SCHEMA_FILE = "schema/report-2.json"
+SCHEMA_FILE = "schema/report-3.json"
 """The shipped JSON Schema, relative to the ``lg_eval.reports`` package."""
 
-SCHEMA_ID = "https://lg-eval.dev/schema/report-2.json"
+SCHEMA_ID = "https://lg-eval.dev/schema/report-3.json"
 
 
 def report_json(report: Report) -> dict[str, Any]:
@@ -39,11 +43,12 @@ def report_json(report: Report) -> dict[str, Any]:
     return report.model_dump(mode="json", by_alias=True)
 
 
+@validated
 def render_json(report: Report | ExperimentRun, *, indent: int | None = 2) -> str:
     """The report as JSON (``report`` may be a :class:`Report` or the run itself)."""
     if isinstance(report, ExperimentRun):
         report = build_report(report)
-    text = json.dumps(report_json(checked_report(report)), indent=indent, ensure_ascii=False)
+    text = json.dumps(report_json(report), indent=indent, ensure_ascii=False)
     return data_escaped(text)
 
 
@@ -51,7 +56,7 @@ def write_json(
     report: Report,
     out: IO[str],
     *,
-    cases: Iterable[CaseReport] | None = None,
+    cases: Iterable[ReportCase] | None = None,
     extra: Mapping[str, Iterable[Any]] | None = None,
     indent: int | None = 2,
 ) -> None:
@@ -131,16 +136,3 @@ def _dump(value: Any, indent: int | None, depth: int) -> str:
     if indent is None:
         return text
     return text.replace("\n", "\n" + " " * (indent * depth))
-
-
-__all__ = [
-    "SCHEMA",
-    "SCHEMA_FILE",
-    "json_schema",
-    "render_json",
-    "report_json",
-    "schema_text",
-    "shipped_schema",
-    "write_json",
-    "write_object",
-]

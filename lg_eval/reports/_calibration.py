@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from lg_eval.experiments import ResultStore
 from lg_eval.labels import Calibration, Disagreement, calibrate, labelled_keys
-from lg_eval.reports.model import Report
+from lg_eval.reports._model import Report
 
 SHOWN = 10
 """Disagreements a report lists per key (the JSON report holds every one)."""
@@ -44,13 +44,3 @@ def shown_disagreements(calibration: Calibration) -> list[Disagreement]:
 def verdict_word(verdict: bool) -> str:
     """``pass`` or ``fail``."""
     return "pass" if verdict else "fail"
-
-
-__all__ = [
-    "SHOWN",
-    "agreement_text",
-    "calibration_of",
-    "shown_disagreements",
-    "verdict_word",
-    "with_calibration",
-]

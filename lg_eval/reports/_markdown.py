@@ -12,6 +12,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from lg_eval._visible import visible
+from lg_eval.arguments import validated
+from lg_eval.experiments import Comparison
+from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word
+from lg_eval.reports._diff import Step
+from lg_eval.reports._model import (
+    STATUSES,
+    Report,
+    ReportCase,
+    Summary,
+    changed,
+    kind_label,
+    pooled_tests,
+    reason,
+    significant_cases,
+)
 from lg_eval.reports._text import (
     dataset_changes,
     money,
@@ -25,16 +41,7 @@ from lg_eval.reports._text import (
     test_effect,
     test_subject,
     test_verdict,
-    visible,
-)
-from lg_eval.reports.calibration import agreement_text, shown_disagreements, verdict_word
-from lg_eval.reports.model import (
-    CaseReport,
-    ComparisonReport,
-    Report,
-    Step,
-    Summary,
-    checked_report,
+    value_text,
 )
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -99,20 +106,20 @@ def _calibration(report: Report) -> list[str]:
     return out
 
 
+@validated
 def render_markdown(report: Report) -> str:
     """The report as GitHub-flavoured Markdown."""
-    report = checked_report(report)
     info, summary = report.info, report.summary
     out = [f"# lg_eval report: {md(info.dataset)}", ""]
     out += table(
-        ["run", "dataset", "status", "pass rate", "passed", "failed", "error", "timeout"],
+        ["run", "dataset", "status", "pass rate", *STATUSES],
         [
             [
                 md(info.run_id),
                 md(info.dataset),
                 md(info.status),
                 percent(summary.pass_rate),
-                *(str(summary.counts.of(s)) for s in ("passed", "failed", "error", "timeout")),
+                *(str(summary.counts.of(s)) for s in STATUSES),
             ]
         ],
     )
@@ -195,10 +202,10 @@ def render_markdown(report: Report) -> str:
         [
             [
                 md(case.label),
-                case.status,
-                md(", ".join(case.tags)),
+                case.result.status,
+                md(", ".join(case.result.tags)),
                 md(", ".join(f"{k}={number(v)}" for k, v in case.score_map.items())),
-                seconds(case.latency_s),
+                seconds(case.result.latency_s),
             ]
             for case in report.cases
         ],
@@ -217,9 +224,9 @@ def render_markdown(report: Report) -> str:
                     p.started_at.isoformat(timespec="seconds"),
                     percent(p.pass_rate),
                     str(p.results),
-                    "changed since the run above" if changed else "",
+                    "changed since the run above" if new else "",
                 ]
-                for p, changed in zip(report.trend, dataset_changes(report.trend), strict=True)
+                for p, new in zip(report.trend, dataset_changes(report.trend), strict=True)
             ],
         )
     if report.comparison:
@@ -227,10 +234,11 @@ def render_markdown(report: Report) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _failed(case: CaseReport) -> list[str]:
-    out = [f"### {md(case.label)}: {case.status}", ""]
-    if case.error:
-        out += [f"**Error:** {md(case.error)}", ""]
+def _failed(case: ReportCase) -> list[str]:
+    result = case.result
+    out = [f"### {md(case.label)}: {result.status}", ""]
+    if result.error:
+        out += [f"**Error:** {md(result.error)}", ""]
     if case.failing_checks or case.no_verdicts:
         out += table(
             ["feedback", "score", "comment"],
@@ -239,13 +247,13 @@ def _failed(case: CaseReport) -> list[str]:
                     [md(f.key), number(f.score), md(f.error or f.comment or "")]
                     for f in case.failing_checks
                 ),
-                *([md(f.key), "no verdict", md(f.reason)] for f in case.no_verdicts),
+                *([md(f.key), "no verdict", md(reason(f))] for f in case.no_verdicts),
             ],
         )
     if case.shows_answer:
         out += table(
             [md(case.expected_label), "said (the final answer)"],
-            [[_or_dash(case.expected_text), _or_dash(case.output)]],
+            [[_or_dash(case.expected_text), _or_dash(result.output)]],
         )
         if case.turn_answers:
             out += table(["turn", "said"], [[str(n), md(said)] for n, said in case.turn_answers])
@@ -262,18 +270,18 @@ def _failed(case: CaseReport) -> list[str]:
                 for d in case.diff
             ],
         )
-    if case.turns:
+    if result.turns:
         out += table(
             ["turn", "kind", "sent", "asked"],
             [
                 [
                     f"turns[{t.index}]",
-                    md(t.kind_label),
-                    md(t.sent_text or ""),
-                    md("; ".join(a.shown for a in t.asked))
+                    md(kind_label(t)),
+                    md("" if t.sent is None else value_text(t.sent)),
+                    md("; ".join(value_text(a.get("value")) for a in t.asked))
                     + (f" {md(t.error)}" if t.error else ""),
                 ]
-                for t in case.turns
+                for t in result.turns
             ],
         )
     if case.judge_notes:
@@ -300,13 +308,8 @@ def _comparison(report: Report) -> list[str]:
     out = [f"## Comparison: {md(comparison.run_b)} against {md(comparison.run_a)}", ""]
     out += [f"Pass rate {percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}."]
     out += [""]
-    changed = [
-        *comparison.regressions,
-        *comparison.improvements,
-        *comparison.added,
-        *comparison.removed,
-    ]
-    if changed:
+    moved = changed(comparison)
+    if moved:
         out += table(
             ["case", "change", "status", "score deltas"],
             [
@@ -316,7 +319,7 @@ def _comparison(report: Report) -> list[str]:
                     f"{c.status_a or '–'} → {c.status_b or '–'}",
                     md(", ".join(f"{k} {signed(v)}" for k, v in c.score_deltas.items())),
                 ]
-                for c in changed
+                for c in moved
             ],
         )
     if comparison.evaluator_deltas:
@@ -335,7 +338,7 @@ def _over(summary: Summary) -> str:
     return ", over cases" if interval is not None and interval.method == "cluster_wilson" else ""
 
 
-def _tests(comparison: ComparisonReport) -> list[str]:
+def _tests(comparison: Comparison) -> list[str]:
     """The pooled paired tests, then the cases whose own test is significant."""
     out = [f"### Paired tests (alpha {number(comparison.alpha)})", ""]
     return out + table(
@@ -351,9 +354,6 @@ def _tests(comparison: ComparisonReport) -> list[str]:
                 p_value(t.p_adjusted),
                 test_verdict(t),
             ]
-            for t in (*comparison.pooled_tests, *comparison.significant_cases)
+            for t in (*pooled_tests(comparison), *significant_cases(comparison))
         ],
     )
-
-
-__all__ = ["md", "render_markdown", "table"]

@@ -14,7 +14,24 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from lg_eval._visible import visible
+from lg_eval.arguments import validated
 from lg_eval.errors import InvalidOptionError
+from lg_eval.experiments import Comparison, ScoreRow
+from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word
+from lg_eval.reports._columns import Column, fitted_table
+from lg_eval.reports._diff import Step
+from lg_eval.reports._model import (
+    STATUSES,
+    Report,
+    ReportCase,
+    change_counts,
+    changed,
+    kind_label,
+    pooled_tests,
+    reason,
+    significant_cases,
+)
 from lg_eval.reports._text import (
     dataset_changes,
     money,
@@ -28,17 +45,7 @@ from lg_eval.reports._text import (
     test_effect,
     test_subject,
     test_verdict,
-    visible,
-)
-from lg_eval.reports.calibration import agreement_text, shown_disagreements, verdict_word
-from lg_eval.reports.columns import Column, fitted_table
-from lg_eval.reports.model import (
-    CaseReport,
-    ComparisonReport,
-    Report,
-    ScoreLine,
-    Step,
-    checked_report,
+    value_text,
 )
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
@@ -50,15 +57,16 @@ def text(content: object, style: str = "") -> Text:
     return Text(visible(str(content)), style=style)
 
 
+@validated
 def render_terminal(report: Report, console: Console | None = None) -> None:
     """Print the report to ``console`` (a new :class:`rich.console.Console` by default),
-    its tables fitted to the console's width (:mod:`lg_eval.reports.columns`)."""
-    report = checked_report(report)
+    its tables fitted to the console's width."""
     console = console or Console()
     for renderable in renderables(report, console.width):
         console.print(renderable)
 
 
+@validated
 def render_comparison(report: Report, console: Console | None = None) -> None:
     """Print only the report's comparison (what ``lg-eval compare`` shows): the pass rates,
     the changed cases, the per-key mean deltas and the paired tests, without run B's whole
@@ -68,7 +76,6 @@ def render_comparison(report: Report, console: Console | None = None) -> None:
         InvalidOptionError: ``report`` is no :class:`Report`, or was built without
             ``comparison=``.
     """
-    report = checked_report(report)
     if report.comparison is None:
         raise InvalidOptionError(
             "render_comparison needs a report built with comparison= (build_report(run_b, "
@@ -96,15 +103,15 @@ def renderables(report: Report, width: int = 80) -> list[RenderableType]:
     for case in report.failures:
         parts.append(_failed(case))
     for case in report.cases:
-        if case.status == "passed" and case.no_verdicts:
+        if case.result.status == "passed" and case.no_verdicts:
             parts.append(_passed_without_verdicts(case))
     if report.trend:
         line = Text("trend: ", style="bold")
-        for n, (point, changed) in enumerate(
+        for n, (point, moved) in enumerate(
             zip(report.trend, dataset_changes(report.trend), strict=True)
         ):
             if n:
-                line.append(" ┆ dataset changed ┆ " if changed else " → ", style="")
+                line.append(" ┆ dataset changed ┆ " if moved else " → ", style="")
             line.append(percent(point.pass_rate), style="bold" if point.current else "")
         parts.append(line)
     if report.comparison:
@@ -120,7 +127,7 @@ def _summary(report: Report) -> Table:
     table.add_column(style="bold")
     table.add_column()
     status_line = Text()
-    for status in ("passed", "failed", "error", "timeout"):
+    for status in STATUSES:
         if status_line:
             status_line.append("  ")
         status_line.append(f"{summary.counts.of(status)} {status}", style=STATUS_STYLE[status])
@@ -226,14 +233,14 @@ def _calibration(report: Report) -> list[RenderableType]:
 def _tags(report: Report, width: int) -> Table:
     columns = (
         Column("tag", wrap=True),
-        *(Column(c, "right") for c in ("results", "passed", "failed", "error", "timeout")),
+        *(Column(c, "right") for c in ("results", *STATUSES)),
         Column("pass rate", "right"),
     )
     rows: list[list[Text | str]] = [
         [
             text(t.tag),
             str(t.counts.total),
-            *(str(t.counts.of(s)) for s in ("passed", "failed", "error", "timeout")),
+            *(str(t.counts.of(s)) for s in STATUSES),
             percent(t.pass_rate),
         ]
         for t in report.tags
@@ -241,16 +248,17 @@ def _tags(report: Report, width: int) -> Table:
     return fitted_table(columns, rows, width, title="tags")
 
 
-def _failed(case: CaseReport) -> RenderableType:
-    header = Text("✗ ", style=STATUS_STYLE[case.status])
+def _failed(case: ReportCase) -> RenderableType:
+    result = case.result
+    header = Text("✗ ", style=STATUS_STYLE[result.status])
     header.append_text(text(case.label, "bold"))
-    header.append(f"  {case.status}", style=STATUS_STYLE[case.status])
-    if case.tags:
-        header.append_text(text(f"  [{', '.join(case.tags)}]", "dim"))
-    header.append(f"  {seconds(case.latency_s)}", style="dim")
+    header.append(f"  {result.status}", style=STATUS_STYLE[result.status])
+    if result.tags:
+        header.append_text(text(f"  [{', '.join(result.tags)}]", "dim"))
+    header.append(f"  {seconds(result.latency_s)}", style="dim")
     parts: list[RenderableType] = [header]
-    if case.error:
-        parts.append(Padding(text(f"error: {case.error}", "magenta"), (0, 0, 0, 2)))
+    if result.error:
+        parts.append(Padding(text(f"error: {result.error}", "magenta"), (0, 0, 0, 2)))
     for line in case.failing_checks:
         note = text(f"{line.key} = {number(line.score)}", "red")
         if line.error or line.comment:
@@ -272,15 +280,16 @@ def _failed(case: CaseReport) -> RenderableType:
                 text(d.reason or "same", "red" if d.reason else "green"),
             )
         parts.append(Padding(diff, (0, 0, 0, 2)))
-    if case.turns:
+    if result.turns:
         played = Table(title="turns played", title_justify="left")
         for column in ("turn", "kind", "sent", "asked"):
             played.add_column(column)
-        for t in case.turns:
-            asked = text("; ".join(a.shown for a in t.asked))
+        for t in result.turns:
+            asked = text("; ".join(value_text(a.get("value")) for a in t.asked))
             if t.error:
                 asked.append_text(text(f" error: {t.error}", "magenta"))
-            played.add_row(f"turns[{t.index}]", text(t.kind_label), text(t.sent_text or ""), asked)
+            sent = "" if t.sent is None else value_text(t.sent)
+            played.add_row(f"turns[{t.index}]", text(kind_label(t)), text(sent), asked)
         parts.append(Padding(played, (0, 0, 0, 2)))
     for judged in case.judge_notes:
         reasoning = text(f"judge {judged.key} = {number(judged.score)}: ", "cyan")
@@ -289,13 +298,14 @@ def _failed(case: CaseReport) -> RenderableType:
     return Group(*parts)
 
 
-def _answer(case: CaseReport) -> list[Table]:
+def _answer(case: ReportCase) -> list[Table]:
     """What was expected beside what the agent said last; then its answer per turn."""
     said = Table(title="expected vs said", title_justify="left")
     said.add_column(case.expected_label)
     said.add_column(SAID)
     said.add_row(
-        _or_dim(case.expected_text, "no expected output"), _or_dim(case.output, "no answer")
+        _or_dim(case.expected_text, "no expected output"),
+        _or_dim(case.result.output, "no answer"),
     )
     if not case.turn_answers:
         return [said]
@@ -311,7 +321,7 @@ def _or_dim(content: str | None, missing: str) -> Text:
     return Text(missing, style="dim") if content is None else text(content)
 
 
-def _passed_without_verdicts(case: CaseReport) -> RenderableType:
+def _passed_without_verdicts(case: ReportCase) -> RenderableType:
     """A passed case whose other feedback gave no verdict: each one and its reason."""
     header = Text("✓ ", style="green")
     header.append_text(text(case.label, "bold"))
@@ -320,9 +330,9 @@ def _passed_without_verdicts(case: CaseReport) -> RenderableType:
     return Group(header, *notes)
 
 
-def _no_verdict(line: ScoreLine) -> Text:
-    note = text(f"{line.key}: no verdict", "yellow")
-    note.append_text(text(f": {line.reason}"))
+def _no_verdict(row: ScoreRow) -> Text:
+    note = text(f"{row.key}: no verdict", "yellow")
+    note.append_text(text(f": {reason(row)}"))
     return note
 
 
@@ -366,23 +376,14 @@ def _comparison(report: Report, width: int) -> list[RenderableType]:
             text(", ".join(f"{k} {signed(v)}" for k, v in change.score_deltas.items() if v)
                  or "none"),
         )
-        for change in (
-            *comparison.regressions,
-            *comparison.improvements,
-            *comparison.added,
-            *comparison.removed,
-        )
+        for change in changed(comparison)
     ]  # fmt: skip
     title = text(
         f"{comparison.run_b} against {comparison.run_a}: pass rate "
         f"{percent(comparison.pass_rate_a)} → {percent(comparison.pass_rate_b)}"
     )
     table = fitted_table(COMPARISON_COLUMNS, rows, width, title=title)
-    counted = (
-        f"{len(comparison.regressions)} regressed, {len(comparison.improvements)} improved, "
-        f"{len(comparison.added)} added, {len(comparison.removed)} removed, "
-        f"{comparison.unchanged} unchanged"
-    )
+    counted = ", ".join(f"{n} {change}" for change, n in change_counts(comparison).items())
     table.caption = f"{counted}; {table.caption}" if table.caption else counted
     moved = [f"{k} {signed(v)}" for k, v in comparison.evaluator_deltas.items() if v]
     kept = len(comparison.evaluator_deltas) - len(moved)
@@ -393,11 +394,11 @@ def _comparison(report: Report, width: int) -> list[RenderableType]:
     return [table, line] if comparison.evaluator_deltas else [table]
 
 
-def _tests(comparison: ComparisonReport, width: int) -> Table:
+def _tests(comparison: Comparison, width: int) -> Table:
     """The pooled paired tests, then the cases whose own test is significant."""
     style = {"significant regression": "red", "significant improvement": "green"}
     rows = []
-    for test in (*comparison.pooled_tests, *comparison.significant_cases):
+    for test in (*pooled_tests(comparison), *significant_cases(comparison)):
         verdict = test_verdict(test)
         rows.append(
             (
@@ -413,6 +414,3 @@ def _tests(comparison: ComparisonReport, width: int) -> Table:
         )
     title = f"paired tests (alpha {number(comparison.alpha)})"
     return fitted_table(TEST_COLUMNS, rows, width, title=title)
-
-
-__all__ = ["render_comparison", "render_terminal", "renderables", "text"]

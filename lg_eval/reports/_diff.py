@@ -12,8 +12,35 @@ from collections import Counter
 from difflib import SequenceMatcher
 from itertools import zip_longest
 
-from lg_eval.experiments.results import CaseResult
-from lg_eval.reports.model import Step, TurnDiff
+from pydantic import BaseModel, ConfigDict, Field
+
+from lg_eval.experiments import CaseResult
+
+
+class Step(BaseModel):
+    """One node of a trajectory turn; ``differs`` marks it as outside the common sequence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    differs: bool = False
+
+
+class TurnDiff(BaseModel):
+    """Expected against actual steps of one turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turn: int = Field(description="The turn's index in the thread, from 0.")
+    expected: list[Step]
+    actual: list[Step]
+    match: bool
+    first_difference: int | None = Field(
+        default=None, description="The first position where the two sequences differ."
+    )
+    missing: list[str] = Field(default_factory=list, description="Expected, did not run.")
+    unexpected: list[str] = Field(default_factory=list, description="Ran, not expected.")
+    reason: str | None = None
 
 
 def sides(result: CaseResult) -> tuple[list[list[str]], list[list[str]]] | None:
@@ -77,6 +104,3 @@ def _reason(position: int, expected: list[str], actual: list[str]) -> str:
     if want is None:
         return f"step {position + 1}: unexpected extra {got!r}"
     return f"step {position + 1}: expected {want!r}, got {got!r}"
-
-
-__all__ = ["diff_turn", "diff_turns", "sides"]

@@ -85,6 +85,3 @@ def _needs(column: Column, cells: list[Text]) -> int:
     words = [len(word) for cell in cells for word in cell.plain.split()]
     widest = max([*(cell.cell_len for cell in cells), header, 1])
     return min(widest, max([FOLD_MIN, header, *(min(w, WORD_MAX) for w in words)]))
-
-
-__all__ = ["FOLD_MIN", "WORD_MAX", "Column", "fitted_table"]

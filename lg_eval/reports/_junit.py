@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from lg_eval.reports._text import number, percent, shorten, visible
-from lg_eval.reports.model import CaseReport, Report, checked_report
+from lg_eval._visible import visible
+from lg_eval.arguments import validated
+from lg_eval.experiments import ScoreRow
+from lg_eval.reports._model import Report, ReportCase, no_verdict, reason
+from lg_eval.reports._text import number, percent, shorten
 
 MESSAGE_LIMIT = 500
 
 
+@validated
 def render_junit(report: Report) -> str:
     """The report as a JUnit XML document (``<testsuites>`` with one ``<testsuite>``)."""
-    report = checked_report(report)
     summary = report.summary
     failures, errors = summary.counts.failed, summary.counts.error + summary.counts.timeout
-    total_time = f"{sum(case.latency_s for case in report.cases):.3f}"
+    total_time = f"{sum(case.result.latency_s for case in report.cases):.3f}"
     suites = ET.Element(
         "testsuites",
         _attrs(
@@ -63,23 +66,24 @@ def render_junit(report: Report) -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
+def _testcase(suite: ET.Element, dataset: str, case: ReportCase) -> None:
+    result = case.result
     element = ET.SubElement(
         suite,
         "testcase",
-        _attrs(classname=dataset, name=case.label, time=f"{case.latency_s:.3f}"),
+        _attrs(classname=dataset, name=case.label, time=f"{result.latency_s:.3f}"),
     )
-    if case.status == "failed":
+    if result.status == "failed":
         lines = [
-            _feedback_line(line.key, line.score, line.comment, line.error) for line in case.failing
-        ] + [f"{line.key}: no verdict: {line.reason}" for line in case.no_verdicts]
+            _feedback_line(row.key, row.score, row.comment, row.error) for row in case.failing
+        ] + [f"{row.key}: no verdict: {reason(row)}" for row in case.no_verdicts]
         message = "; ".join(lines) or "the case failed"
         said = []
         if case.shows_answer:
             expected = "–" if case.expected_text is None else case.expected_text
             said = [
                 f"{case.expected_label}: {expected}",
-                f"said: {'–' if case.output is None else case.output}",
+                f"said: {'–' if result.output is None else result.output}",
             ]
         details = "\n".join(
             [*lines, *said, *(f"turn {d.turn + 1}: {d.reason}" for d in case.diff if d.reason)]
@@ -88,22 +92,24 @@ def _testcase(suite: ET.Element, dataset: str, case: CaseReport) -> None:
             element, "failure", _attrs(message=shorten(message, MESSAGE_LIMIT), type="failed")
         )
         failure.text = visible(details)
-    elif case.status in ("error", "timeout"):
-        message = case.error or ("timed out" if case.status == "timeout" else "error")
+    elif result.status in ("error", "timeout"):
+        message = result.error or ("timed out" if result.status == "timeout" else "error")
         error = ET.SubElement(
-            element, "error", _attrs(message=shorten(message, MESSAGE_LIMIT), type=case.status)
+            element, "error", _attrs(message=shorten(message, MESSAGE_LIMIT), type=result.status)
         )
         error.text = visible(message)
     out = ET.SubElement(element, "system-out")
-    out.text = visible(
-        "\n".join(
-            f"{line.key}: no verdict: {line.reason}"
-            if line.no_verdict
-            else f"{line.key} = {number(line.score)}"
-            for line in case.scores
-        )
-        or "no scores"
-    )
+    out.text = visible("\n".join(_score_line(row) for row in result.scores) or "no scores")
+
+
+def _score_line(row: ScoreRow) -> str:
+    """``key = score``; without a verdict, the reason beside a score the row still holds
+    (a number without a threshold) or in its place."""
+    if not no_verdict(row):
+        return f"{row.key} = {number(row.score)}"
+    if row.score is None:
+        return f"{row.key}: no verdict: {reason(row)}"
+    return f"{row.key} = {number(row.score)} (no verdict: {reason(row)})"
 
 
 def _feedback_line(key: str, score: object, comment: str | None, error: str | None) -> str:
@@ -114,6 +120,3 @@ def _feedback_line(key: str, score: object, comment: str | None, error: str | No
 
 def _attrs(**values: object) -> dict[str, str]:
     return {name: visible(str(value)) for name, value in values.items()}
-
-
-__all__ = ["render_junit"]

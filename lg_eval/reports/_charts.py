@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from lg_eval.reports._text import dataset_changes, number, percent, shorten, visible
-from lg_eval.reports.model import EvaluatorSummary, Histogram, TrendPoint
+from lg_eval._visible import visible
+from lg_eval.reports._model import EvaluatorSummary, Histogram, TrendPoint
+from lg_eval.reports._text import dataset_changes, number, percent, shorten
 
 WIDTH = 560
 LABEL_LIMIT = 28
@@ -148,6 +149,3 @@ def trend_chart(points: list[TrendPoint]) -> Chart:
         baseline=bottom,
         breaks=tuple(n for n, changed in enumerate(changes) if changed),
     )
-
-
-__all__ = ["Bar", "Chart", "histogram_chart", "pass_rate_bars", "trend_chart"]
