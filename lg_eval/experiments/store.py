@@ -15,10 +15,9 @@ Six tables (the same DDL on both engines)::
     lg_eval_schema  id PK (1), version (see :mod:`.schema_version`: set on create,
                     an older store migrated on open, a newer one refused)
 
-Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's
-identity, so a result is stored at most once) and each :meth:`ResultStore.write`
-is one transaction, so a case is either fully in the store or not at all. SQLite
-files are created ``0600`` in a ``0700`` directory and run in WAL mode.
+Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's identity,
+so a result is stored at most once) and each :meth:`ResultStore.write` is one transaction,
+so a case is in the store whole or not at all; SQLite files are ``0600`` in ``0700``, WAL.
 
 A run that holds its run id's lease fences the store (:meth:`ResultStore.fence`): every
 transaction that writes the run's rows first checks, inside that transaction, that the
@@ -84,9 +83,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS lg_eval_labels_thread ON lg_eval_labels (key, thread_id)",
     "CREATE INDEX IF NOT EXISTS lg_eval_labels_case ON lg_eval_labels"
     " (run_id, case_id, repetition)",
-    # a thread's cases across runs (a sweep's case id is its thread's): where its labels pair
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread"
-    " ON lg_eval_cases (case_id, run_id, repetition)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread ON lg_eval_cases (case_id, run_id,"
+    " repetition)",  # a thread's cases across runs (a sweep's case id is its thread's)
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
