@@ -15,15 +15,16 @@ from typing import Any
 
 from lg_eval.arguments import checked_instance, checked_sequence
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments import aggregate
-from lg_eval.experiments.results import (
+from lg_eval.experiments import (
     CaseResult,
     Comparison,
     ExperimentRun,
     PlayedTurnRecord,
     ScoreRow,
-    checked_run,
+    by_case,
+    case_counts,
 )
+from lg_eval.experiments import latencies as latency_order
 from lg_eval.reports._text import value_text
 from lg_eval.reports.diff import diff_turns, sides
 from lg_eval.reports.model import (
@@ -65,7 +66,7 @@ def build_report(
             :class:`~lg_eval.experiments.ExperimentRun`, or ``comparison`` no
             :class:`~lg_eval.experiments.Comparison`.
     """
-    checked_run(run)
+    checked_instance(run, ExperimentRun, "run", "an ExperimentRun (ResultStore.load_run)")
     checked_sequence(history, "history", "a list of ExperimentRun")
     if not all(isinstance(item, ExperimentRun) for item in history):
         raise InvalidOptionError(f"history={history!r:.80}: use a list of ExperimentRun.")
@@ -73,7 +74,7 @@ def build_report(
         checked_instance(comparison, Comparison, "comparison", "a Comparison (compare_runs)")
     results = run.results
     tally = RunTally()
-    for group in aggregate.by_case(results).values():  # a case's repetitions together
+    for group in by_case(results).values():  # a case's repetitions together
         for result in group:
             tally.add(result)
     cases = [case_report(index, result) for index, result in enumerate(results)]
@@ -84,7 +85,7 @@ def build_report(
     latencies = [result.latency_s for result in results]
     return Report(
         info=run.info,
-        summary=tally.summary(aggregate.case_counts(results), aggregate.latencies(results)),
+        summary=tally.summary(case_counts(results), latency_order(results)),
         evaluators=tally.evaluator_summaries(),
         tags=tally.tag_summaries(),
         cases=cases,

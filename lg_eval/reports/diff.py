@@ -12,7 +12,7 @@ from collections import Counter
 from difflib import SequenceMatcher
 from itertools import zip_longest
 
-from lg_eval.experiments.results import CaseResult
+from lg_eval.experiments import CaseResult
 from lg_eval.reports.model import Step, TurnDiff
 
 

@@ -24,7 +24,7 @@ from importlib.resources import files
 from typing import IO, Any
 
 from lg_eval._visible import data_escaped
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun
 from lg_eval.reports.build import build_report
 from lg_eval.reports.model import SCHEMA, CaseReport, Report, checked_report
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.arguments import checked_instance
-from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo, SimulationRecord
+from lg_eval.experiments import CaseChange, CaseStatus, RunInfo, SimulationRecord
 from lg_eval.feedback import ScoreValue
 from lg_eval.reports._text import value_text
 from lg_eval.stats import Interval, PairedTest

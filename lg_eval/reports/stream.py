@@ -16,8 +16,7 @@ import heapq
 from collections.abc import Iterator
 
 from lg_eval.arguments import checked_count, checked_instance
-from lg_eval.experiments.results import CaseResult
-from lg_eval.experiments.store import ResultStore, StoreError
+from lg_eval.experiments import CaseResult, ResultStore, StoreError
 from lg_eval.reports.build import case_report
 from lg_eval.reports.model import Report, TrendPoint
 from lg_eval.reports.tally import (

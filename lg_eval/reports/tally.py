@@ -9,8 +9,8 @@ in case order), so the tally can close each case's cluster when the next case be
 the run has repetitions (some case has several results), the intervals of a key's pass
 rate and mean count cases; without, they are over the rows, as they always were.
 Only what needs every value at once (percentiles, pass@k) is computed elsewhere: from
-the results in memory or in SQL, as :class:`~lg_eval.experiments.aggregate.CaseCounts`
-and :class:`~lg_eval.experiments.aggregate.Latencies`, which :meth:`RunTally.summary`
+the results in memory or in SQL, as :class:`~lg_eval.experiments.CaseCounts`
+and :class:`~lg_eval.experiments.Latencies`, which :meth:`RunTally.summary`
 takes to make the one :class:`~lg_eval.reports.model.Summary`.
 """
 
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 
-from lg_eval.experiments.aggregate import CaseCounts, Latencies
-from lg_eval.experiments.results import CaseResult, ScoreRow
+from lg_eval.experiments import CaseCounts, CaseResult, Latencies, ScoreRow
 from lg_eval.reports.model import (
     EvaluatorSummary,
     Histogram,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lg_eval.experiments.results import ExperimentRun, ScoreRow
+from lg_eval.experiments import ExperimentRun, ScoreRow
 from lg_eval.reports import (
     build_report,
     render_html,

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from rich.console import Console
 
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun
 from lg_eval.reports import (
     build_report,
     render_html,

@@ -15,8 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs import weather
-from lg_eval.experiments import open_store, run_experiment
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun, open_store, run_experiment
 from lg_eval.reports import Report, build_report, render_json
 from lg_eval.reports.json_report import json_schema, schema_text, shipped_schema, write_json
 from tests.reports.conftest import info
@@ -48,7 +47,6 @@ def weather_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ExperimentRun
             checkpointer=f"sqlite:///{here / 'checkpoints.sqlite'}",
             store=f"sqlite:///{here / 'results.sqlite'}",
             run_id="weather-1",
-            scoring="inline",
         )
     finally:
         os.chdir(cwd)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lg_eval.experiments.aggregate import percentile
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun, percentile
 from lg_eval.reports import build_report
 from lg_eval.reports.build import histogram
 from tests.reports.conftest import JUDGE, RUN_ID, STRICT

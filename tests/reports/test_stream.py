@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments import ExperimentRun, ResultStore, open_store
-from lg_eval.experiments.results import ScoreRow
-from lg_eval.experiments.store import StoreError
+from lg_eval.experiments import ExperimentRun, ResultStore, ScoreRow, StoreError, open_store
 from lg_eval.reports import build_report, render_html
 from lg_eval.reports.stream import stream_report
 from tests.reports.conftest import RUN_ID, make_history, make_support_run

@@ -16,8 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lg_eval.experiments import ExperimentRun, ResultStore, open_store
-from lg_eval.experiments.results import CaseResult, RunInfo, ScoreRow
+from lg_eval.experiments import (
+    CaseResult,
+    ExperimentRun,
+    ResultStore,
+    RunInfo,
+    ScoreRow,
+    open_store,
+)
 from lg_eval.reports import EvaluatorSummary, Report, build_report
 from lg_eval.reports.stream import stream_report
 from lg_eval.viewer import _queries as viewer_sql
