@@ -167,12 +167,15 @@ def sweep(
         fail("--assistant, --status, --api-key and --header go with --server")
     if status is not None and status not in STATUSES:
         raise typer.BadParameter(f"use one of {', '.join(STATUSES)}", param_hint="--status")
+    if watch and (limit is not None or full or run_id or json_file or html):
+        fail("--watch stores a run per look: --limit, --full, --run-id, --json and --html "
+             "go with a single sweep")  # fmt: skip
+    if not watch and (alert or alert_hook):
+        fail("--alert and --alert-hook go with --watch")
+    alerting = watching.alerts(alert, alert_window, alert_hook) if watch else []
     if checkpointer is not None:
         existing_checkpointer(checkpointer)  # the threads are only read: create no file
     if watch:
-        if limit is not None or full or run_id or json_file or html:
-            fail("--watch stores a run per look: --limit, --full, --run-id, --json and --html "
-                 "go with a single sweep")  # fmt: skip
         with input_errors():
             connection = None if server is None else server_connection(server, api_key, header)
             announce_new_folders(results_store=store)
@@ -185,11 +188,9 @@ def sweep(
                 "partition_size": partition_size, "redact": redact_pattern or None,
                 "judge_limits": shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
                 "judge_cache": not no_cache, "judge_budget": judge_budget, "idle": idle,
-                "alerts": watching.alerts(alert, alert_window, alert_hook),
+                "alerts": alerting,
             }  # fmt: skip
         watching.watch(options, every, quiet)
-    if alert or alert_hook:
-        fail("--alert and --alert-hook go with --watch")
     with input_errors():
         connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)

@@ -33,7 +33,10 @@ result (``output``, ``expected_output``, ``answers`` in the result JSON): no tab
 and rows written before it read with those fields empty; the version says that an older
 lg_eval, which refuses fields it does not know, cannot read the rows written since. Version 5
 keeps who wrote each played turn and what the agent answered it (``by``, ``reply``) and a
-simulated conversation's record (``simulation``), again in the result JSON alone.
+simulated conversation's record (``simulation``), again in the result JSON alone. Version 6
+adds the people's labels (``lg_eval_labels``, see :mod:`lg_eval.labels`) and an index of
+the cases by case id across runs (where a thread's labels find the sweeps that scored it),
+both in the current DDL: nothing stored before is changed.
 
 To add a table or an index: append its DDL to :data:`SCHEMA`, add an (empty) step to
 :data:`MIGRATIONS` for the version it brings and raise :data:`SCHEMA_VERSION`.
@@ -217,10 +220,25 @@ SCHEMA = (
         idx INTEGER NOT NULL, evaluator TEXT NOT NULL, key TEXT NOT NULL,
         score DOUBLE PRECISION, passed INTEGER, row TEXT NOT NULL,
         PRIMARY KEY (run_id, case_id, repetition, idx))""",
-    # one live run per run id (lease.py): its owner and when its lease expires
+    # one live run per run id (_lifecycle.Lease): its owner and when its lease expires
     """CREATE TABLE IF NOT EXISTS lg_eval_leases (
         run_id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
         token TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
+    # people's labels (lg_eval.labels): one per labelled unit, key and labeler; '' and -1
+    # stand for "none" in the key's columns (a NULL is never equal to itself in a key)
+    """CREATE TABLE IF NOT EXISTS lg_eval_labels (
+        key TEXT NOT NULL, run_id TEXT NOT NULL, case_id TEXT NOT NULL,
+        repetition INTEGER NOT NULL, thread_id TEXT NOT NULL, turn INTEGER NOT NULL,
+        item TEXT NOT NULL, labeler TEXT NOT NULL, verdict TEXT, score DOUBLE PRECISION,
+        labeled_at TEXT NOT NULL, label TEXT NOT NULL,
+        PRIMARY KEY (key, run_id, case_id, repetition, thread_id, turn, item, labeler))""",
+    # a thread's labels, and a case's labels of any key (the viewer's case page)
+    "CREATE INDEX IF NOT EXISTS lg_eval_labels_thread ON lg_eval_labels (key, thread_id)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_labels_case ON lg_eval_labels"
+    " (run_id, case_id, repetition)",
+    # a thread's cases across runs (a sweep's case id is its thread's): where its labels pair
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread"
+    " ON lg_eval_cases (case_id, run_id, repetition)",
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
@@ -256,7 +274,7 @@ ENGINE_INDEXES = {
     ),
 }
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The version of the results store this lg_eval writes."""
 
 _VERSION_TABLE = (
@@ -268,6 +286,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: (),  # the viewer's indexes: every one in the current DDL, run after these steps
     3: (),  # the agent's answers: new fields of the result JSON, no table changes
     4: (),  # speakers and simulated conversations: new fields of the result JSON
+    5: (),  # people's labels: a new table and indexes, all in the current DDL
 }
 """Per version ``n``: the statements that make a version-``n`` store a version ``n + 1`` one."""
 

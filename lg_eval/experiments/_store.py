@@ -1,6 +1,6 @@
 """The results store: runs, case results and score rows, in SQLite or Postgres.
 
-Five tables (the same DDL on both engines)::
+Six tables (the same DDL on both engines)::
 
     lg_eval_runs    run_id PK, dataset, dataset_hash, status, started_at, finished_at,
                     info (RunInfo JSON)
@@ -10,6 +10,9 @@ Five tables (the same DDL on both engines)::
                     row (ScoreRow JSON)
     lg_eval_leases  run_id PK, host, pid, token, expires_at (a run's lease, see
                     :mod:`._lifecycle`)
+    lg_eval_labels  (key, run_id, case_id, repetition, thread_id, turn, item, labeler) PK,
+                    verdict, score, labeled_at, label (a person's Label JSON; written and
+                    read by :mod:`lg_eval.labels`)
     lg_eval_schema  id PK (1), version (set on create, an older store migrated on open,
                     a newer one refused: :mod:`._database`, which holds the DDL)
 
