@@ -334,17 +334,17 @@ or collected for the driver."""
 async def play_cases(
     plans: list[CasePlan],
     ctx: CaseContext,
+    options: RunOptions,
     *,
-    concurrency: int,
-    timeout: float | None,
     pool: DaemonPool | None,
     finished: Finished,
 ) -> None:
-    """Play ``plans`` on ``concurrency`` workers sharing one iterator of them: each case
-    driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
-    cancelled after ``timeout`` seconds, then handed to ``finished``. The first worker's
+    """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
+    case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
+    cancelled after the run's ``timeout``, then handed to ``finished``. The first worker's
     error stops them all and is raised."""
     source = _Plans(plans)
+    concurrency, timeout = options["concurrency"], options["timeout"]
 
     async def worker() -> None:
         for plan in source:

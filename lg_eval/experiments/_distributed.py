@@ -199,14 +199,7 @@ async def _play(
         results.append((plan.ordinal, result))
 
     try:
-        await play_cases(
-            plans,
-            context,
-            concurrency=options["concurrency"],
-            timeout=options["timeout"],
-            pool=pool,
-            finished=collected,
-        )
+        await play_cases(plans, context, options, pool=pool, finished=collected)
     finally:
         pool.close()
 

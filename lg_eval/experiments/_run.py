@@ -189,14 +189,7 @@ async def _orchestrate(
         with run.recording(learned):
             try:
                 with nullcontext() if judges is None else judges.active():
-                    await play_cases(
-                        plans,
-                        context,
-                        concurrency=options["concurrency"],
-                        timeout=options["timeout"],
-                        pool=pool,
-                        finished=stored,
-                    )
+                    await play_cases(plans, context, options, pool=pool, finished=stored)
             finally:
                 writer.close()
         return run.result()
