@@ -46,7 +46,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from annotated_types import Ge, Le
 from pydantic import Strict
 
-from lg_eval.arguments import FiniteFloat, validated
+from lg_eval.arguments import FiniteFloat, kind, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._results import CaseChange, CaseResult, Comparison, ExperimentRun
 from lg_eval.feedback import ScoreValue, is_finite_number
@@ -217,9 +217,16 @@ Tolerance = Annotated[FiniteFloat, Ge(0)]
 """A score difference of at least 0."""
 
 
+StoredRun = Annotated[
+    ExperimentRun,
+    kind(lambda v: isinstance(v, ExperimentRun), "an ExperimentRun (ResultStore.load_run)"),
+]
+"""A run as the runner returns it or the store loads it, never rebuilt from a dict."""
+
+
 @validated
 def compare_runs(
-    run_a: ExperimentRun, run_b: ExperimentRun, *, tolerance: Tolerance = 0.0, alpha: float = ALPHA
+    run_a: StoredRun, run_b: StoredRun, *, tolerance: Tolerance = 0.0, alpha: float = ALPHA
 ) -> Comparison:
     """Compare ``run_b`` with the baseline ``run_a``, matching (case id, repetition).
 

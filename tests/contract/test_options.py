@@ -213,9 +213,9 @@ def test_what_is_no_run_is_refused_by_compare_and_the_report_by_name(value: Any)
     from lg_eval.experiments import compare_runs
     from lg_eval.reports import build_report
 
-    with pytest.raises(InvalidOptionError, match=r"^run_a=.*: input should be .*ExperimentRun"):
+    with pytest.raises(InvalidOptionError, match=r"^run_a=.*: use an ExperimentRun"):
         compare_runs(value, _run())
-    with pytest.raises(InvalidOptionError, match=r"^run_b=.*: input should be .*ExperimentRun"):
+    with pytest.raises(InvalidOptionError, match=r"^run_b=.*: use an ExperimentRun"):
         compare_runs(_run(), value)
     with pytest.raises(InvalidOptionError, match=r"^run=.*: use an ExperimentRun"):
         build_report(value)
