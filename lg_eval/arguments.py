@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, ParamSpec, TypeVar, cast
 
 from annotated_types import Ge, Gt, Le
-from pydantic import ConfigDict, Field, Strict, ValidationError, validate_call
+from pydantic import ConfigDict, Field, PlainValidator, Strict, ValidationError, validate_call
+from pydantic_core import PydanticCustomError
 
 from lg_eval.errors import InvalidOptionError
 
@@ -57,7 +58,10 @@ def invalid_option(exc: ValidationError, names: Sequence[str] = ()) -> InvalidOp
         where = ".".join(location) or exc.title
         shown = repr(error.get("input"))
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        problems.append(f"{where}={shown}: {error['msg'][0].lower()}{error['msg'][1:]}")
+        raised = error.get("ctx", {}).get("error") if error["type"] == "value_error" else None
+        said = str(raised).rstrip(".") if raised is not None else error["msg"]
+        said = said if raised is not None else said[0].lower() + said[1:]
+        problems.append(f"{where}={shown}: {said}")
     return InvalidOptionError("; ".join(problems) + ".")
 
 
@@ -78,6 +82,19 @@ def validated(function: Callable[P, T]) -> Callable[P, T]:
             raise invalid_option(exc, names) from None
 
     return call
+
+
+def kind(accepts: Callable[[Any], bool], what: str) -> Any:
+    """A validator for ``Annotated[A | B, kind(accepts, "an A or a B")]``: a value ``accepts``
+    takes is kept as it is, anything else is refused with one problem, ``use {what}``
+    (where pydantic would list one per member of a union of classes it cannot inspect)."""
+
+    def check(value: Any) -> Any:
+        if accepts(value):
+            return value
+        raise PydanticCustomError("kind", "use {what}", {"what": what})
+
+    return PlainValidator(check)
 
 
 def is_finite_number(value: object) -> bool:
@@ -173,5 +190,6 @@ __all__ = [
     "checked_sequence",
     "invalid_option",
     "is_finite_number",
+    "kind",
     "validated",
 ]

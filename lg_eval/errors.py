@@ -72,11 +72,6 @@ class ScriptMismatchError(LgEvalError):
         self.played = played
 
 
-class ScoringProcessError(LgEvalError):
-    """A run's scoring process could not score or store a case, or it exited mid-run; the
-    run stops, and running it again with the same ``run_id`` resumes it."""
-
-
 class StoreError(LgEvalError):
     """The results store could not be opened or used, or does not hold what was asked for
     (messages show its URL without the password)."""
@@ -204,7 +199,6 @@ __all__ = [
     "ReferenceKeyError",
     "ReviewerError",
     "RunInUseError",
-    "ScoringProcessError",
     "ScriptMismatchError",
     "ServerAuthError",
     "ServerError",

@@ -28,6 +28,7 @@ from lg_eval.cli._common import fail, parse_pairs
 from lg_eval.errors import InvalidOptionError
 
 if TYPE_CHECKING:
+    from lg_eval.judges import RateLimits
     from lg_eval.play import SimulatedReviewer
 
 Store = Annotated[
@@ -169,7 +170,7 @@ def metadata_filter(items: list[str] | None) -> dict[str, str] | None:
     return parse_pairs(items or [], "--metadata", str) or None
 
 
-def judge_limits(rpm: int | None, tpm: int | None, in_flight: int | None) -> dict[str, int] | None:
+def judge_limits(rpm: int | None, tpm: int | None, in_flight: int | None) -> RateLimits | None:
     """The ``--judge-*`` options as ``judge_limits=`` (None when none is given)."""
     limits = {
         "requests_per_minute": rpm,
@@ -177,7 +178,11 @@ def judge_limits(rpm: int | None, tpm: int | None, in_flight: int | None) -> dic
         "max_concurrent": in_flight,
     }
     given = {name: value for name, value in limits.items() if value is not None}
-    return given or None
+    if not given:
+        return None
+    from lg_eval.judges import RateLimits
+
+    return RateLimits(**given)
 
 
 def simulated_reviewer(

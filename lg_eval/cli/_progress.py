@@ -113,8 +113,8 @@ def _live(unit: str, throughput: Throughput | None) -> Iterator[Update]:
 
     def update(done: int, total: int | None, passed: int, failed: int) -> None:
         nonlocal started
-        if not started:  # its refresh thread starts with the first case, not before the run:
-            live.start()  # a run forks its scoring process only from a single-thread process
+        if not started:  # the bar appears with the first case: setup errors print alone
+            live.start()
             started = True
         bar.update(task, completed=done, total=total, passed=passed, failed=failed)
 

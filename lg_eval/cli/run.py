@@ -30,8 +30,7 @@ from lg_eval.cli._reports import write_reports
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
-from lg_eval.experiments import ExperimentRun, Scoring, open_store, run_experiment
-from lg_eval.experiments.lifecycle import new_run_id
+from lg_eval.experiments import ExperimentRun, new_run_id, open_store, run_experiment
 from lg_eval.extract import ExtractionWarning
 from lg_eval.langsmith import run_langsmith_experiment
 from lg_eval.reports import build_report, render_terminal
@@ -65,13 +64,6 @@ def run(
     store: shared.Store = None,
     run_id: shared.RunId = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight at once.")] = 4,
-    scoring: Annotated[
-        str,
-        typer.Option(
-            help="Where cases are scored: process (a second process, while this one plays), "
-            "inline, or auto (the process when the run can use it)."
-        ),
-    ] = "auto",
     repetitions: Annotated[int, typer.Option(min=1, help="Runs of each case.")] = 1,
     timeout: Annotated[
         float | None, typer.Option(min=0, help="Seconds per case before it is cancelled.")
@@ -191,7 +183,6 @@ def run(
                 executor=chosen,
                 partition_size=partition_size,
                 judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
-                scoring=cast(Scoring, scoring),
             )
         with open_store(store) as results:
             history = _older(results.latest_runs(result.info.dataset, 10), result)

@@ -25,7 +25,7 @@ from lg_eval.cli._interrupt import interruptible, stored_in
 from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
 from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.cli._server import ApiKey, Header, server_connection
-from lg_eval.experiments.lifecycle import new_run_id
+from lg_eval.experiments import new_run_id
 from lg_eval.reports import render_terminal
 from lg_eval.server import STATUSES
 from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json

@@ -70,7 +70,7 @@ def validate(
     (a problem). Exit 0 when every file is valid, 2 at the first file with a problem (each
     is listed).
     """
-    from lg_eval.experiments.checks import check_dataset
+    from lg_eval.experiments import check_dataset
 
     for path in files:
         with input_errors():

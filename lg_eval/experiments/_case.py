@@ -1,40 +1,71 @@
-"""One case × repetition, start to finish, as one effect core (sync and async alike).
+"""One case × repetition, start to finish, and a run's cases in flight.
 
-:func:`run_case` plays the case on a fresh thread, extracts the thread, runs
-the evaluators and returns the :class:`CaseResult`, retrying the whole attempt
-on a new thread after an infrastructure error (a lost connection, an
-``OperationalError``), never after a low score. Every I/O step is an
-:class:`~lg_eval._effects.Effect`, so :func:`~lg_eval._effects.drive` runs it
-with blocking calls and :func:`~lg_eval._effects.adrive` awaits it.
+:func:`run_case` plays the case on a fresh thread, extracts the thread, runs the
+evaluators and returns the :class:`CaseResult`, retrying the whole attempt on a new
+thread after an infrastructure error (a lost connection, an ``OperationalError``),
+never after a low score. Every I/O step is an :class:`~lg_eval._effects.Effect`, so
+:func:`~lg_eval._effects.drive` runs it with blocking calls and
+:func:`~lg_eval._effects.adrive` awaits it.
+
+:func:`play_cases` is how a run's cases get done, locally and in each Ray worker alike:
+``concurrency`` workers take plans from one shared iterator; each plays its case (driven
+with blocking calls on a daemon OS thread of a :class:`~lg_eval._daemons.DaemonPool`, or
+awaited on the event loop), cancels it after ``timeout`` (only the ``timeout`` result is
+kept then), and awaits ``finished(plan, result)`` (stored, or collected for the driver)
+before it takes its next plan.
+
+**Which graph a case is played on** (:class:`CaseTargets`).
+
+A case is played on the run's explicit target when one is given, else on its
+own ``graph``, else on the dataset's ``graph``. A compiled graph is bound to the
+run's checkpointer once and shared by its cases (a graph is reentrant across
+threads); a ``StateGraph`` builder or a factory is built anew for every case, so
+whatever the factory creates per graph (a model client, a scripted test double,
+a cache) belongs to one case and cannot leak into another.
+
+A :class:`~lg_eval.server.ServerTarget` (a deployed assistant) plays every case on a
+fresh thread of its server, and the thread is read back from there: :meth:`CaseTargets.
+thread_for` and :meth:`CaseTargets.extraction` are where a case's thread is made and
+read, locally or on the server.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar, cast
+from functools import partial
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
 from pydantic_core import to_jsonable_python
 
-from lg_eval._effects import Core, sleep
-from lg_eval.errors import InfrastructureError
-from lg_eval.experiments._targets import CaseTargets
-from lg_eval.experiments._upstream import Case, Graph, PlayedCase, Reviewer, Saver, playing
-from lg_eval.experiments.judge_cache import CASE_STATS, CacheStats
-from lg_eval.experiments.redaction import Redactor, redacted
-from lg_eval.experiments.results import CaseResult, PlayedTurnRecord, SimulationRecord
-from lg_eval.experiments.scoring import (
-    CaseEvaluator,
-    EvaluatorResolver,
-    reference_of,
-    score_thread,
+from lg_eval._daemons import DaemonPool
+from lg_eval._effects import Core, adrive, drive, sleep
+from lg_eval.datasets import Case, Dataset
+from lg_eval.errors import InfrastructureError, InvalidOptionError
+from lg_eval.experiments._judges import CASE_STATS, CacheStats
+from lg_eval.experiments._options import RunOptions
+from lg_eval.experiments._results import (
+    CaseResult,
+    PlayedTurnRecord,
+    Redactor,
+    SimulationRecord,
+    make_redactor,
+    redacted,
 )
+from lg_eval.experiments._score import CaseEvaluator, EvaluatorResolver, reference_of, score_thread
 from lg_eval.extract import ExtractionWarning, ambiguous_resumes
+from lg_eval.extract.thread import extraction
 from lg_eval.feedback import describe_error
+from lg_eval.importing import import_reference
+from lg_eval.play import Graph, PlayedCase, Reviewer, Saver, playing, resolve_target
+from lg_eval.server import as_server_target
 from lg_eval.trajectory import ThreadTrajectory
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
@@ -48,26 +79,12 @@ def is_infrastructure(exc: BaseException) -> bool:
     return any(cls.__name__ in INFRASTRUCTURE for cls in type(exc).__mro__)
 
 
-class CaseOptions(Protocol):
-    """What a case takes of a run's options (:class:`~lg_eval.experiments.RunOptions`)."""
-
-    @property
-    def thresholds(self) -> Mapping[str, float] | None: ...
-    @property
-    def require_verdict(self) -> bool: ...
-    @property
-    def retries(self) -> int: ...
-    @property
-    def reviewer(self) -> Reviewer | None: ...
-
-
 @dataclass(frozen=True)
 class CaseContext:
     """What every case of a run shares."""
 
     run_id: str
     targets: CaseTargets
-    saver: Saver
     thresholds: Mapping[str, float]
     retries: int
     redactor: Redactor | None
@@ -76,32 +93,23 @@ class CaseContext:
     reviewer: Reviewer | None = None
     """Answers turns written ``resume: {reviewer: true}`` (a simulated human)."""
     require_verdict: bool = False
-    """A no-verdict fails the case (:func:`~lg_eval.experiments.scoring.status_of`)."""
+    """A no-verdict fails the case (:func:`~lg_eval.experiments._score.status_of`)."""
 
     @classmethod
     def of_run(
-        cls,
-        options: CaseOptions,
-        *,
-        run_id: str,
-        targets: CaseTargets,
-        saver: Saver,
-        redactor: Redactor | None,
-        resume_threads: bool,
+        cls, options: RunOptions, run_id: str, targets: CaseTargets, *, resume_threads: bool
     ) -> CaseContext:
-        """The context of a run's cases as its options give it: the runner's inline play
-        and each executor partition share it (the scoring process rebuilds it from its
-        spec, which carries the same options)."""
+        """The context of a run's cases as its options give it (a local run's, or a Ray
+        worker's partition's)."""
         return cls(
             run_id=run_id,
             targets=targets,
-            saver=saver,
-            thresholds=dict(options.thresholds or {}),
-            require_verdict=options.require_verdict,
-            retries=options.retries,
-            redactor=redactor,
-            reviewer=options.reviewer,
+            thresholds=dict(options["thresholds"] or {}),
+            retries=options["retries"],
+            redactor=make_redactor(options["redact"]),
             resume_threads=resume_threads,
+            reviewer=options["reviewer"],
+            require_verdict=options["require_verdict"],
         )
 
 
@@ -125,70 +133,43 @@ def thread_id_for(run_id: str, case_id: str, repetition: int, attempt: int) -> s
     return f"{run_id}:{case_id}:{repetition}:{attempt}"
 
 
-@dataclass(frozen=True)
-class PlayedAttempt:
-    """One attempt's play as plain data: all that scoring it needs, so that it can be scored
-    here or handed to the scoring process (:mod:`._scoring_process`)."""
-
-    thread_id: str
-    attempt: int
-    turns: list[PlayedTurnRecord]
-    config: dict[str, Any]
-    error: str | None
-    """The player's record of a turn that raised (``"Type: message"``), if one did."""
-    simulation: SimulationRecord | None = None
-    """The simulated conversation, when the case has a simulated user."""
-
-
 def run_case(ctx: CaseContext, plan: CasePlan) -> Core[CaseResult]:
-    """The case's result, played and scored here; never raises for a case-level problem
-    (the status says it)."""
+    """The case's result: played, read back and scored on a fresh thread per attempt, again
+    after an infrastructure error while retries are left (after a short backoff); never
+    raises for a case-level problem (the status says it). Its latency, attempts, model calls
+    net of judge-cache hits and finishing time are set, its strings redacted."""
     started = time.perf_counter()
     cache_stats = CacheStats()
     CASE_STATS.set(cache_stats)
-
-    def attempt(thread_id: str, number: int) -> Core[CaseResult]:
-        graph = ctx.targets.for_case(plan.case)
-        played = yield from play_attempt(ctx, plan, graph, thread_id, number)
-        return (yield from score_attempt(ctx, plan, graph, played))
-
-    result, attempts = yield from retrying(ctx, plan, attempt)
-    return finish(ctx, result, attempts, time.perf_counter() - started, cache_stats)
-
-
-T = TypeVar("T")
-
-
-def retrying(
-    ctx: CaseContext, plan: CasePlan, attempt: Callable[[str, int], Core[T]]
-) -> Core[tuple[T | CaseResult, int]]:
-    """``attempt(thread_id, number)`` on a fresh thread each time, again after an
-    infrastructure error while retries are left (after a short backoff); the outcome (the
-    :func:`failed_attempt` result once an attempt raised for good) and the attempts made."""
-    number = 0
+    attempt = 0
     while True:
-        number += 1
-        thread_id = thread_id_for(ctx.run_id, plan.case.id, plan.repetition, number)
+        attempt += 1
+        thread_id = thread_id_for(ctx.run_id, plan.case.id, plan.repetition, attempt)
         try:
-            return (yield from attempt(thread_id, number)), number
+            result = yield from _attempt(ctx, plan, thread_id)
+            break
         except Exception as exc:
-            if not retryable(ctx, exc, number):
-                return failed_attempt(ctx, plan, thread_id, exc), number
-        yield sleep(min(0.05 * 2 ** (number - 1), 2.0))
+            if not (is_infrastructure(exc) and attempt <= ctx.retries):
+                result = failed_attempt(ctx, plan, thread_id, exc)
+                break
+        yield sleep(min(0.05 * 2 ** (attempt - 1), 2.0))
+    result.attempts = attempt
+    result.latency_s = time.perf_counter() - started
+    result.model_calls = max(0, result.model_calls - cache_stats.hits)
+    result.finished_at = datetime.now(UTC)
+    return redacted(result, ctx.redactor)
 
 
-def retryable(ctx: CaseContext, exc: BaseException, attempt: int) -> bool:
-    """Whether attempt number ``attempt``, which raised ``exc``, is played again."""
-    return is_infrastructure(exc) and attempt <= ctx.retries
+def _attempt(ctx: CaseContext, plan: CasePlan, thread_id: str) -> Core[CaseResult]:
+    """One attempt: the case's turns played on ``thread_id`` (when the run resumes, a thread
+    a killed run left goes on from its last finished turn, :func:`~lg_eval.play.playing`
+    with ``resume=True``; on a server the case is played again on a new thread,
+    :meth:`CaseTargets.thread_for`), the thread read back, its evaluators run.
 
-
-def play_attempt(
-    ctx: CaseContext, plan: CasePlan, graph: Graph, thread_id: str, attempt: int
-) -> Core[PlayedAttempt]:
-    """Play the case's turns on ``graph`` (the case's target, bound to the run's
-    checkpointer) on ``thread_id``; when the run resumes, a thread a killed run left goes on
-    from its last finished turn (:func:`~lg_eval.play.playing`, ``resume=True``), but on a
-    server, where the case is played again on a new thread (:meth:`CaseTargets.thread_for`)."""
+    Raises:
+        InfrastructureError: the play failed for an infrastructure reason (worth retrying).
+    """
+    graph = ctx.targets.for_case(plan.case)
     thread_id, resume = yield from ctx.targets.thread_for(thread_id, resuming=ctx.resume_threads)
     played = yield from playing(
         graph,
@@ -198,41 +179,29 @@ def play_attempt(
         resume=resume,
         repetition=plan.repetition,
     )
-    turns, config = turn_records(played), dict(played.config)
-    return PlayedAttempt(thread_id, attempt, turns, config, played.error, simulation_of(played))
-
-
-def score_attempt(
-    ctx: CaseContext, plan: CasePlan, graph: Graph, played: PlayedAttempt
-) -> Core[CaseResult]:
-    """Read the played thread back through ``graph``, run the case's evaluators, build the
-    result.
-
-    Raises:
-        InfrastructureError: the play failed for an infrastructure reason (worth retrying).
-    """
-    config = cast(RunnableConfig, played.config)
-    thread = yield from ctx.targets.extraction(graph, config)
-    notes = case_notes(thread, played.turns)
+    turns = turn_records(played)
+    thread = yield from ctx.targets.extraction(graph, cast(RunnableConfig, dict(played.config)))
+    notes = case_notes(thread, turns)
     for note in notes:  # raised here, where the run's caller and its filters see them
         warnings.warn(note, ExtractionWarning, stacklevel=2)
-    base = _base(ctx, plan, played.thread_id, played.turns)
-    base.notes = notes
-    base.simulation = played.simulation
+    result = _base(ctx, plan, thread_id, turns)
+    result.notes = notes
+    result.simulation = simulation_of(played)
     if played.error is not None:
         if played.error.partition(":")[0] in INFRASTRUCTURE:
             raise InfrastructureError(played.error)
-        base.trajectory = thread.to_graph_trajectory().steps
-        index = played.turns[-1].index
-        base.error = f"turns[{index}] raised {played.error}; the script did not continue."
-        return base
+        result.trajectory = thread.to_graph_trajectory().steps
+        result.error = (
+            f"turns[{turns[-1].index}] raised {played.error}; the script did not continue."
+        )
+        return result
     return (
         yield from score_thread(
-            base,
+            result,
             thread,
             plan.evaluators,
             reference=plan.reference,
-            inputs=evaluator_inputs(plan.case, played),
+            inputs=evaluator_inputs(plan.case, turns, result.simulation),
             thresholds=ctx.thresholds,
             require_verdict=ctx.require_verdict,
         )
@@ -256,33 +225,22 @@ def case_notes(thread: ThreadTrajectory, turns: list[PlayedTurnRecord]) -> list[
     return [note for note in thread.warnings if note not in ours]
 
 
-def evaluator_inputs(case: Case, played: PlayedAttempt) -> Any:
+def evaluator_inputs(
+    case: Case, turns: list[PlayedTurnRecord], ended: SimulationRecord | None
+) -> Any:
     """What the evaluators get as ``inputs``: what each turn sent; for a case with a
     simulated user, ``{"turns": [...], "user": {persona, goal, stop, last_words}}`` (as a
     LangSmith example's inputs hold the case), so a conversation judge knows whom the agent
     served, what they wanted and how they left (their last words are never sent)."""
-    sent = [turn.sent for turn in played.turns]
+    sent = [turn.sent for turn in turns]
     if case.user is None:
         return sent
-    ended = played.simulation
     user = {"persona": case.user.persona, "goal": case.user.goal}
     if ended is not None and ended.stop is not None:
         user["stop"] = ended.stop
         if ended.stop == "user" and ended.detail:
             user["last_words"] = ended.detail
     return {"turns": sent, "user": user}
-
-
-def finish(
-    ctx: CaseContext, result: CaseResult, attempts: int, latency: float, cache_stats: CacheStats
-) -> CaseResult:
-    """The result as stored: attempts, latency, model calls net of judge-cache hits, the
-    finishing time, strings redacted."""
-    result.attempts = attempts
-    result.latency_s = latency
-    result.model_calls = max(0, result.model_calls - cache_stats.hits)
-    result.finished_at = datetime.now(UTC)
-    return redacted(result, ctx.redactor)
 
 
 def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
@@ -366,23 +324,175 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
     return result
 
 
-__all__ = [
-    "CaseContext",
-    "CasePlan",
-    "InfrastructureError",
-    "PlayedAttempt",
-    "case_notes",
-    "evaluator_inputs",
-    "failed_attempt",
-    "finish",
-    "is_infrastructure",
-    "plan_for",
-    "play_attempt",
-    "retryable",
-    "retrying",
-    "run_case",
-    "score_attempt",
-    "simulation_of",
-    "thread_id_for",
-    "timed_out",
-]
+# --------------------------------------------------------------------------- cases in flight
+
+Finished = Callable[[CasePlan, CaseResult], Awaitable[None]]
+"""What happens to a finished case before its worker takes the next: stored and counted,
+or collected for the driver."""
+
+
+async def play_cases(
+    plans: list[CasePlan],
+    ctx: CaseContext,
+    options: RunOptions,
+    *,
+    pool: DaemonPool | None,
+    finished: Finished,
+) -> None:
+    """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
+    case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
+    cancelled after the run's ``timeout``, then handed to ``finished``. The first worker's
+    error stops them all and is raised."""
+    source = _Plans(plans)
+    concurrency, timeout = options["concurrency"], options["timeout"]
+
+    async def worker() -> None:
+        for plan in source:
+            core = run_case(ctx, plan)
+            running = adrive(core) if pool is None else pool.submit(partial(drive, core))
+            try:
+                result = await asyncio.wait_for(running, timeout)
+            except TimeoutError:
+                result = timed_out(ctx, plan, cast(float, timeout))
+            await finished(plan, result)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, len(plans))):
+                group.create_task(worker())
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    finally:
+        source.stop()  # a worker on a daemon thread takes no new case once the run stops
+
+
+class _Plans(Iterator[CasePlan]):
+    """A run's plans, shared by its workers until they are taken or :meth:`stop` is called."""
+
+    def __init__(self, plans: list[CasePlan]) -> None:
+        self._plans = iter(plans)
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def __next__(self) -> CasePlan:
+        with self._lock:
+            if self._stopped:
+                raise StopIteration
+            return next(self._plans)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+
+
+# --------------------------------------------------------------------------- targets
+
+
+class CaseTargets:
+    """Resolve each case's target; every reference is imported (and checked) up front.
+
+    ``saver`` may be None to check the references only (before anything is opened): such
+    targets describe the run but play no case."""
+
+    def __init__(self, explicit: Any, dataset: Dataset, saver: Saver | None) -> None:
+        self._explicit = explicit
+        self._dataset = dataset
+        self._saver = cast(Saver, saver)  # None only for a check: for_case is not called
+        self._objects: dict[str, Any] = {}
+        self._bound: dict[int, Graph] = {}
+        self._lock = threading.Lock()
+        server = as_server_target(explicit)  # a ServerTarget, or a RemoteGraph made one
+        self._server = None if server is None else server.for_run()
+        self._server_graph = None if self._server is None else self._server.player_graph()
+        if self._server is not None:
+            return  # checked by ready(), which the runner drives before any case
+        if isinstance(explicit, str):  # a typo fails here, before any case runs
+            self._objects[explicit] = import_reference(explicit, what="target")
+            return
+        for case in dataset.cases:
+            self._object(case)  # a bad or missing reference fails before any case runs
+
+    def ready(self) -> Core[None]:
+        """Check what the run plays on before any case: that the server answers and serves
+        the assistant, for a server target (local references were checked when made).
+
+        Raises:
+            ServerError: the server could not be reached.
+            AssistantNotFoundError: it serves no such assistant.
+        """
+        if self._server is not None:
+            yield from self._server.checking()
+
+    def for_case(self, case: Case) -> Graph:
+        """The graph ``case`` is played on, bound to the run's checkpointer (or the
+        server's assistant)."""
+        if self._server_graph is not None:
+            return cast(Graph, self._server_graph)
+        target = self._object(case)
+        if isinstance(target, Pregel):
+            with self._lock:
+                graph = self._bound.get(id(target))
+                if graph is None:
+                    graph = self._bound[id(target)] = resolve_target(target, self._saver)
+            return graph
+        return resolve_target(target, self._saver)
+
+    def thread_for(self, thread_id: str, *, resuming: bool) -> Core[tuple[str, bool]]:
+        """The thread to play the run's ``thread_id`` on, and whether the player goes on with
+        what a killed run left there. Locally it is ``thread_id``, gone on with when the run
+        resumes; on a server it is a new thread (a UUID derived from ``thread_id``), the one
+        a killed run left replaced: the server's history does not carry the player's marks
+        of finished turns, so a case in flight is played again from its start."""
+        if self._server is None:
+            return thread_id, resuming
+        server_id = yield from self._server.fresh_thread(thread_id, replace_old=resuming)
+        return server_id, False
+
+    def extraction(self, graph: Graph, config: RunnableConfig) -> Core[ThreadTrajectory]:
+        """Read back the thread ``config`` names, which ``graph`` played (from the server
+        for a server target); its warnings are left in the trajectory, for the case to
+        sort (:func:`~lg_eval.experiments._case.case_notes`)."""
+        if self._server is not None:
+            thread_id = str(config["configurable"]["thread_id"])
+            return self._server.extraction(thread_id, warn=False)
+        return extraction(graph, config, warn=False)
+
+    def describe(self) -> str:
+        """How the run names its target (for the run record)."""
+        if self._server is not None:
+            return self._server.describe()
+        if self._explicit is not None:
+            return _describe(self._explicit)
+        names = sorted({self._dataset.target_for(case) or "" for case in self._dataset.cases})
+        return ", ".join(names) if names else (self._dataset.graph or "")
+
+    def _object(self, case: Case) -> Any:
+        if isinstance(self._explicit, str):
+            return self._objects[self._explicit]
+        if self._explicit is not None:
+            return self._explicit
+        reference = self._dataset.target_for(case)
+        if reference is None:
+            raise InvalidOptionError(
+                f"Case {case.id!r} has no target: pass target= (a compiled graph, a builder, "
+                f"a factory or 'module:attr'), or name the graph in dataset "
+                f"{self._dataset.name!r} (graph: module:attr) or in the case."
+            )
+        with self._lock:
+            target = self._objects.get(reference)
+            if target is None:
+                target = self._objects[reference] = import_reference(
+                    reference, what="target", allow_code=self._dataset.allows_code
+                )
+        return target
+
+
+def _describe(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None)
+    if module and name:
+        return f"{module}:{name}"
+    graph_name = getattr(target, "name", None)
+    return f"{type(target).__name__}({graph_name!r})" if graph_name else type(target).__name__

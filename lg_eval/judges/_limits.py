@@ -3,7 +3,10 @@
 Concurrency: a :class:`JudgeConcurrency` is one ``threading.BoundedSemaphore``
 for the whole process, so its cap holds across event loops (every sync node
 running an async judge on a loop of its own) and threads (a sync judge called
-from 16 threads). A sync call blocks its thread on the semaphore; an async call
+from 16 threads). It is the cap a judge call holds unless a rate limiter that caps
+the calls in flight (``RateLimits.max_concurrent``, a run's ``judge_limits``) is in
+force (:func:`limiter_caps`): then the limiter's slot is the one cap, and the
+judge's own is not taken as well. A sync call blocks its thread on the semaphore; an async call
 first tries to take a slot without waiting (the uncontended path costs one
 non-blocking acquire) and otherwise polls for one without blocking its event
 loop, so a waiting call can be cancelled without leaking a slot.
@@ -19,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from lg_eval._threads import run_in_daemon
+from lg_eval._daemons import run_in_daemon
 from lg_eval.errors import InvalidOptionError
 
 T = TypeVar("T")
@@ -106,6 +111,27 @@ def set_judge_concurrency(limit: int) -> None:
     DEFAULT_CONCURRENCY.limit = limit
 
 
+_LIMITER_CAPS: ContextVar[bool] = ContextVar("lg_eval_limiter_caps", default=False)
+
+
+@contextmanager
+def limiter_caps() -> Iterator[None]:
+    """Inside, a rate limiter caps the judge calls in flight: it is the one cap a call holds,
+    so :func:`blocking` and :func:`limited` take no :class:`JudgeConcurrency` slot."""
+    token = _LIMITER_CAPS.set(True)
+    try:
+        yield
+    finally:
+        _LIMITER_CAPS.reset(token)
+
+
+class _NoSlot:
+    """The slot of a call capped by a rate limiter instead (nothing to release)."""
+
+    def release(self) -> None:
+        return None
+
+
 # --- judge calls -----------------------------------------------------------------------------
 
 
@@ -119,7 +145,7 @@ def blocking(limit: JudgeConcurrency, call: Callable[[], T], timeout: float | No
     The slot is given back when the call returns or is abandoned, so calls that
     hang cannot use the cap up for good.
     """
-    semaphore = limit.acquire()
+    semaphore = _NoSlot() if _LIMITER_CAPS.get() else limit.acquire()
     try:
         if timeout is None:
             return call()
@@ -134,7 +160,7 @@ async def limited(
     limit: JudgeConcurrency, call: Callable[[], Awaitable[T]], timeout: float | None
 ) -> T:
     """Await ``call()`` inside a concurrency slot, bounded by ``timeout`` seconds."""
-    semaphore = await limit.aacquire()
+    semaphore = _NoSlot() if _LIMITER_CAPS.get() else await limit.aacquire()
     try:
         return await asyncio.wait_for(call(), timeout)
     except TimeoutError:
@@ -149,5 +175,6 @@ __all__ = [
     "JudgeConcurrency",
     "blocking",
     "limited",
+    "limiter_caps",
     "set_judge_concurrency",
 ]

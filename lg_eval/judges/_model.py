@@ -22,8 +22,8 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.messages.utils import convert_to_openai_messages
 from langchain_core.runnables import RunnableLambda
 
+from lg_eval._daemons import athread
 from lg_eval._effects import Effect
-from lg_eval._threads import athread
 from lg_eval.errors import InvalidOptionError
 from lg_eval.judges import prompts
 from lg_eval.judges._limits import JudgeConcurrency, blocking, limited

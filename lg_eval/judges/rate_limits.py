@@ -17,10 +17,13 @@ failed request, which counts as a request too).
 One bookkeeping core, :class:`Budget`, decides; :func:`limited_request` is the
 one request core (sync and async, see :mod:`lg_eval._effects`), asking a
 :class:`Gate` for permission: the local limiter's gate is a lock around a
-``Budget``, the Ray limiter actor's gate (:mod:`lg_eval.experiments.judge_services`)
-a remote ``Budget``. Waiting callers poll: a sync caller sleeps its thread, an
-async one awaits ``asyncio.sleep``, so its event loop keeps running. Polling is
-not first-come-first-served; under a long wait any caller may go next.
+``Budget``, the Ray limiter actor's gate (:mod:`lg_eval.experiments._judges`)
+a remote ``Budget``; :func:`holding` enters either for a context. A limits'
+``max_concurrent`` is then the one cap on judge calls in flight: the judges' own
+:class:`~lg_eval.judges.JudgeConcurrency` steps aside inside it. Waiting callers poll: a
+sync caller sleeps its thread, an async one awaits ``asyncio.sleep``, so its event loop
+keeps running. Polling is not first-come-first-served; under a long wait any caller may
+go next.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any
 
@@ -41,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lg_eval._effects import Core, Effect, driven, sleep
 from lg_eval.errors import InvalidOptionError
+from lg_eval.judges._limits import limiter_caps
 from lg_eval.judges._model import RequestHook, use_hook
 from lg_eval.judges._schema import OutputSpec
 
@@ -295,6 +299,18 @@ def limiting_hook(gate: Gate, limits: RateLimits) -> RequestHook:
     return hook
 
 
+@contextmanager
+def holding(gate: Gate, limits: RateLimits) -> Iterator[None]:
+    """Hold the judge requests of this context (and the threads and tasks copying it) to
+    ``gate``, wrapped around the hooks already active; with ``limits.max_concurrent`` that
+    is the one cap on calls in flight (the judges' own concurrency cap steps aside)."""
+    with ExitStack() as stack:
+        stack.enter_context(use_hook(limiting_hook(gate, limits)))
+        if limits.max_concurrent is not None:
+            stack.enter_context(limiter_caps())
+        yield
+
+
 class RateLimiter:
     """Rate limits for the judge calls of this process, shared by every thread and loop.
 
@@ -335,8 +351,9 @@ class RateLimiter:
 
     @contextmanager
     def active(self) -> Iterator[RateLimiter]:
-        """Hold the judge calls of this context to the limits (wrapping hooks already active)."""
-        with use_hook(self.hook):
+        """Hold the judge calls of this context to the limits (wrapping hooks already active,
+        :func:`holding`)."""
+        with holding(self.gate, self.limits):
             yield self
 
     def stats(self) -> LimiterStats:
@@ -356,6 +373,7 @@ __all__ = [
     "RateLimiter",
     "RateLimits",
     "estimate_tokens",
+    "holding",
     "limited_request",
     "limiting_hook",
     "used_tokens",

@@ -21,8 +21,7 @@ from pydantic import Strict
 
 from lg_eval.arguments import validated
 from lg_eval.errors import StoreError
-from lg_eval.experiments import CaseResult, ResultStore
-from lg_eval.experiments.store import grouped_scores, with_scores
+from lg_eval.experiments import CaseResult, ResultStore, grouped_scores, with_scores
 from lg_eval.reports._keys import evaluator_table
 from lg_eval.reports._model import (
     STATUSES,

@@ -29,8 +29,8 @@ from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 
+from lg_eval._daemons import athread, run_in_daemon
 from lg_eval._effects import Core, Effect, adrive, drive
-from lg_eval._threads import athread, run_in_daemon
 from lg_eval.errors import EvaluatorTimeoutError, ReferenceKeyError
 from lg_eval.evaluator import Evaluator
 from lg_eval.scoring._reading import DeclaredRanges

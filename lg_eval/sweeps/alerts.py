@@ -41,8 +41,7 @@ from pydantic_core import PydanticCustomError
 
 from lg_eval.arguments import invalid_option, is_finite_number
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments import ResultStore
-from lg_eval.experiments.redaction import Redactor, redact_strings, scrub_secrets
+from lg_eval.experiments import Redactor, ResultStore, redact_strings, scrub_secrets
 from lg_eval.sweeps.listing import duration_seconds
 
 MAX_LISTED = 50

@@ -17,8 +17,14 @@ from functools import cached_property
 from itertools import islice
 from pathlib import Path
 
-from lg_eval.experiments import CaseResult, ExperimentRun, ResultStore, RunInfo, open_store
-from lg_eval.experiments.results import CaseStatus
+from lg_eval.experiments import (
+    CaseResult,
+    CaseStatus,
+    ExperimentRun,
+    ResultStore,
+    RunInfo,
+    open_store,
+)
 from lg_eval.feedback import ScoreValue
 from lg_eval.reports import EvaluatorSummary, Report, StatusCounts
 from lg_eval.sweeps.state import SweepState

@@ -27,12 +27,21 @@ from pydantic_core import to_jsonable_python
 from lg_eval.arguments import checked_count, checked_flag, checked_fraction
 from lg_eval.errors import InvalidOptionError, ServerError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments import ExperimentRun, ResultStore, RunInfo, open_store
-from lg_eval.experiments.judge_cache import DEFAULT_CACHE
-from lg_eval.experiments.judge_services import judge_services, services_record
-from lg_eval.experiments.lease import Lease
-from lg_eval.experiments.lifecycle import RunLifecycle, new_run_id
-from lg_eval.experiments.redaction import RedactOption, make_redactor, redacted
+from lg_eval.experiments import (
+    DEFAULT_CACHE,
+    ExperimentRun,
+    Lease,
+    RedactOption,
+    ResultStore,
+    RunInfo,
+    RunLifecycle,
+    judge_services,
+    make_redactor,
+    new_run_id,
+    open_store,
+    redacted,
+    services_record,
+)
 from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.play import open_checkpointer, resolve_target

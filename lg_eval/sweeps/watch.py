@@ -37,9 +37,7 @@ from typing import Any
 from lg_eval.arguments import checked_fraction, checked_number
 from lg_eval.errors import InvalidOptionError, RunInUseError
 from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments import ResultStore, open_store
-from lg_eval.experiments.lease import Lease
-from lg_eval.experiments.redaction import RedactOption, make_redactor
+from lg_eval.experiments import Lease, RedactOption, ResultStore, make_redactor, open_store
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.server import ServerConnection
 from lg_eval.sweeps._sources import CheckpointSource, Filters, ServerSource, Source

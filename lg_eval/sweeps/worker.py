@@ -122,7 +122,7 @@ class PartitionScorer:
     reader: str = "auto"
     services: Any = None
     """The run's shared judge limiter and cache (``.active()`` entered around the partition:
-    :func:`lg_eval.experiments.judge_services.judge_services`), or None."""
+    :func:`lg_eval.experiments.judge_services`), or None."""
 
     def __call__(self, partition: Partition) -> list[tuple[str, CaseResult]]:
         if self.services is None:

@@ -1,7 +1,7 @@
 """The viewer's comparison of two runs, classified in SQL: counted in one pass, paged.
 
 Each case × repetition of run B is matched with run A's by ``(case_id, repetition)`` and
-labelled by :func:`~lg_eval.experiments.compare.case_change`'s rule, written once more as
+labelled by :func:`~lg_eval.experiments.case_change`'s rule, written once more as
 SQL so that the store does the work over both runs' indexes:
 
 * only in B: ``added``; only in A: ``removed``;
@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lg_eval.experiments import CaseResult, ResultStore, ScoreRow
-from lg_eval.experiments.compare import case_change
+from lg_eval.experiments import CaseResult, ResultStore, ScoreRow, case_change
 from lg_eval.reports._model import CHANGED
 
 CHANGES = (*CHANGED, "unchanged")
@@ -112,7 +111,7 @@ def changes_page(
     tolerance: float = 0.0,
 ) -> list[Any]:
     """The ``limit`` cases of ``change`` from ``offset`` on, in ``(case_id, repetition)``
-    order, each as :func:`~lg_eval.experiments.compare.case_change` describes it."""
+    order, each as :func:`~lg_eval.experiments.case_change` describes it."""
     query: str
     params: tuple[Any, ...]
     if change == "added":

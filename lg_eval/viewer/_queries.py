@@ -2,7 +2,7 @@
 
 Every function here runs a few ``SELECT`` statements against the store's tables
 (``lg_eval_runs``, ``lg_eval_cases``, ``lg_eval_scores``; see
-:mod:`lg_eval.experiments.store`) and returns at most one page of rows, so a page of a
+:class:`lg_eval.experiments.ResultStore`) and returns at most one page of rows, so a page of a
 100,000-case run costs what a page of a 10-case run costs plus the aggregates SQL
 computes over the run's index. JSON held in a text column (a case's tags, a feedback's
 error) is read with the engine's own JSON functions (SQLite's ``json_each`` /
@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lg_eval.experiments import CaseResult, ResultStore, RunInfo
-from lg_eval.experiments.store import stored
+from lg_eval.experiments import CaseResult, ResultStore, RunInfo, stored
 from lg_eval.reports._keys import errored_row
 from lg_eval.reports._model import StatusCounts
 from lg_eval.reports._stored import SEVERITY, json_text, read_results, status_counts

@@ -70,7 +70,7 @@ def _play(graph: Any, ids: Sequence[str]) -> None:
 
 def _parts(graph: Any, ids: Sequence[str]) -> tuple[float, float]:
     """Seconds per thread: extraction, evaluation."""
-    from lg_eval.experiments.scoring import case_outputs, final_messages
+    from lg_eval.experiments._score import case_outputs, final_messages
 
     evaluators = resolve_evaluators(helpers.EVALUATORS)
     start = time.perf_counter()

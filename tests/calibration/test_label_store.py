@@ -22,8 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lg_eval.errors import InvalidOptionError, StoreError
-from lg_eval.experiments import open_store
-from lg_eval.experiments.schema_version import SCHEMA_VERSION
+from lg_eval.experiments import SCHEMA_VERSION, open_store
 from lg_eval.labels import (
     Label,
     label_split,

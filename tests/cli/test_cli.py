@@ -76,19 +76,12 @@ def test_the_gate_fails_with_exit_1(here: dict[str, str]) -> None:
     assert run_weather(here, "r2", "--fail-under", "0.5").exit_code == 0
 
 
-@pytest.mark.parametrize("scoring", ["inline", "process"])
-def test_scoring_chooses_where_cases_are_scored(here: dict[str, str], scoring: str) -> None:
-    assert run_weather(here, "r1", "--scoring", scoring).exit_code == 0
+def test_a_run_stores_every_case_with_its_status(here: dict[str, str]) -> None:
+    assert run_weather(here, "r1").exit_code == 0
     with open_store(here["store"]) as store:
         run = store.load_run("r1")
-    assert run.info.config["scoring"] == scoring
     assert [r.status for r in run.results] == ["passed", "passed", "failed"]
-
-
-def test_an_unknown_scoring_is_exit_2_naming_the_choices(here: dict[str, str]) -> None:
-    result = run_weather(here, "r1", "--scoring", "threads")
-    assert result.exit_code == 2
-    assert "scoring='threads': use one of auto, process, inline." in result.output
+    assert "scoring" not in run.info.config
 
 
 def test_a_bad_dataset_is_exit_2_naming_file_and_case(here: dict[str, str], tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_option_values_are_named_for_what_they_take() -> None:
         "--checkpointer URL",
         "--threshold KEY=MIN",
         "--fail-under RATE",
-        "--scoring [auto|process|inline]",
+        "--concurrency N",
         "--json FILE",
     ):
         assert shown in text
@@ -148,7 +148,7 @@ def test_compare_prints_only_the_comparison(
     store = ["--store", f"sqlite:///{tmp_path / 'results.sqlite'}"]
     for run_id, data in (("base", weather), ("worse", worse)):
         played = invoke(
-            "run", str(data), "--run-id", run_id, *store, "--quiet", "--scoring", "inline",
+            "run", str(data), "--run-id", run_id, *store, "--quiet",
             "--checkpointer", f"sqlite:///{tmp_path / 'cp.sqlite'}",
         )  # fmt: skip
         assert played.exit_code == 0, played.output

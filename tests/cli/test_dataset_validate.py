@@ -13,7 +13,7 @@ from lg_eval.cli import app
 from lg_eval.datasets import dataset_from_dict
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import available_evaluators, get_evaluator
-from lg_eval.experiments.checks import check_dataset
+from lg_eval.experiments import check_dataset
 
 ROOT = Path(__file__).parent.parent.parent
 runner = CliRunner()

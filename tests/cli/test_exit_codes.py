@@ -35,7 +35,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return [
         "--store", f"sqlite:///{tmp_path / 'results.sqlite'}",
         "--checkpointer", f"sqlite:///{tmp_path / 'checkpoints.sqlite'}",
-        "--quiet", "--scoring", "inline",
+        "--quiet",
     ]  # fmt: skip
 
 

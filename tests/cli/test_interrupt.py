@@ -88,7 +88,7 @@ def test_an_interrupted_run_says_what_is_stored_and_how_to_resume(tmp_path, stop
     dataset = held.dataset(tmp_path, quick=3, held_cases=2)
     store = tmp_path / "res.sqlite"
     args = ["run", dataset.name, "--store", f"sqlite:///{store.name}", "--concurrency", "1",
-            "--scoring", "inline", "--quiet"]  # fmt: skip
+            "--quiet"]  # fmt: skip
     child = lg_eval(tmp_path, args)
     until(lambda: "w3" in starts(tmp_path / "starts.log"), child, "the held case started")
     until(lambda: any(len(cases) == 3 for _, cases in stored(store).values()), child,
@@ -103,7 +103,7 @@ def test_an_interrupted_run_says_what_is_stored_and_how_to_resume(tmp_path, stop
     assert out == ""
     assert err.splitlines() == [
         f"lg-eval: interrupted: 3 of 5 cases stored in run {run_id}; resume with: lg-eval run "
-        f"held.yaml --store sqlite:///res.sqlite --concurrency 1 --scoring inline --quiet "
+        f"held.yaml --store sqlite:///res.sqlite --concurrency 1 --quiet "
         f"--run-id {run_id}"
     ]
     assert (status, [case for case, _ in cases]) == ("interrupted", ["case-0", "case-1",

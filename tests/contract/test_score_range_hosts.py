@@ -10,7 +10,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lg_eval.evaluator import evaluator_of
-from lg_eval.experiments.scoring import CaseEvaluator, score_rows
+from lg_eval.experiments import CaseEvaluator
+from lg_eval.experiments._score import score_rows
 from lg_eval.langsmith import mean_score
 from lg_eval.nodes import (
     EvalFeedback,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from lg_eval.datasets import dataset_from_dict, load_dataset
 from lg_eval.errors import DatasetError
-from lg_eval.experiments.checks import check_dataset
+from lg_eval.experiments import check_dataset
 
 USER = {"persona": "a customer", "goal": "a refund"}
 

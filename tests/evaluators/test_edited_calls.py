@@ -221,7 +221,6 @@ def test_an_experiment_stores_the_calls_as_they_ran(tmp_path: Path, mode: Mode) 
         load_dataset(path),
         checkpointer=f"sqlite:///{tmp_path / 'checkpoints.sqlite'}",
         store=f"sqlite:///{tmp_path / 'results.sqlite'}",
-        scoring="inline",
     )
     (result,) = run.results
     assert [(row.key, row.score) for row in result.scores] == [

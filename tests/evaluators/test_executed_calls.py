@@ -204,7 +204,6 @@ def test_a_golden_dataset_catches_the_regression(tmp_path: Path, target, scores)
         load_dataset(path),
         checkpointer=f"sqlite:///{tmp_path / 'checkpoints.sqlite'}",
         store=f"sqlite:///{tmp_path / 'results.sqlite'}",
-        scoring="inline",
     )
     got = {r.case_id: [(row.key, row.score) for row in r.scores] for r in run.results}
     assert got == scores

@@ -28,7 +28,7 @@ from lg_eval.evaluators import (
 )
 from lg_eval.evaluators._catalog import BUILTINS, NEEDS_REFERENCE
 from lg_eval.evaluators.registry import _NEEDS_REFERENCE, _REGISTRY, is_builtin
-from lg_eval.experiments.scoring import case_outputs, final_messages, reference_of
+from lg_eval.experiments._score import case_outputs, final_messages, reference_of
 from lg_eval.extract import extract_thread
 from tests.experiments.conftest import USER
 from tests.experiments.graphs import build_agent

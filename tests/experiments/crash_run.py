@@ -1,4 +1,4 @@
-"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID [SCORING]``.
+"""Run the crash test's experiment: ``python -m tests.experiments.crash_run DIR RUN_ID``.
 
 Every case start is appended (and fsynced) to ``DIR/starts.log`` before the
 case's node runs, so the test can count how often each case was started across a
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from lg_eval.datasets import Dataset
 from lg_eval.experiments import run_experiment
@@ -47,7 +46,7 @@ def dataset(folder: Path, delay: float = DELAY) -> Dataset:
     )
 
 
-def main(folder: Path, run_id: str, scoring: Any = "auto") -> None:
+def main(folder: Path, run_id: str) -> None:
     run_experiment(
         slow_echo,
         dataset(folder),
@@ -56,9 +55,8 @@ def main(folder: Path, run_id: str, scoring: Any = "auto") -> None:
         run_id=run_id,
         concurrency=CONCURRENCY,
         judge_cache=False,
-        scoring=scoring,
     )
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2], *sys.argv[3:4])
+    main(Path(sys.argv[1]), sys.argv[2])

@@ -134,5 +134,4 @@ def main(folder: Path, run_id: str, checkpointer: str, kill: Kill | None = None)
         run_id=run_id,
         concurrency=1,
         judge_cache=False,
-        scoring="inline",
     )

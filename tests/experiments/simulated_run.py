@@ -67,7 +67,6 @@ def main(folder: Path, run_id: str, checkpointer: str, kill: Kill | None = None)
             run_id=run_id,
             concurrency=1,
             judge_cache=False,
-            scoring="inline",
         )
     finally:
         support.LOG[:] = []

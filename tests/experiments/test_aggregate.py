@@ -5,16 +5,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from lg_eval.experiments import (
+    CaseCounts,
     CaseResult,
     ExperimentRun,
+    Latencies,
     RunInfo,
     ScoreRow,
+    case_counts,
     compare_runs,
+    latencies,
     latency_percentiles,
     mean_scores,
     percentile,
 )
-from lg_eval.experiments.aggregate import CaseCounts, Latencies, case_counts, latencies
 from lg_eval.reports import build_report
 from lg_eval.stats import RateMoments
 

@@ -25,13 +25,8 @@ from lg_eval import run_experiment
 from lg_eval._effects import drive
 from lg_eval.cli import app
 from lg_eval.datasets import dataset_from_dict
-from lg_eval.experiments.checks import check_dataset
-from lg_eval.experiments.results import CaseResult
-from lg_eval.experiments.scoring import (
-    EvaluatorResolver,
-    reference_of,
-    score_thread,
-)
+from lg_eval.experiments import CaseResult, check_dataset, score_thread
+from lg_eval.experiments._score import EvaluatorResolver, reference_of
 from lg_eval.extract import extract_thread
 
 ROOT = Path(__file__).resolve().parents[2]

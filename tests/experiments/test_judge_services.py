@@ -24,7 +24,7 @@ from lg_eval.judges import RateLimits, create_trajectory_llm_as_judge
 
 ray = pytest.importorskip("ray")
 
-from lg_eval.experiments.judge_services import JudgeServices  # noqa: E402
+from lg_eval.experiments import JudgeServices  # noqa: E402
 
 JITTER = 0.2
 """Seconds between a grant on the actor and the model call starting in a worker."""
@@ -230,7 +230,7 @@ def test_a_cache_of_another_type_is_refused():
 def test_the_executors_package_imports_without_ray():
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "import lg_eval.executors, lg_eval.experiments.judge_services\n"
+        "import lg_eval.executors, lg_eval.experiments\n"
         "print('ok')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -21,8 +21,7 @@ from langgraph.types import interrupt
 from lg_eval.datasets import dataset_from_dict
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import LocalExecutor
-from lg_eval.experiments import ExperimentRun, open_store, run_experiment
-from lg_eval.experiments.judge_cache import JudgeCache
+from lg_eval.experiments import ExperimentRun, JudgeCache, open_store, run_experiment
 from lg_eval.play import open_checkpointer
 from tests.executors import killing
 from tests.experiments.conftest import dataset

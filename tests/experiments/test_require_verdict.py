@@ -2,8 +2,8 @@
 
 The user's case: ``evaluators: [hitl_match]`` on a graph that never interrupts, with a
 trajectory expectation, so ``hitl_match`` gives no score (and says why) while the built-in
-trajectory check passes. By default the case passes; asked to, the run fails it, in the
-scoring process as inline, and from ``lg-eval run --require-verdict``.
+trajectory check passes. By default the case passes; asked to, the run fails it, and so
+does ``lg-eval run --require-verdict``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from lg_eval.cli import app
 from lg_eval.cli._common import GATE_FAILED, PASSED
 from lg_eval.errors import InvalidOptionError
-from lg_eval.experiments import RunOptions, open_store, run_experiment
+from lg_eval.experiments import open_store, run_experiment
 from tests.experiments.conftest import ask, dataset
 from tests.experiments.graphs import build_echo
 from tests.reports.test_no_verdict import reason, write_dataset
@@ -33,13 +33,11 @@ def scores(run: Any) -> list[tuple[str, Any, Any]]:
     return [(s.key, s.score, s.passed) for s in run.results[0].scores]
 
 
-@pytest.mark.parametrize("scoring", ["inline", "process"])
-def test_a_no_verdict_fails_the_case_only_when_asked(where, scoring):
+def test_a_no_verdict_fails_the_case_only_when_asked(where):
     data = dataset("echo", [CASE], evaluators=["hitl_match"])
     runs = {
         asked: run_experiment(
-            build_echo(), data, run_id=f"r-{asked}", scoring=scoring, require_verdict=asked,
-            **where,
+            build_echo(), data, run_id=f"r-{asked}", require_verdict=asked, **where
         )
         for asked in (False, True)
     }  # fmt: skip
@@ -49,7 +47,6 @@ def test_a_no_verdict_fails_the_case_only_when_asked(where, scoring):
     assert [r.status for r in runs[False].results] == ["passed"]
     assert [r.status for r in runs[True].results] == ["failed"]
     assert runs[True].info.config["require_verdict"] is True
-    assert runs[True].info.config["scoring"] == scoring
     with open_store(where["store"]) as store:
         assert [r.status for r in store.load_run("r-True").results] == ["failed"]
 
@@ -61,7 +58,7 @@ def test_the_cli_flag_fails_the_case_and_says_why(tmp_path: Path, monkeypatch) -
         return CliRunner().invoke(
             app,
             [
-                "run", str(data), "--scoring", "inline", "--junit", "r.xml",
+                "run", str(data), "--junit", "r.xml",
                 "--store", f"sqlite:///{tmp_path / 'r.sqlite'}",
                 "--checkpointer", f"sqlite:///{tmp_path / 'c.sqlite'}", *extra,
             ],
@@ -81,5 +78,6 @@ def test_the_cli_flag_fails_the_case_and_says_why(tmp_path: Path, monkeypatch) -
 
 @given(st.one_of(st.integers(), st.text(), st.none(), st.floats()))
 def test_require_verdict_takes_only_a_bool(value: Any) -> None:
-    with pytest.raises(InvalidOptionError, match=r"require_verdict=.*use True or False"):
-        RunOptions(target=None, dataset="d.yaml", require_verdict=value)
+    refused = r"^require_verdict=.*: input should be a valid boolean"
+    with pytest.raises(InvalidOptionError, match=refused):
+        run_experiment(None, "d.yaml", require_verdict=value)

@@ -19,6 +19,8 @@ import pytest
 from graphs import approval
 from lg_eval.evaluators import registry
 from lg_eval.experiments import (
+    CaseResult,
+    ResultStore,
     arun_experiment,
     mean_scores,
     open_store,
@@ -26,9 +28,8 @@ from lg_eval.experiments import (
     pass_hat_k,
     run_experiment,
 )
-from lg_eval.experiments._writer import BatchWriter
-from lg_eval.experiments.results import CaseResult
-from lg_eval.experiments.store import ResultStore, sqlite_connection
+from lg_eval.experiments._database import sqlite_connection
+from lg_eval.experiments._run import BatchWriter
 from lg_eval.reports import build_report
 from tests.experiments import crash_run
 from tests.experiments.conftest import USER, ask, dataset
@@ -178,7 +179,7 @@ def test_an_evaluator_that_raises_makes_the_case_an_error(where, monkeypatch):
 
 
 def test_an_evaluator_the_case_cannot_feed_gives_no_verdict_and_is_not_called(where):
-    """tool_sequence on a case that states no tool calls (lg_eval.experiments.references)."""
+    """tool_sequence on a case that states no tool calls (lg_eval.experiments.reference_gap)."""
     cases = [{"id": "c", "turns": ask("a"), "evaluators": ["tool_sequence"]}]
     (result,) = run_experiment(build_echo(), dataset("e", cases), **where).results
     assert result.status == "failed"  # no verdict at all: not passed
@@ -307,13 +308,11 @@ def test_the_target_may_come_from_the_dataset_file(where, tmp_path):
     assert (result.status, result.scores[0].key) == ("passed", "max_steps")
 
 
-@pytest.mark.parametrize("scoring", ["inline", "process"])
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
-def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, scoring, stop):
-    """kill -9 (the run's process only: a scoring process dies with it) or Ctrl-C mid-run,
-    then the same run id: every case stored once, equal to an uninterrupted run, and no
-    more cases started twice than can be in flight: one per worker inline; with the scoring
-    process, one playing and one being scored per worker.
+def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, stop):
+    """kill -9 or Ctrl-C mid-run, then the same run id: every case stored once, equal to an
+    uninterrupted run, and no more cases started twice than can be in flight: one per
+    worker.
 
     The child is stopped at a known point, not after a while: the cases from
     ``crash_run.HELD_FROM`` on wait for a file, and the test signals once the cases before
@@ -321,7 +320,7 @@ def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, s
     log, go = tmp_path / "starts.log", tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [
-        sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1", scoring
+        sys.executable, "-m", "tests.experiments.crash_run", str(tmp_path), "r1"
     ]  # fmt: skip
     child = subprocess.Popen(command, cwd=tmp_path, env=env)
     held = {f"word {n}" for n in range(crash_run.HELD_FROM, crash_run.HELD_FROM + 2)}
@@ -337,20 +336,18 @@ def test_a_stopped_run_resumes_rerunning_at_most_the_cases_in_flight(tmp_path, s
     assert interrupted.info.status == ("running" if stop == signal.SIGKILL else "interrupted")
 
     go.touch()
-    crash_run.main(tmp_path, "r1", scoring)  # the rerun
+    crash_run.main(tmp_path, "r1")  # the rerun
     started = starts(log)
-    crash_run.main(tmp_path, "clean", scoring)  # an uninterrupted run to compare with
+    crash_run.main(tmp_path, "clean")  # an uninterrupted run to compare with
     with open_store(tmp_path / "results.sqlite") as store:
         resumed, clean = store.load_run("r1"), store.load_run("clean")
     assert [r.case_id for r in resumed.results] == [f"case-{n:02d}" for n in range(60)]
     assert essentials(resumed) == essentials(clean)
     assert [r.status for r in resumed.results].count("passed") == 40
     assert resumed.info.status == "finished"
-    assert resumed.info.config["scoring"] == scoring
     assert set(started) == {f"word {n}" for n in range(crash_run.CASES)}
     restarted = sorted(text for text, count in started.items() if count > 1)
-    in_flight = crash_run.CONCURRENCY * (2 if scoring == "process" else 1)
-    assert len(restarted) <= in_flight, restarted
+    assert len(restarted) <= crash_run.CONCURRENCY, restarted
 
 
 def stored_run(folder: Path) -> Any:

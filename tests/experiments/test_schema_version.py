@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 
 from lg_eval.errors import StoreError
-from lg_eval.experiments import ResultStore, open_store
-from lg_eval.experiments.results import (
+from lg_eval.experiments import (
+    SCHEMA_VERSION,
     CaseResult,
     PlayedTurnRecord,
+    ResultStore,
     RunInfo,
     ScoreRow,
     SimulationRecord,
+    open_store,
 )
-from lg_eval.experiments.schema_version import SCHEMA_VERSION
 
 # The DDL of lg_eval's first results store (commit 600a795), which recorded no version.
 V1_SCHEMA = (

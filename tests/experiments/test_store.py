@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
-from lg_eval.experiments import ExperimentRun, open_store, run_experiment
-from lg_eval.experiments.aggregate import case_counts
-from lg_eval.experiments.redaction import scrub_secrets
+from lg_eval.experiments import (
+    ExperimentRun,
+    case_counts,
+    open_store,
+    run_experiment,
+    scrub_secrets,
+)
 from lg_eval.stats import RateMoments
 from tests.experiments.conftest import ask, dataset
 from tests.experiments.graphs import build_echo
@@ -162,7 +166,7 @@ def test_iter_results_and_sql_counts_on_postgres(pg_dsn: str) -> None:
     full = [r.model_dump() for r in store.load_run(run_id).results]
     assert [r.model_dump() for r in store.iter_results(run_id, batch=2)] == full
     assert store.case_counts(run_id) == (6, 2, 3, 2, SUPPORT_PASSES)
-    from lg_eval.experiments.aggregate import percentile
+    from lg_eval.experiments import percentile
 
     latencies = [r["latency_s"] for r in full]
     assert store.latency_percentile(run_id, 95) == percentile(latencies, 95) != 30.0
@@ -191,7 +195,7 @@ def test_sql_counts_equal_counting_the_loaded_run(tmp_path: Path) -> None:
 
 
 def test_sql_latency_percentiles_equal_the_interpolated_percentile(tmp_path: Path) -> None:
-    from lg_eval.experiments.aggregate import percentile
+    from lg_eval.experiments import percentile
 
     store, run_id = _stored(tmp_path / "stream.sqlite")
     latencies = [r.latency_s for r in store.load_run(run_id).results]

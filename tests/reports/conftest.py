@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lg_eval.experiments.results import (
+from lg_eval.experiments import (
     CaseChange,
     CaseResult,
     Comparison,

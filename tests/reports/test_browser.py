@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lg_eval.experiments.results import Comparison, ExperimentRun
+from lg_eval.experiments import Comparison, ExperimentRun
 from lg_eval.reports import build_report, render_html
 from tests.reports.conftest import MARK
 

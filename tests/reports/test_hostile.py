@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 
 from lg_eval._visible import visible
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun
 from lg_eval.reports import (
     build_report,
     render_html,

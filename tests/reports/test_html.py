@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lg_eval.experiments.results import Comparison, ExperimentRun
+from lg_eval.experiments import Comparison, ExperimentRun
 from lg_eval.reports import build_report, render_html
 from lg_eval.reports._html import csp_hash, environment, script_json
 from tests.reports.helpers import Node, parse_html

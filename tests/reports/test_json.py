@@ -54,7 +54,6 @@ def weather_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ExperimentRun
             checkpointer=f"sqlite:///{here / 'checkpoints.sqlite'}",
             store=f"sqlite:///{here / 'results.sqlite'}",
             run_id="weather-1",
-            scoring="inline",
         )
     finally:
         os.chdir(cwd)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun
 from lg_eval.reports import build_report, render_junit
 
 

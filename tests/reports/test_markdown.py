@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lg_eval.experiments.results import Comparison, ExperimentRun
+from lg_eval.experiments import Comparison, ExperimentRun
 from lg_eval.reports import build_report, render_markdown
 from lg_eval.reports._markdown import md
 from tests.reports.helpers import markdown_tables

@@ -17,9 +17,14 @@ from typer.testing import CliRunner
 from lg_eval.cli import app
 from lg_eval.datasets import Expected
 from lg_eval.evaluators import get_evaluator
-from lg_eval.experiments.references import reference_gap
-from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
-from lg_eval.experiments.scoring import status_of
+from lg_eval.experiments import (
+    CaseResult,
+    ExperimentRun,
+    RunInfo,
+    ScoreRow,
+    reference_gap,
+    status_of,
+)
 from lg_eval.reports import build_report, render_html, render_junit, render_markdown
 from lg_eval.trajectory import GraphTrajectory
 
@@ -32,7 +37,7 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     result = CliRunner().invoke(
         app,
         [
-            "run", str(data), "--scoring", "inline",
+            "run", str(data),
             "--store", f"sqlite:///{tmp_path / 'r.sqlite'}",
             "--checkpointer", f"sqlite:///{tmp_path / 'c.sqlite'}",
             "--junit", "r.xml", "--md", "r.md", "--html", "r.html",

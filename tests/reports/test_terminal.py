@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from lg_eval.experiments.results import Comparison, ExperimentRun
+from lg_eval.experiments import Comparison, ExperimentRun
 from lg_eval.reports import build_report, render_terminal
 
 

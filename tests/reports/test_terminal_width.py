@@ -16,8 +16,7 @@ from typer.testing import CliRunner
 
 from lg_eval import run_experiment
 from lg_eval.cli import app
-from lg_eval.experiments import compare_runs
-from lg_eval.experiments.results import ExperimentRun
+from lg_eval.experiments import ExperimentRun, compare_runs
 from lg_eval.reports import build_report, render_comparison, render_terminal
 from lg_eval.reports._columns import Column, fitted_table
 

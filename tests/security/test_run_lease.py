@@ -28,8 +28,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lg_eval.errors import InvalidOptionError, RunInUseError
-from lg_eval.experiments import ResultStore, open_store
-from lg_eval.experiments.lease import Lease, here
+from lg_eval.experiments import Lease, ResultStore, open_store
+from lg_eval.experiments._lifecycle import here
 from tests.security.conftest import ROOT
 
 CASES = 12

@@ -29,7 +29,7 @@ STRICT = "graph_trajectory_strict_match"
 def _run(store: str, run_id: str, p: float, seed: int) -> ExperimentRun:
     return run_experiment(
         flaky(p, seed), dataset(), checkpointer="memory://", store=store, run_id=run_id,
-        repetitions=10, judge_cache=False, scoring="inline",
+        repetitions=10, judge_cache=False,
     )  # fmt: skip
 
 

@@ -51,7 +51,6 @@ def weather_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 checkpointer=f"sqlite:///{here / 'checkpoints.sqlite'}",
                 store=url,
                 run_id=run_id,
-                scoring="inline",
             )
     finally:
         os.chdir(cwd)

@@ -35,7 +35,6 @@ def tidy_viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewerServ
         checkpointer=f"sqlite:///{here / 'checkpoints.sqlite'}",
         store=f"sqlite:///{here / 'results.sqlite'}",
         run_id="tidy-1",
-        scoring="inline",
     )
     assert log == [
         ("write_file", {"path": "b.txt", "text": "hello"}),

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lg_eval.experiments import (
+    SCHEMA_VERSION,
     CaseResult,
     ExperimentRun,
     ResultStore,
@@ -32,7 +33,6 @@ from lg_eval.experiments import (
     compare_runs,
     open_store,
 )
-from lg_eval.experiments.schema_version import SCHEMA_VERSION
 from lg_eval.reports import build_report
 from lg_eval.reports._keys import evaluator_table
 from lg_eval.reports._stored import column_histograms

@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from lg_eval.experiments import CaseResult, ResultStore, RunInfo, open_store
-from lg_eval.experiments.results import PlayedTurnRecord
+from lg_eval.experiments import CaseResult, PlayedTurnRecord, ResultStore, RunInfo, open_store
 from lg_eval.viewer import Pages, ViewerServer
 from lg_eval.viewer import _queries as q
 

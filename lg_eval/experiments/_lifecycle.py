@@ -1,4 +1,15 @@
-"""A lease on a run id: one live run per run id in a results store.
+"""One run's life in the results store: its run id leased, begun (or resumed), what is left,
+counted, recorded.
+
+Every way of running an experiment (cases played here, partitions played by an executor's
+workers) and every sweep go through the same steps, so they live here once:
+:meth:`RunLifecycle.begin` takes the run id's lease and records the run as running (an
+existing run id resumes, keeping what is stored), :meth:`RunLifecycle.left` says which
+case × repetition pairs still have to run, :attr:`RunLifecycle.counter` counts finished
+cases and reports progress, and :meth:`RunLifecycle.recording` stores the run's final
+record (``finished``, or ``interrupted`` when the run stopped on an error or Ctrl-C).
+
+**The lease** (:class:`Lease`): one live run per run id in a results store.
 
 Two processes running the same run id at once would both play the cases left and
 store each other's half-finished work as their own. So a run takes a lease before it
@@ -17,7 +28,7 @@ PID namespace (a container with host networking has the same host name) says not
 such an owner is presumed live until its lease expires. Taking over is a compare-and-set
 on the old token, so of two runs racing for a stale lease exactly one wins.
 
-A lease fences the store (:meth:`~lg_eval.experiments.store.ResultStore.fence`): each of
+A lease fences the store (:meth:`ResultStore.fence`): each of
 the run's write transactions, and each renewal, checks that the lease is still its own. A
 run paused past its expiry (``SIGSTOP``, a frozen VM) whose id another run took over meanwhile
 gets :class:`~lg_eval.errors.LeaseLostError` at its next write and stores nothing more.
@@ -31,17 +42,236 @@ step to within the expiry.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import math
 import os
+import platform
 import secrets
+import shlex
 import socket
+import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from lg_eval.datasets import Dataset, dataset_hash
 from lg_eval.errors import InvalidOptionError, LeaseLostError, RunInUseError, StoreError
-from lg_eval.experiments.store import Read, ResultStore
+from lg_eval.experiments._options import Progress, RunOptions
+from lg_eval.experiments._results import (
+    CaseStatus,
+    ExperimentRun,
+    RunInfo,
+    RunStatus,
+    scrub_secrets,
+)
+from lg_eval.experiments._store import Read, ResultStore
+from lg_eval.urls import parse_checkpointer_url, redact_url
+
+DEFAULT_CHECKPOINTER = parse_checkpointer_url(None).url
+"""Where a run keeps its threads when given no checkpointer."""
+
+
+@dataclass
+class CaseCounter:
+    """Finished cases of a run, counted as they finish (on the event loop or on the OS
+    threads playing blocking cases), with ``progress`` told after each."""
+
+    total: int
+    progress: Progress | None
+    stored: list[str] = field(default_factory=list)
+    """The statuses of the cases a resumed run already holds."""
+    done: int = 0
+    passed: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.done = len(self.stored)
+        self.passed = sum(status == "passed" for status in self.stored)
+
+    def add(self, status: CaseStatus) -> None:
+        """Count a finished case and report progress."""
+        with self.lock:
+            self.done += 1
+            self.passed += status == "passed"
+            if self.progress is not None:
+                self.progress(self.done, self.total, self.passed, self.done - self.passed)
+
+
+@dataclass
+class RunLifecycle:
+    """A run begun in ``store``: its record, whether it resumed, and its count of cases."""
+
+    store: ResultStore
+    info: RunInfo
+    resumed: bool
+    stored: dict[tuple[str, int], str]
+    """The status of every case × repetition already stored for the run."""
+    counter: CaseCounter
+    lease: Lease
+
+    @classmethod
+    def begin(
+        cls,
+        store: ResultStore,
+        info: RunInfo,
+        progress: Progress | None,
+        lease: Lease | None = None,
+    ) -> RunLifecycle:
+        """Take the lease on the run id (or keep ``lease``, taken on it already: a sweep
+        holds it while it lists threads), then record the run described by ``info`` as
+        running (resuming a stored one). The caller releases the lease with :meth:`release`
+        (``recording`` does) even when it fails before recording.
+
+        Raises:
+            RunInUseError: another live run holds the run id.
+            StoreError: the run id exists for another dataset or another version of it.
+        """
+        lease = lease or Lease.acquire(store, info.run_id)
+        try:
+            info, resumed = store.begin_run(info)
+            stored = store.finished(info.run_id)
+        except BaseException:
+            lease.release()
+            raise
+        counter = CaseCounter(info.cases, progress, list(stored.values()))
+        return cls(store, info, resumed, stored, counter, lease)
+
+    def release(self) -> None:
+        """Give up the run id's lease (idempotent)."""
+        self.lease.release()
+
+    def left(self, dataset: Dataset, repetitions: int) -> list[tuple[int, int]]:
+        """``(ordinal of the case in the dataset, repetition)`` for every pair not stored yet,
+        in dataset order then repetition."""
+        return [
+            (ordinal, repetition)
+            for ordinal, case in enumerate(dataset.cases)
+            for repetition in range(repetitions)
+            if (case.id, repetition) not in self.stored
+        ]
+
+    @contextmanager
+    def recording(
+        self,
+        config: Callable[[], Mapping[str, Any]],
+        fields: Callable[[], Mapping[str, Any]] = dict,
+    ) -> Iterator[None]:
+        """Run the body, then store the run's record: ``finished`` when the body returned,
+        ``interrupted`` when it raised (re-raised), with ``config()`` merged into its config
+        (what the run learned: judge cache and limiter statistics, the executor) and the
+        record's other ``fields()`` set (a sweep's count of the threads it scored)."""
+        status: RunStatus = "interrupted"
+        try:
+            with resumable(self.info.run_id):
+                yield
+            status = "finished"
+        finally:
+            done = self.info.model_copy(
+                update={
+                    "status": status,
+                    "finished_at": datetime.now(UTC),
+                    "config": {**self.info.config, **config()},
+                    **fields(),
+                }
+            )
+            try:
+                with resumable(self.info.run_id):
+                    self.store.update_run(done)
+            finally:
+                self.release()
+
+    def result(self) -> ExperimentRun:
+        """The run as stored, every result included."""
+        return self.store.load_run(self.info.run_id)
+
+
+@contextmanager
+def resumable(run_id: str) -> Iterator[None]:
+    """A store failure inside (the database went away mid-run) re-raised naming the run
+    id to resume with, which a run given no ``--run-id`` never showed."""
+    try:
+        yield
+    except RunInUseError:
+        raise
+    except StoreError as exc:
+        if f"--run-id {shlex.quote(run_id)}" in str(exc):
+            raise
+        raise StoreError(f"{exc} To resume, add --run-id {shlex.quote(run_id)}.") from None
+
+
+def new_run_id(dataset: str) -> str:
+    """``<dataset>-<UTC time>-<random>``, the default run id."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{dataset}-{stamp}-{secrets.token_hex(3)}"
+
+
+def run_info(
+    options: RunOptions, dataset: Dataset, run_id: str, target: str, store: ResultStore
+) -> RunInfo:
+    """The record a run starts with: what it runs, how, on which versions (no secrets)."""
+    saver = options["checkpointer"]
+    if isinstance(saver, BaseCheckpointSaver):
+        checkpointer = type(saver).__name__
+    else:
+        checkpointer = redact_url(saver or DEFAULT_CHECKPOINTER)
+    redact, limits = options["redact"], options["judge_limits"]
+    config: dict[str, Any] = {
+        "concurrency": options["concurrency"],
+        "repetitions": options["repetitions"],
+        "timeout": options["timeout"],
+        "retries": options["retries"],
+        "thresholds": dict(options["thresholds"] or {}),
+        "fail_under": options["fail_under"],
+        "require_verdict": options["require_verdict"],
+        "judge_cache": {"enabled": options["judge_cache"] is not False},
+        "judge_limits": None if limits is None else limits.model_dump(),
+        "store": store.url,
+        "redact": None if redact is None else "function" if callable(redact) else "patterns",
+    }
+    info = RunInfo(
+        run_id=run_id,
+        dataset=dataset.name,
+        dataset_hash=dataset_hash(dataset),
+        target=target,
+        checkpointer=checkpointer,
+        config=config,
+        git_commit=_git_commit(dataset.source),
+        versions=_versions(),
+        started_at=datetime.now(UTC),
+        cases=len(dataset.cases) * options["repetitions"],
+    )
+    return RunInfo.model_validate(scrub_secrets(info.model_dump(mode="json")))
+
+
+def _git_commit(source: Path | None) -> str | None:
+    where = source.parent if source is not None else Path.cwd()
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for package in ("lg-eval", "langgraph", "langchain-core"):
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+# --------------------------------------------------------------------------- the lease
 
 DEFAULT_TTL = 30.0
 DEFAULT_HEARTBEAT = 5.0
@@ -95,11 +325,6 @@ def here() -> str:
     return " ".join(parts)
 
 
-def new_token() -> str:
-    """A fresh owner token (a run that forks a writer makes it before the fork)."""
-    return secrets.token_hex(16)
-
-
 @dataclass
 class Lease:
     """A held lease on ``run_id`` in ``store``, renewed by a daemon thread until released."""
@@ -120,12 +345,9 @@ class Lease:
         *,
         ttl: float | None = None,
         heartbeat: float | None = None,
-        token: str | None = None,
     ) -> Lease:
         """Take the lease on ``run_id`` (taking over a stale one), fence the store with it
-        and start renewing it. ``token``: the owner token to hold it under (default: a new
-        one; a run gives one it handed to a process it forked, which fences its own store
-        connection with it).
+        and start renewing it.
 
         Raises:
             RunInUseError: another live run holds the lease (the message names its
@@ -140,7 +362,7 @@ class Lease:
                 f"heartbeat={heartbeat}: below the lease expiry ttl={ttl}, so a live run's "
                 "lease is renewed before it expires."
             )
-        mine = Owner(here(), os.getpid(), token or new_token(), 0.0)
+        mine = Owner(here(), os.getpid(), secrets.token_hex(16), 0.0)
         for _ in range(3):  # a lost race re-reads the row once more before giving up
             now = time.time()
             mine = Owner(mine.host, mine.pid, mine.token, now + ttl)
@@ -162,7 +384,7 @@ class Lease:
             won = _read(store, run_id)
             if won is not None and won.token == mine.token:
                 lease = cls(store, run_id, mine, ttl, heartbeat)
-                fence(store, run_id, mine.token)
+                _fence(store, run_id, mine.token)
                 lease._start()
                 return lease
         held = _read(store, run_id)
@@ -215,13 +437,9 @@ def _owner(row: tuple[object, ...]) -> Owner:
     return Owner(str(host), int(str(pid)), str(token), float(str(expires_at)))
 
 
-def fence(store: ResultStore, run_id: str, token: str) -> None:
+def _fence(store: ResultStore, run_id: str, token: str) -> None:
     """Make every write of ``run_id``'s rows through ``store`` check first, inside its
-    transaction, that the lease is held by ``token`` (:class:`LeaseLostError` if not).
-
-    A lease fences the store it was taken in; a process that writes the run's results on
-    a connection of its own (the scoring process) fences that one with the same token.
-    """
+    transaction, that the lease is held by ``token`` (:class:`LeaseLostError` if not)."""
     lock = " FOR SHARE" if store.postgres else ""  # a takeover waits for the write to end
 
     def check(read: Read) -> None:
@@ -288,6 +506,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True  # no /proc (macOS): os.kill is the answer
     return not (state and state[0] in {"Z", "X"})
-
-
-__all__ = ["DEFAULT_HEARTBEAT", "DEFAULT_TTL", "Lease", "Owner", "fence", "here", "new_token"]

@@ -1,21 +1,30 @@
-"""What an experiment produces: run records, per-case results and run comparisons.
+"""What an experiment keeps: run records, per-case results, comparisons, and what never
+reaches them.
 
-These pydantic models are the contract between the runner (which writes them to
-the results store as cases finish), the store (which reads them back, so a
-resumed or finished run is the same object) and the reports (which render them:
-terminal, Markdown, HTML, JUnit, JSON). Every value is plain JSON data; text in
-them is kept verbatim (escaping belongs to each renderer, redaction to the
-runner's ``redact=`` hook before anything is stored).
+These pydantic models are the contract between the runner (which writes them to the
+results store as cases finish), the store (which reads them back, so a resumed or
+finished run is the same object) and the reports (which render them: terminal,
+Markdown, HTML, JUnit, JSON). Every value is plain JSON data; text in them is kept
+verbatim (escaping belongs to each renderer).
+
+What is never stored: :func:`make_redactor` turns a run's ``redact=`` (a ``str -> str``
+function, or regular expressions whose matches become ``[REDACTED]``) into one function
+that :func:`redacted` applies to every string a result took from a thread;
+:func:`scrub_secrets` hides, in a run's stored configuration, any value of an environment
+variable named ``*_KEY``, ``*_TOKEN``, ``*_SECRET`` or ``*PASSWORD*``.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from lg_eval.arguments import checked_instance
+from lg_eval.errors import InvalidOptionError
 from lg_eval.feedback import ScoreValue
 from lg_eval.stats import PairedTest
 
@@ -246,7 +255,7 @@ class Comparison(_Model):
     tests: list[PairedTest] = Field(
         default_factory=list,
         description="Paired tests over the repetitions: pooled first, then per case "
-        "(lg_eval.experiments.significance).",
+        "(lg_eval.experiments.paired_tests).",
     )
 
     @property
@@ -261,21 +270,87 @@ class Comparison(_Model):
         return any(test.regression for test in self.tests)
 
 
-def checked_run(value: object, name: str = "run") -> ExperimentRun:
-    """``value`` if it is an :class:`ExperimentRun`, else an error naming ``name``."""
-    return checked_instance(value, ExperimentRun, name, "an ExperimentRun (ResultStore.load_run)")
+# --------------------------------------------------------------------------- what is never stored
+
+Redactor = Callable[[str], str]
+REDACTED = "[REDACTED]"
+SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD", re.IGNORECASE)
+_MIN_SECRET = 4  # shorter values would scrub ordinary words
 
 
-__all__ = [
-    "CaseChange",
-    "CaseResult",
-    "CaseStatus",
-    "Comparison",
-    "ExperimentRun",
-    "PlayedTurnRecord",
-    "RunInfo",
-    "RunStatus",
-    "ScoreRow",
-    "SimulationRecord",
-    "checked_run",
-]
+RedactOption = Redactor | Sequence[str | re.Pattern[str]] | None
+"""What ``redact=`` takes: a ``str -> str`` function, regex patterns, or None."""
+
+
+def make_redactor(redact: Redactor | Sequence[str | re.Pattern[str]] | None) -> Redactor | None:
+    """One ``str -> str`` function for ``redact=`` (None: nothing is redacted)."""
+    if redact is None:
+        return None
+    if callable(redact):
+        return redact
+    if isinstance(redact, str) or not isinstance(redact, Sequence):
+        raise InvalidOptionError(
+            "redact= takes a function str -> str or a list of regular expressions, "
+            f"not {type(redact).__name__}."
+        )
+    try:
+        patterns = [re.compile(p) if isinstance(p, str) else p for p in redact]
+    except re.error as exc:
+        raise InvalidOptionError(f"redact= has an invalid regular expression: {exc}.") from exc
+    if not patterns:
+        return None
+    combined = re.compile("|".join(f"(?:{p.pattern})" for p in patterns))
+    return lambda text: combined.sub(REDACTED, text)
+
+
+def redact_strings(value: Any, redactor: Redactor | None) -> Any:
+    """``value`` (JSON-like) with ``redactor`` applied to every string in it, keys included."""
+    if redactor is None:
+        return value
+    if isinstance(value, str):
+        return redactor(value)
+    if isinstance(value, Mapping):
+        return {
+            redactor(k) if isinstance(k, str) else k: redact_strings(v, redactor)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_strings(item, redactor) for item in value]
+    return value
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names mark them as secrets, longest first."""
+    env = os.environ if environ is None else environ
+    found = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= _MIN_SECRET}
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub_secrets(value: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """``value`` with every secret environment value in its strings replaced by ``***``."""
+    secrets = secret_values(environ)
+    if not secrets:
+        return value
+
+    def scrub(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    return redact_strings(value, scrub)
+
+
+def redacted(result: CaseResult, redactor: Redactor | None) -> CaseResult:
+    """``result`` with ``redactor`` applied to every string taken from the thread (and to
+    the expectations shown beside the agent's answers and calls: a case's expected answer
+    holds what the thread says)."""
+    if redactor is None:
+        return result
+    data = result.model_dump(mode="json")
+    fields = ("error", "turns", "output", "expected_output", "answers", "notes")
+    for field in (*fields, "expected_tool_calls"):
+        data[field] = redact_strings(data[field], redactor)
+    for row in data["scores"]:
+        for field in ("comment", "metadata", "error"):
+            row[field] = redact_strings(row[field], redactor)
+    return CaseResult.model_validate(data)

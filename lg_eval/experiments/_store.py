@@ -8,12 +8,13 @@ Six tables (the same DDL on both engines)::
                     cost, model_calls, finished_at, result (CaseResult JSON without scores)
     lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
                     row (ScoreRow JSON)
-    lg_eval_leases  run_id PK, host, pid, token, expires_at (see :mod:`.lease`)
+    lg_eval_leases  run_id PK, host, pid, token, expires_at (a run's lease, see
+                    :mod:`._lifecycle`)
     lg_eval_labels  (key, run_id, case_id, repetition, thread_id, turn, item, labeler) PK,
                     verdict, score, labeled_at, label (a person's Label JSON; written and
                     read by :mod:`lg_eval.labels`)
-    lg_eval_schema  id PK (1), version (see :mod:`.schema_version`: set on create,
-                    an older store migrated on open, a newer one refused)
+    lg_eval_schema  id PK (1), version (set on create, an older store migrated on open,
+                    a newer one refused: :mod:`._database`, which holds the DDL)
 
 Rows are only ever inserted (``ON CONFLICT DO NOTHING``: the key is the case's identity,
 so a result is stored at most once) and each :meth:`ResultStore.write` is one transaction,
@@ -27,24 +28,23 @@ took the id over) stops before it writes anything.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from lg_eval._visible import visible
-from lg_eval.arguments import checked_path
+from lg_eval.arguments import kind, validated
 from lg_eval.errors import InvalidOptionError, StoreError
-from lg_eval.experiments._connect import connect, driver_errors, sqlite_connection
-from lg_eval.experiments._upstream import redact_url
-from lg_eval.experiments.aggregate import CaseCounts, Latencies
-from lg_eval.experiments.results import CaseResult, ExperimentRun, RunInfo, ScoreRow
-from lg_eval.experiments.schema_version import SCHEMA_VERSION, prepare
+from lg_eval.experiments._compare import CaseCounts, Latencies
+from lg_eval.experiments._database import connect, driver_errors, prepare
+from lg_eval.experiments._results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 from lg_eval.stats import RateMoments
+from lg_eval.urls import redact_url
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
 
@@ -52,71 +52,6 @@ Read = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 """Run a ``SELECT`` (``?`` placeholders) inside the transaction under way."""
 Guard = Callable[[Read], None]
 """A fence's check: raises when the run must not write (its lease is no longer its own)."""
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS lg_eval_runs (
-        run_id TEXT PRIMARY KEY, dataset TEXT NOT NULL, dataset_hash TEXT NOT NULL,
-        status TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, info TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS lg_eval_cases (
-        run_id TEXT NOT NULL, case_id TEXT NOT NULL, repetition INTEGER NOT NULL,
-        ordinal INTEGER NOT NULL, status TEXT NOT NULL, latency_s DOUBLE PRECISION,
-        tokens BIGINT, cost DOUBLE PRECISION, model_calls INTEGER, finished_at TEXT,
-        result TEXT NOT NULL, PRIMARY KEY (run_id, case_id, repetition))""",
-    """CREATE TABLE IF NOT EXISTS lg_eval_scores (
-        run_id TEXT NOT NULL, case_id TEXT NOT NULL, repetition INTEGER NOT NULL,
-        idx INTEGER NOT NULL, evaluator TEXT NOT NULL, key TEXT NOT NULL,
-        score DOUBLE PRECISION, passed INTEGER, row TEXT NOT NULL,
-        PRIMARY KEY (run_id, case_id, repetition, idx))""",
-    # one live run per run id (lease.py): its owner and when its lease expires
-    """CREATE TABLE IF NOT EXISTS lg_eval_leases (
-        run_id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
-        token TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
-    # people's labels (lg_eval.labels): one per labelled unit, key and labeler; '' and -1
-    # stand for "none" in the key's columns (a NULL is never equal to itself in a key)
-    """CREATE TABLE IF NOT EXISTS lg_eval_labels (
-        key TEXT NOT NULL, run_id TEXT NOT NULL, case_id TEXT NOT NULL,
-        repetition INTEGER NOT NULL, thread_id TEXT NOT NULL, turn INTEGER NOT NULL,
-        item TEXT NOT NULL, labeler TEXT NOT NULL, verdict TEXT, score DOUBLE PRECISION,
-        labeled_at TEXT NOT NULL, label TEXT NOT NULL,
-        PRIMARY KEY (key, run_id, case_id, repetition, thread_id, turn, item, labeler))""",
-    # a thread's labels, and a case's labels of any key (the viewer's case page)
-    "CREATE INDEX IF NOT EXISTS lg_eval_labels_thread ON lg_eval_labels (key, thread_id)",
-    "CREATE INDEX IF NOT EXISTS lg_eval_labels_case ON lg_eval_labels"
-    " (run_id, case_id, repetition)",
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread ON lg_eval_cases (case_id, run_id,"
-    " repetition)",  # a thread's cases across runs (a sweep's case id is its thread's)
-    "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
-    # keyset pages of a run in dataset order (iter_results), without a scan per page
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",
-    # the viewer: status counts of a run from the index alone, its cases by status
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_status ON lg_eval_cases"
-    " (run_id, status, ordinal, repetition)",
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_numbers ON lg_eval_cases"
-    " (run_id, latency_s, tokens, cost)",
-    "CREATE INDEX IF NOT EXISTS lg_eval_scores_key ON lg_eval_scores"
-    " (run_id, key, passed, score, evaluator, idx)",
-    # the viewer's comparison: a run's cases and scores in case order, read from the index
-    "CREATE INDEX IF NOT EXISTS lg_eval_cases_case ON lg_eval_cases"
-    " (run_id, case_id, repetition, status)",
-    "CREATE INDEX IF NOT EXISTS lg_eval_scores_case ON lg_eval_scores"
-    " (run_id, case_id, repetition, key, idx, score)",
-    # the viewer's "failing" filter: the cases a key failed, without reading the others
-    "CREATE INDEX IF NOT EXISTS lg_eval_scores_failed ON lg_eval_scores"
-    " (run_id, key, case_id, repetition) WHERE passed = 0",
-)
-
-# the viewer, per engine (their JSON functions differ): the errored feedback rows (a
-# partial index, so counting errors or filtering on them reads no other row's JSON)
-_ENGINE_INDEXES = {
-    False: (
-        "CREATE INDEX IF NOT EXISTS lg_eval_scores_errors ON lg_eval_scores"
-        " (run_id, key, case_id, repetition) WHERE json_extract(row, '$.error') IS NOT NULL",
-    ),
-    True: (
-        "CREATE INDEX IF NOT EXISTS lg_eval_scores_errors ON lg_eval_scores"
-        " (run_id, key, case_id, repetition) WHERE (row::jsonb ->> 'error') IS NOT NULL",
-    ),
-}
 
 _INSERT_CASE = (
     "INSERT INTO lg_eval_cases (run_id, case_id, repetition, ordinal, status, latency_s, tokens,"
@@ -148,10 +83,9 @@ class ResultStore:
         self._fences: dict[str, Guard] = {}
         self.url = redact_url(url)
         with self._lock, self._guard():
-            schema = (*_SCHEMA, *_ENGINE_INDEXES[postgres])
-            self.opened_version = prepare(connection, schema, postgres=postgres, url=self.url)
+            self.opened_version = prepare(connection, postgres=postgres, url=self.url)
             """The schema version the store had when opened (None: created now); it is
-            :data:`~lg_eval.experiments.schema_version.SCHEMA_VERSION` from here on."""
+            :data:`~lg_eval.experiments._database.SCHEMA_VERSION` from here on."""
 
     @property
     def postgres(self) -> bool:
@@ -356,7 +290,7 @@ class ResultStore:
     def case_counts(self, run_id: str) -> CaseCounts:
         """``(cases, k, cases with a passed repetition, cases whose every repetition passed)``
         of ``run_id``, grouped by case in SQL (the inputs of pass@k and pass^k), equal to
-        :func:`~lg_eval.experiments.aggregate.case_counts` of its results."""
+        :func:`~lg_eval.experiments.case_counts` of its results."""
         rows = self._query(
             "SELECT COUNT(*), MAX(n), SUM(CASE WHEN p > 0 THEN 1 ELSE 0 END),"
             " SUM(CASE WHEN p = n THEN 1 ELSE 0 END), SUM(p), SUM(n), SUM(p * p), SUM(p * n),"
@@ -372,7 +306,7 @@ class ResultStore:
 
     def latencies(self, run_id: str) -> Latencies:
         """p50, p95 and the maximum of ``run_id``'s latencies from SQL, equal to
-        :func:`~lg_eval.experiments.aggregate.latencies` of its results."""
+        :func:`~lg_eval.experiments.latencies` of its results."""
         return Latencies(
             self.latency_percentile(run_id, 50),
             self.latency_percentile(run_id, 95),
@@ -381,7 +315,7 @@ class ResultStore:
 
     def latency_percentile(self, run_id: str, q: float) -> float | None:
         """The ``q``-th percentile (0-100) of ``run_id``'s latencies, linearly interpolated
-        as :func:`~lg_eval.experiments.aggregate.percentile` does, reading only the one or
+        as :func:`~lg_eval.experiments.percentile` does, reading only the one or
         two ranked rows it needs from SQL; None for a run without results."""
         if not 0 <= q <= 100:
             raise InvalidOptionError(f"q={q}: a percentile in [0, 100].")
@@ -474,7 +408,7 @@ class ResultStore:
         return statement.replace("?", "%s") if self._postgres else statement
 
     def _guard(self) -> Any:
-        """Driver errors inside as a StoreError naming the store (see :mod:`._connect`)."""
+        """Driver errors inside as a StoreError naming the store (see :mod:`._database`)."""
         return driver_errors(self._raw_url, self._errors)
 
     def _execute(self, statement: str, params: Sequence[Any], *, run_id: str) -> None:
@@ -555,7 +489,21 @@ def _number(score: Any) -> float | None:
     return None if score is None else float(score)
 
 
-def open_store(url: str | Path | None = None) -> ResultStore:
+def is_store_url(value: Any) -> bool:
+    """Whether ``value`` can name a results store: a non-blank text or path (``123`` would
+    otherwise become a file named ``123``)."""
+    return isinstance(value, str | os.PathLike) and bool(str(value).strip())
+
+
+StoreURL = Annotated[
+    str | os.PathLike[str],
+    kind(is_store_url, "a file path, sqlite:///file.sqlite or a postgresql:// URL"),
+]
+"""Where a results store is: a file path, ``sqlite:///...`` or ``postgresql://...``."""
+
+
+@validated
+def open_store(url: StoreURL | None = None) -> ResultStore:
     """The results store at ``url``: ``sqlite:///rel``, ``sqlite:////abs``, a file path,
     or ``postgresql://...``; default ``.lg_eval/results.sqlite``.
 
@@ -565,8 +513,6 @@ def open_store(url: str | Path | None = None) -> ResultStore:
         InvalidOptionError: ``url`` cannot name a results store (no text or path, empty,
             ``memory://``, a libpq keyword DSN).
     """
-    if url is not None:
-        checked_path(url, "store", "a file path, sqlite:///file.sqlite or postgresql://...")
     opened = connect(str(url) if url is not None else DEFAULT_STORE)
     try:
         return ResultStore(
@@ -583,18 +529,3 @@ def _driver_errors(postgres: bool) -> tuple[type[BaseException], ...]:
     import psycopg
 
     return (psycopg.Error,)
-
-
-__all__ = [
-    "DEFAULT_STORE",
-    "SCHEMA_VERSION",
-    "Guard",
-    "Read",
-    "ResultStore",
-    "StoreError",
-    "grouped_scores",
-    "open_store",
-    "sqlite_connection",
-    "stored",
-    "with_scores",
-]
