@@ -1,5 +1,5 @@
-"""Options are checked where they are given, each by one rule (:mod:`lg_eval.arguments`,
-:func:`lg_eval.feedback.checked_threshold`), and refused with an :class:`InvalidOptionError`
+"""Options are checked where they are given, each by one contract (:mod:`lg_eval.arguments`,
+:data:`lg_eval.feedback.Threshold`), and refused with an :class:`InvalidOptionError`
 naming the argument: thresholds in every host (a NaN minimum would fail every numeric
 score silently, a string would raise deep inside the first verdict), then every other
 option of ``RunOptions`` and ``sweep_threads`` against generated values of every type."""
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from lg_eval.errors import DatasetError, InvalidOptionError
 from lg_eval.experiments import RunOptions
-from lg_eval.feedback import checked_threshold, checked_thresholds
+from lg_eval.feedback import checked_thresholds
 from lg_eval.langsmith import pass_rate
 from lg_eval.nodes import EvalSpec, create_evaluation_graph, route_on_score
 from lg_eval.sweeps import sweep_threads
@@ -68,17 +68,15 @@ def test_every_host_refuses_a_threshold_that_is_no_finite_number(host: str, valu
 
 @given(value=finite)
 def test_a_finite_threshold_is_kept_as_a_float(value: int | float) -> None:
-    assert checked_threshold(value) == float(value)
-    assert isinstance(checked_threshold(value), float)
     assert checked_thresholds({"judge": value}) == {"judge": float(value)}
     assert RunOptions(target="m:g", dataset="d", thresholds={"k": value}).thresholds == {
         "k": float(value)
     }
     assert EvalSpec(scorer, threshold=value).threshold == float(value)
+    assert isinstance(EvalSpec(scorer, threshold=value).threshold, float)
 
 
 def test_none_is_no_threshold_where_a_threshold_is_optional_and_refused_inside_a_mapping() -> None:
-    assert checked_threshold(None) is None
     assert checked_thresholds(None) == {}
     assert EvalSpec(scorer).threshold is None
     with pytest.raises(InvalidOptionError, match=r"^thresholds\['k'\]=None: use a finite number"):
@@ -319,9 +317,13 @@ def _wrong_kinds() -> list[tuple[str, Callable[[Any], object], str]]:
             lambda v: create_evaluation_graph(v),
             r"evaluators=.*: use an evaluator",
         ),
-        ("batch_evaluate", lambda v: batch_evaluate(v, []), r"graph=.*: use the compiled"),
-        ("evaluation_passed", lambda v: evaluation_passed(v), r"records=.*: use the EvalFeedback"),
-        ("weighted_score", lambda v: weighted_score(v), r"records=.*: use the EvalFeedback"),
+        (
+            "batch_evaluate",
+            lambda v: batch_evaluate(v, []),
+            r"graph=.*: input should be an instance of Pregel",
+        ),
+        ("evaluation_passed", lambda v: evaluation_passed(v), r"records=.*: input should be a"),
+        ("weighted_score", lambda v: weighted_score(v), r"records=.*: input should be a valid"),
         ("add_evaluations", lambda v: add_evaluations([], [v]), r"An evaluations update must"),
         ("mcnemar_test", lambda v: mcnemar_test(v), r"pairs=.*: use a list of \(A, B\) pairs"),
         ("wilcoxon_test", lambda v: wilcoxon_test(v), r"pairs=.*: use a list of \(A, B\) pairs"),
@@ -375,12 +377,19 @@ def test_the_edges_refuse_an_argument_of_the_wrong_kind_by_name() -> None:
         TrajectoryFormatError, match=r"^trajectory=\{\}: expected a ThreadTrajectory"
     ):
         to_agentevals({})  # type: ignore[arg-type]
-    with pytest.raises(InvalidOptionError, match=r"^case=None: use a dataset Case"):
+    with pytest.raises(
+        InvalidOptionError,
+        match=r"^case=None: input should be a valid dictionary or instance of Case\.$",
+    ):
         case_to_example(None)  # type: ignore[arg-type]
-    with pytest.raises(InvalidOptionError, match=r"^thread='t': use a ThreadTrajectory"):
+    with pytest.raises(
+        InvalidOptionError,
+        match=r"^thread='t': input should be a valid dictionary or instance of ThreadTrajectory",
+    ):
         outputs_of("t", {})  # type: ignore[arg-type]
     with pytest.raises(
-        InvalidOptionError, match=r"^remote='http://x': use a langgraph RemoteGraph"
+        InvalidOptionError,
+        match=r"^remote='http://x': input should be an instance of RemoteGraph\.$",
     ):
         remote_target("http://x")  # type: ignore[arg-type]
     with pytest.raises(InvalidOptionError, match=r"^reference=None: use 'module:attr' as text"):
