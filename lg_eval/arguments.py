@@ -19,16 +19,25 @@ import math
 import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, ParamSpec, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeAlias, TypeVar, cast, overload
 
 from annotated_types import Ge, Gt, Le, MinLen
-from pydantic import ConfigDict, Field, PlainValidator, Strict, ValidationError, validate_call
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    Strict,
+    ValidationError,
+    validate_call,
+)
 from pydantic_core import PydanticCustomError
 
 from lg_eval.errors import InvalidOptionError
 
 T = TypeVar("T")
 C = TypeVar("C")
+M = TypeVar("M", bound=BaseModel)
 P = ParamSpec("P")
 
 FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
@@ -49,6 +58,18 @@ Flag = Annotated[bool, Strict()]
 """``True`` or ``False`` (a truthy text or number is neither)."""
 Text = Annotated[str, Strict(), MinLen(1)]
 """A non-empty text."""
+
+if TYPE_CHECKING:
+    ModelLike: TypeAlias = M | Mapping[str, Any]
+else:
+
+    class ModelLike:
+        """``ModelLike[Model]``: a pydantic model, or a mapping of its fields, which the
+        boundary validates into the model (errors name the item and field)."""
+
+        def __class_getitem__(cls, model: type) -> type:
+            return model
+
 
 BOUNDARY = ConfigDict(arbitrary_types_allowed=True)
 """The pydantic config of a boundary: any class may be a field's type (an isinstance check)."""
@@ -73,26 +94,67 @@ def invalid_option(
     """The one typed error for a pydantic ``ValidationError`` at a boundary: each problem as
     ``name=value: what is wrong``, where ``name`` is written as Python reads it
     (``thresholds['k']``, ``pairs[1]``); ``names`` maps positional locations to parameter
-    names, ``owner`` (a class) goes first. A validator that raised an
-    :class:`InvalidOptionError` of its own has it returned as it is."""
+    names, ``owner`` (a class) goes first. The members of a union a value matched none of
+    make one problem. A validator that raised an :class:`InvalidOptionError` of its own
+    has it returned as it is."""
     problems = []
-    for error in exc.errors(include_url=False):
-        cause = error.get("ctx", {}).get("error")
-        if isinstance(cause, InvalidOptionError):
-            return cause  # a validator's own typed error already says what is wrong
-        location: list[Any] = list(error["loc"])
+    for location, value, messages in _problems(exc.errors(include_url=False)):
+        if isinstance(value, InvalidOptionError):
+            return value  # a validator's own typed error already says what is wrong
         if location and isinstance(location[0], int) and location[0] < len(names):
             location[0] = names[location[0]]
-        shown = _shown(error.get("input"))
+        shown = "" if value is _MISSING else "=" + _shown(value)
         if location and location[-1] == "[key]":  # a mapping's key, not its value
-            location, shown = location[:-1], ""
-            where = _where(location[:-1]) + f" key {_shown(location[-1])}"
+            where, shown = _where(location[:-2]) + f" key {_shown(location[-2])}", ""
         else:
             where = _where(location) or exc.title
-        message = f"{error['msg'][0].lower()}{error['msg'][1:]}"
-        problems.append(f"{where}{'=' + shown if shown else ''}: {message}")
+        problems.append(f"{where}{shown}: {_either(messages)}")
     prefix = f"{owner} " if owner else ""
     return InvalidOptionError(prefix + "; ".join(problems) + ".")
+
+
+_MISSING = object()
+
+
+def _problems(errors: Sequence[Any]) -> list[tuple[list[Any], Any, list[str]]]:
+    """``(location, value, messages)`` of each problem: pydantic reports a value that no
+    member of a union accepts once per member, one after the other, their locations
+    apart only by the member's name; those are one problem."""
+    found: list[tuple[list[Any], Any, list[str]]] = []
+    previous: list[Any] = []
+    for error in errors:
+        cause = error.get("ctx", {}).get("error")
+        value = cause if isinstance(cause, InvalidOptionError) else error.get("input")
+        if error["type"] == "missing":
+            value = _MISSING
+        location, message = list(error["loc"]), str(error["msg"])
+        apart = [i for i, (a, b) in enumerate(zip(previous, location, strict=False)) if a != b]
+        if (
+            found
+            and found[-1][1] is value
+            and len(previous) == len(location)
+            and len(apart) == 1
+            and isinstance(location[apart[0]], str)
+            and message not in found[-1][2]  # members say different things; keys the same
+        ):
+            member = apart[0]
+            found[-1] = (location[:member] + location[member + 1 :], value, found[-1][2])
+            found[-1][2].append(message)
+        else:
+            found.append((location, value, [message]))
+        previous = location
+    return found
+
+
+def _either(messages: Sequence[str]) -> str:
+    """``input should be a valid integer or a valid string`` from one message a member."""
+    lead = "Input should be "
+    wanted = list(dict.fromkeys(m.removeprefix(lead) for m in messages))
+    if len(wanted) > 1 and all(m.startswith(lead) for m in messages):
+        text = lead + ", ".join(wanted[:-1]) + " or " + wanted[-1]
+    else:
+        text = "; ".join(dict.fromkeys(messages))
+    return text[0].lower() + text[1:]
 
 
 def _where(location: Sequence[Any]) -> str:
@@ -119,13 +181,15 @@ def validated(target: Any) -> Any:
     it costs microseconds a call."""
     if isinstance(target, type):
         return _validated_class(target)
-    checked = validate_call(config=BOUNDARY)(target)
     names = tuple(inspect.signature(target).parameters)
+    checked: list[Callable[..., Any]] = []  # made on the first call: the hints then resolve
 
     @functools.wraps(target)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if not checked:
+            checked.append(validate_call(config=BOUNDARY)(target))
         try:
-            return checked(*args, **kwargs)
+            return checked[0](*args, **kwargs)
         except ValidationError as exc:
             if exc.title not in (target.__name__, target.__qualname__):
                 raise  # raised inside the body, not by the boundary's check
@@ -242,6 +306,7 @@ __all__ = [
     "FiniteFloat",
     "Flag",
     "Fraction",
+    "ModelLike",
     "Seconds",
     "Share",
     "Size",
