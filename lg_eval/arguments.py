@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeAlias, TypeVar, cast, overload
 
-from annotated_types import Ge, Gt, Le, MinLen
+from annotated_types import Ge, Gt, Le
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -56,8 +56,6 @@ Share = Annotated[float, Strict(), Gt(0), Le(1), Field(allow_inf_nan=False)]
 """A finite number in ``(0, 1]``: the part of something that is kept."""
 Flag = Annotated[bool, Strict()]
 """``True`` or ``False`` (a truthy text or number is neither)."""
-Text = Annotated[str, Strict(), MinLen(1)]
-"""A non-empty text."""
 
 if TYPE_CHECKING:
     ModelLike: TypeAlias = M | Mapping[str, Any]
@@ -73,6 +71,27 @@ else:
 
 BOUNDARY = ConfigDict(arbitrary_types_allowed=True)
 """The pydantic config of a boundary: any class may be a field's type (an isinstance check)."""
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    raise PydanticCustomError("text", "use a non-blank text")
+
+
+Text = Annotated[str, PlainValidator(_text)]
+"""A text with something in it besides white space."""
+
+
+def _file(value: object) -> object:
+    if isinstance(value, str | os.PathLike) and str(value).strip():
+        return value
+    raise PydanticCustomError("file", "use a file path (a non-blank text or a Path)")
+
+
+FilePath = Annotated[str | os.PathLike[str], PlainValidator(_file)]
+"""A file's path: a non-blank text or an ``os.PathLike`` (``123`` would otherwise become a
+file named ``123``)."""
 
 
 def instance_of(*kinds: type, what: str) -> PlainValidator:
@@ -303,6 +322,7 @@ __all__ = [
     "BOUNDARY",
     "Count",
     "Delay",
+    "FilePath",
     "FiniteFloat",
     "Flag",
     "Fraction",

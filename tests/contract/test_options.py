@@ -302,14 +302,14 @@ def _wrong_kinds() -> list[tuple[str, Callable[[Any], object], str]]:
     )
 
     return [
-        ("load_dataset", lambda v: load_dataset(v), r"path=.*: use the dataset file's path"),
+        ("load_dataset", lambda v: load_dataset(v), r"path=.*: use a file path \(a non-blank"),
         ("dataset_from_dict", lambda v: dataset_from_dict(v), r"<data>: a dataset is a mapping"),
-        ("dump_dataset", lambda v: dump_dataset(v, "d.yaml"), r"dataset=.*: use a Dataset"),
-        ("dataset_hash", lambda v: dataset_hash(v), r"dataset=.*: use a Dataset"),
+        ("dump_dataset", lambda v: dump_dataset(v, "d.yaml"), "dataset=.*: " + NO_DATASET),
+        ("dataset_hash", lambda v: dataset_hash(v), "dataset=.*: " + NO_DATASET),
         (
             "case_from_thread",
             lambda v: case_from_thread(v, case_id="c"),
-            r"thread=.*: use a ThreadTrajectory",
+            r"thread=.*: input should be a valid dictionary or instance of ThreadTrajectory",
         ),
         ("EvalNode", lambda v: EvalNode(v), r"evaluators=.*: use an evaluator"),
         (
@@ -360,6 +360,7 @@ def _wrong_kinds() -> list[tuple[str, Callable[[Any], object], str]]:
 
 WRONG_KINDS = [None, 123, 2.5, object()]
 NO_LIST = "input should be an instance of Sequence"
+NO_DATASET = "input should be a valid dictionary or instance of Dataset"
 
 
 @pytest.mark.parametrize("value", WRONG_KINDS, ids=["None", "int", "float", "object"])
