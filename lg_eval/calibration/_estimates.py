@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lg_eval.calibration._models import Estimate
-from lg_eval.stats._resample import percentile, resampled
+from lg_eval.stats import cluster_resamples, percentile_interval
 
 Statistic = Callable[[np.ndarray], np.ndarray]
 """Rows of summed per-case vectors (shape ``(n, K)``) → one value each (NaN: undefined)."""
@@ -26,7 +26,8 @@ class Bootstrap:
     def __init__(self, cases: np.ndarray, confidence: float, resamples: int, seed: int) -> None:
         self.total = cases.sum(axis=0, keepdims=True)
         self.confidence = confidence
-        self.drawn = resampled(cases, resamples, seed) if len(cases) else None
+        drawn = cluster_resamples(cases, resamples=resamples, seed=seed) if len(cases) else None
+        self.drawn = drawn
 
     def estimate(self, statistic: Statistic, undefined: str) -> Estimate:
         """``statistic`` on every case with its interval over the resamples; when it is not
@@ -36,7 +37,7 @@ class Bootstrap:
             found = None if self.drawn is None else statistic(self.drawn)
         if not np.isfinite(value):
             return Estimate(value=None, reason=undefined)
-        interval = None if found is None else percentile(found, self.confidence)
+        interval = None if found is None else percentile_interval(found, confidence=self.confidence)
         return Estimate(value=value, interval=interval)
 
 

@@ -51,7 +51,7 @@ from lg_eval.nodes.evaluation_state import (
     from_plain,
     to_plain,
 )
-from lg_eval.nodes.routing import _weighted
+from lg_eval.nodes.routing import weighted_score
 from lg_eval.nodes.spec import DEFAULT_TIMEOUT, EvaluatorLike, resolve
 from lg_eval.offline import offline
 from lg_eval.scoring import call_evaluators, raise_first
@@ -231,7 +231,7 @@ def summarize(
 ) -> EvaluationResult:
     """Weighted score, verdict and review reasons of the evaluator results."""
     results = list(state.results)
-    score = _weighted(results)
+    score = weighted_score(results)
     verdicts = [r.passed for r in results if r.passed is not None]
     failed = [r.key for r in results if r.error is not None]
     passed: bool | None = None
