@@ -21,6 +21,7 @@ from lg_eval.feedback import checked_thresholds
 from lg_eval.langsmith import pass_rate
 from lg_eval.nodes import EvalSpec, create_evaluation_graph, route_on_score
 from lg_eval.sweeps import sweep_threads
+from tests.contract.contract import fuzz
 
 
 def scorer(*, outputs: Any, **_: Any) -> dict[str, Any]:
@@ -151,6 +152,7 @@ SWEEP_OPTIONS: list[tuple[str, Callable[[Any], bool]]] = [
 
 
 @pytest.mark.parametrize(("name", "accepts"), SWEEP_OPTIONS, ids=[n for n, _ in SWEEP_OPTIONS])
+@fuzz(100)  # no deadline: the first call builds the boundary's validator
 @given(value=garbage)
 def test_a_sweep_refuses_an_option_value_outside_its_contract_by_name(
     name: str, accepts: Callable[[Any], bool], value: Any
