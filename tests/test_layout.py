@@ -216,6 +216,7 @@ FLOORS: dict[str, int] = {
     "reports": 7,
     "sweeps": 7,
     "replay": 7,  # forks production threads as sweeps list them, scores as experiments do
+    "labels": 7,  # people's labels in the store, harvested from threads; a judge's agreement
     # 8: the shell, the viewer, and the package's own face
     "cli": 8,
     "viewer": 8,

@@ -50,7 +50,7 @@ COMMANDS: dict[str, Entry] = {
         "lg_eval.cli.runs",
         "compare",
         "Compare RUN_B with RUN_A case by case, with paired tests over the repetitions; exit 1 "
-        "on a regression (see --fail-on).",
+        "on a regression (see --fail-on), or when a --min-judge-kappa judge is not trusted.",
     ),
     "runs": Entry("lg_eval.cli.runs", "runs", "List the stored runs, newest first."),
     "extract": Entry(
@@ -77,6 +77,18 @@ COMMANDS: dict[str, Entry] = {
         "Open a web viewer over the results store: runs and their trend, a run's evaluators, "
         "charts and cases (failing first, filters, search), each case's turns, trajectory "
         "against the reference and feedback, and two runs compared case by case.",
+    ),
+    "calibrate": Entry(
+        "lg_eval.cli.labels",
+        "calibrate",
+        "How far KEY's verdicts agree with people's labels: confusion, TPR/TNR, precision, "
+        "Cohen's kappa and Krippendorff's alpha with intervals, and every disagreement.",
+    ),
+    "labels": Entry(
+        "lg_eval.cli.labels",
+        "labels_app",
+        "Keep people's labels in the results store: import them from files, harvest them "
+        "from the decisions in checkpointed threads.",
     ),
     "dataset": Entry(
         "lg_eval.cli.threads",

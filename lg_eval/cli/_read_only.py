@@ -3,7 +3,8 @@
 Opening a SQLite store or checkpointer creates the file (and its folder) when it is not
 there: right for ``run``, which writes, and wrong for a command that only reads
 (``runs``, ``report``, ``compare``, ``view``; ``extract``, ``dataset from-thread``, and
-the threads ``sweep`` and ``replay`` read). A typo in a path would leave an empty
+the threads ``sweep`` reads; ``replay`` refuses a missing production file itself). A typo
+in a path would leave an empty
 database behind and blame something else ("no thread 'x' in that checkpointer", "no run
 'r1'"). These checks say instead that the file does not exist, exit 2, and create
 nothing. Postgres URLs and anything that is not a SQLite file are left to the opener,

@@ -20,7 +20,6 @@ from lg_eval.cli._common import (
     write_file,
 )
 from lg_eval.cli._interrupt import interruptible
-from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.replay import DEFAULT_TARGET, new_run_name, replay_threads
 from lg_eval.urls import redact_url
 
@@ -104,7 +103,6 @@ def replay(
             "--thread names the threads to replay; --since, --until and --metadata choose "
             "among all threads, so they would be ignored: give one or the other."
         )
-    existing_checkpointer(checkpointer)  # the production threads are only read
     run_id = run_id or new_run_name()  # named here, so a Ctrl-C can name it
     replayed = [0, 0]  # threads done, threads chosen
 

@@ -10,6 +10,7 @@ from typing import Annotated, cast
 import typer
 
 from lg_eval.cli import _options as shared
+from lg_eval.cli._calibration import MinJudgeKappa, calibrated, judge_minimums, judges_trusted
 from lg_eval.cli._common import (
     CASES_ERRORED,
     GATE_FAILED,
@@ -86,6 +87,7 @@ def run(
         float | None,
         typer.Option(min=0, max=1, help="Exit 1 when the pass rate is below this."),
     ] = None,
+    min_judge_kappa: MinJudgeKappa = None,
     require_verdict: Annotated[
         bool,
         typer.Option(
@@ -133,11 +135,13 @@ def run(
 
     Offline unless --langsmith is given: nothing is sent anywhere (but to the --server),
     whatever the environment's LangSmith settings say. Exit code 0 when the run passes, 1 when
-    --fail-under is not met, 2 for bad input (or a store that cannot be opened), 3 when a
-    case errored or timed out (failing scores alone exit 0 unless a gate is given), 4 when
-    a report file cannot be written, 5 when another live run holds the run id.
+    --fail-under is not met or a --min-judge-kappa judge is not trusted, 2 for bad input (or
+    a store that cannot be opened), 3 when a case errored or timed out (failing scores alone
+    exit 0 unless a gate is given), 4 when a report file cannot be written, 5 when another
+    live run holds the run id.
     """
     thresholds = parse_pairs(threshold or [], "--threshold", float)
+    minimums = judge_minimums(min_judge_kappa)
     # The report shows what extraction could not tell, once per run (its notes).
     warnings.filterwarnings("ignore", category=ExtractionWarning)
     if quiet:
@@ -191,11 +195,13 @@ def run(
             )
         with open_store(store) as results:
             history = _older(results.latest_runs(result.info.dataset, 10), result)
-    report = build_report(result, history=history)
+            report = calibrated(build_report(result, history=history), results)
+            keys = {row.key for case in result.results for row in case.scores}
+            trusted = judges_trusted(results, minimums, keys) if minimums else True
     if not quiet:
         render_terminal(report, stdout)
     write_reports(report, json_file=json_file, html=html, md=md, junit=junit)
-    raise typer.Exit(_exit_code(result, fail_under))
+    raise typer.Exit(GATE_FAILED if not trusted else _exit_code(result, fail_under))
 
 
 def _through_langsmith(

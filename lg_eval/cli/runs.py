@@ -11,6 +11,7 @@ from rich.text import Text
 
 from lg_eval._visible import visible
 from lg_eval.cli import _options as shared
+from lg_eval.cli._calibration import MinJudgeKappa, calibrated, judge_minimums, judges_trusted
 from lg_eval.cli._common import (
     GATE_FAILED,
     PASSED,
@@ -102,7 +103,8 @@ def report(
     with input_errors(), open_store(store) as results:
         run = _load(results, run_id)
         earlier = [r for r in results.latest_runs(run.info.dataset, history + 1)]
-    report_ = build_report(run, history=[r for r in earlier if r.info.run_id != run_id][:history])
+        older = [r for r in earlier if r.info.run_id != run_id][:history]
+        report_ = calibrated(build_report(run, history=older), results)
     if format is Format.terminal:
         render_terminal(report_, stdout)
         return
@@ -134,18 +136,23 @@ def compare(
         float,
         typer.Option(help="Significance level of the paired tests, in (0, 1)."),
     ] = 0.05,
+    min_judge_kappa: MinJudgeKappa = None,
 ) -> None:
     """Compare RUN_B with RUN_A case by case, with paired tests over the repetitions;
-    exit 1 on a regression (see --fail-on).
+    exit 1 on a regression (see --fail-on), or when a --min-judge-kappa judge is not
+    trusted.
 
     The terminal shows only the comparison (`lg-eval report RUN_B` shows the run itself);
     the file formats hold RUN_B's report with the comparison in it.
     """
+    minimums = judge_minimums(min_judge_kappa)
     existing_store(store)
     with input_errors(), open_store(store) as results:
         baseline, candidate = _load(results, run_a), _load(results, run_b)
         comparison = compare_runs(baseline, candidate, tolerance=tolerance, alpha=alpha)
-    report_ = build_report(candidate, comparison=comparison)
+        report_ = calibrated(build_report(candidate, comparison=comparison), results)
+        keys = {row.key for run in (baseline, candidate) for r in run.results for row in r.scores}
+        trusted = judges_trusted(results, minimums, keys) if minimums else True
     if format is Format.terminal:
         render_comparison(report_, stdout)
     else:
@@ -156,9 +163,10 @@ def compare(
             write_file(output, text)
     significant = fail_on is FailOn.significant_regression
     failed = comparison.significant_regression if significant else comparison.regressed
-    line = verdict(comparison, significant, GATE_FAILED if failed else PASSED)
+    code = GATE_FAILED if failed or not trusted else PASSED
+    line = verdict(comparison, significant, code)
     (done if format is Format.terminal or output is not None else say)(line)
-    raise typer.Exit(GATE_FAILED if failed else PASSED)
+    raise typer.Exit(code)
 
 
 def verdict(comparison: Comparison, significant: bool, code: int) -> str:

@@ -23,7 +23,10 @@ result (``output``, ``expected_output``, ``answers`` in the result JSON): no tab
 and rows written before it read with those fields empty; the version says that an older
 lg_eval, which refuses fields it does not know, cannot read the rows written since. Version 5
 keeps who wrote each played turn and what the agent answered it (``by``, ``reply``) and a
-simulated conversation's record (``simulation``), again in the result JSON alone.
+simulated conversation's record (``simulation``), again in the result JSON alone. Version 6
+adds the people's labels (``lg_eval_labels``, see :mod:`lg_eval.labels`) and an index of
+the cases by case id across runs (where a thread's labels find the sweeps that scored it),
+both in the current DDL: nothing stored before is changed.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from typing import Any
 
 from lg_eval.errors import StoreError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The version of the results store this lg_eval writes."""
 
 _VERSION_TABLE = (
@@ -45,6 +48,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: (),  # the viewer's indexes: every one in the current DDL, run after these steps
     3: (),  # the agent's answers: new fields of the result JSON, no table changes
     4: (),  # speakers and simulated conversations: new fields of the result JSON
+    5: (),  # people's labels: a new table and indexes, all in the current DDL
 }
 """Per version ``n``: the statements that make a version-``n`` store a version ``n + 1`` one."""
 

@@ -1,6 +1,6 @@
 """The results store: runs, case results and score rows, in SQLite or Postgres.
 
-Five tables (the same DDL on both engines)::
+Six tables (the same DDL on both engines)::
 
     lg_eval_runs    run_id PK, dataset, dataset_hash, status, started_at, finished_at,
                     info (RunInfo JSON)
@@ -9,6 +9,9 @@ Five tables (the same DDL on both engines)::
     lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
                     row (ScoreRow JSON)
     lg_eval_leases  run_id PK, host, pid, token, expires_at (see :mod:`.lease`)
+    lg_eval_labels  (key, run_id, case_id, repetition, thread_id, turn, item, labeler) PK,
+                    verdict, score, labeled_at, label (a person's Label JSON; written and
+                    read by :mod:`lg_eval.labels`)
     lg_eval_schema  id PK (1), version (see :mod:`.schema_version`: set on create,
                     an older store migrated on open, a newer one refused)
 
@@ -69,6 +72,21 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS lg_eval_leases (
         run_id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
         token TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
+    # people's labels (lg_eval.labels): one per labelled unit, key and labeler; '' and -1
+    # stand for "none" in the key's columns (a NULL is never equal to itself in a key)
+    """CREATE TABLE IF NOT EXISTS lg_eval_labels (
+        key TEXT NOT NULL, run_id TEXT NOT NULL, case_id TEXT NOT NULL,
+        repetition INTEGER NOT NULL, thread_id TEXT NOT NULL, turn INTEGER NOT NULL,
+        item TEXT NOT NULL, labeler TEXT NOT NULL, verdict TEXT, score DOUBLE PRECISION,
+        labeled_at TEXT NOT NULL, label TEXT NOT NULL,
+        PRIMARY KEY (key, run_id, case_id, repetition, thread_id, turn, item, labeler))""",
+    # a thread's labels, and a case's labels of any key (the viewer's case page)
+    "CREATE INDEX IF NOT EXISTS lg_eval_labels_thread ON lg_eval_labels (key, thread_id)",
+    "CREATE INDEX IF NOT EXISTS lg_eval_labels_case ON lg_eval_labels"
+    " (run_id, case_id, repetition)",
+    # a thread's cases across runs (a sweep's case id is its thread's): where its labels pair
+    "CREATE INDEX IF NOT EXISTS lg_eval_cases_thread"
+    " ON lg_eval_cases (case_id, run_id, repetition)",
     "CREATE INDEX IF NOT EXISTS lg_eval_runs_dataset ON lg_eval_runs (dataset, started_at)",
     # keyset pages of a run in dataset order (iter_results), without a scan per page
     "CREATE INDEX IF NOT EXISTS lg_eval_cases_order ON lg_eval_cases (run_id, ordinal, repetition)",

@@ -37,6 +37,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
+from lg_eval.reports.calibration import agreement_text, shown_disagreements
 from lg_eval.reports.model import STATUSES, Report, checked_report
 
 _JSON_ESCAPES = {
@@ -93,6 +94,8 @@ def environment() -> Environment:
         subject=test_subject,
         effect=test_effect,
         verdict=test_verdict,
+        agreement=lambda key, report: agreement_text(report, key),
+        shown=shown_disagreements,
     )
     return env
 

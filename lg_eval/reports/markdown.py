@@ -27,6 +27,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
+from lg_eval.reports.calibration import agreement_text, shown_disagreements, verdict_word
 from lg_eval.reports.model import (
     CaseReport,
     ComparisonReport,
@@ -53,6 +54,49 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
     return [*lines, ""]
+
+
+def _calibration(report: Report) -> list[str]:
+    """Each labelled key's agreement with people, and its disagreements side by side."""
+    if not report.calibration:
+        return []
+    out = ["## Calibration", ""]
+    out += table(
+        ["key", "agreement with people", "agreement", "TPR", "TNR", "precision", "α"],
+        [
+            [
+                md(found.key),
+                md(agreement_text(report, found.key)),
+                percent(found.agreement.agreement.value),
+                percent(found.agreement.tpr.value),
+                percent(found.agreement.tnr.value),
+                percent(found.agreement.precision.value),
+                number(found.agreement.alpha.value),
+            ]
+            for found in report.calibration
+        ],
+    )
+    for found in report.calibration:
+        if not found.disagreements:
+            continue
+        shown = shown_disagreements(found)
+        out += [f"Where {md(found.key)} and people disagree ({len(shown)} of "
+                f"{len(found.disagreements)}):", ""]  # fmt: skip
+        out += table(
+            ["case", "run", "judge", "judge's reasoning", "person", "person's note"],
+            [
+                [
+                    md(item.case_id),
+                    md(item.run_id),
+                    verdict_word(item.judge),
+                    md(item.judge_comment or "–"),
+                    md(f"{verdict_word(item.human)} ({', '.join(item.labelers)})"),
+                    md(item.note or "–"),
+                ]
+                for item in shown
+            ],
+        )
+    return out
 
 
 def render_markdown(report: Report) -> str:
@@ -135,6 +179,7 @@ def render_markdown(report: Report) -> str:
                 for e in report.evaluators
             ],
         )
+        out += _calibration(report)
     if report.tags:
         out += ["## Tags", ""]
         out += table(

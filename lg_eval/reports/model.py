@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lg_eval.arguments import checked_instance
 from lg_eval.experiments.results import CaseChange, CaseStatus, RunInfo, SimulationRecord
 from lg_eval.feedback import ScoreValue
+from lg_eval.labels import Calibration
 from lg_eval.reports._text import value_text
 from lg_eval.stats import Interval, PairedTest
 
@@ -478,6 +479,11 @@ class Report(_Model):
         default=None,
         description="Set when ``cases`` holds only the worst results of a big run "
         "(``stream_report``): how many results the run has. None: every result is listed.",
+    )
+    calibration: list[Calibration] = Field(
+        default_factory=list,
+        description="Per labelled feedback key, its agreement with people's labels in the "
+        "store (lg_eval.reports.calibration.with_calibration); empty: none asked or labelled.",
     )
 
     @property

@@ -30,6 +30,7 @@ from lg_eval.reports._text import (
     test_verdict,
     visible,
 )
+from lg_eval.reports.calibration import agreement_text, shown_disagreements, verdict_word
 from lg_eval.reports.columns import Column, fitted_table
 from lg_eval.reports.model import (
     CaseReport,
@@ -89,6 +90,7 @@ def renderables(report: Report, width: int = 80) -> list[RenderableType]:
         parts.append(line)
     if report.evaluators:
         parts.append(_evaluators(report, width))
+    parts.extend(_calibration(report))
     if report.tags:
         parts.append(_tags(report, width))
     for case in report.failures:
@@ -185,7 +187,40 @@ def _evaluators(report: Report, width: int) -> Table:
         )
         for e in report.evaluators
     ]
+    if report.calibration:  # each judge's agreement with people, beside its score
+        columns = (*EVALUATOR_COLUMNS, Column("agreement", wrap=True, priority=1))
+        shown = [
+            (*row, text(agreement_text(report, e.key)))
+            for row, e in zip(rows, report.evaluators, strict=True)
+        ]
+        return fitted_table(columns, shown, width, title="evaluators")
     return fitted_table(EVALUATOR_COLUMNS, rows, width, title="evaluators")
+
+
+def _calibration(report: Report) -> list[RenderableType]:
+    """Per labelled key: its agreement with people, and the disagreements with both sides'
+    reasoning."""
+    parts: list[RenderableType] = []
+    for found in report.calibration:
+        agreement = found.agreement
+        line = Text("calibration: ", style="bold")
+        line.append_text(
+            text(
+                f"{found.key} {found.summary()}; agreement {percent(agreement.agreement.value)}, "
+                f"TPR {percent(agreement.tpr.value)}, TNR {percent(agreement.tnr.value)}, "
+                f"precision {percent(agreement.precision.value)}; "
+                f"{len(found.disagreements)} disagreements"
+            )
+        )
+        parts.append(line)
+        for item in shown_disagreements(found):
+            said = (
+                f"{item.case_id} ({item.run_id}): judge {verdict_word(item.judge)}: "
+                f"{item.judge_comment or '–'} | person {verdict_word(item.human)} "
+                f"({', '.join(item.labelers)}): {item.note or '–'}"
+            )
+            parts.append(Padding(text(said), (0, 0, 0, 2)))
+    return parts
 
 
 def _tags(report: Report, width: int) -> Table:

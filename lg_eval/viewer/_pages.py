@@ -29,6 +29,7 @@ from lg_eval.reports.build import case_report
 from lg_eval.reports.diff import diff_turns
 from lg_eval.reports.html_report import environment as report_environment
 from lg_eval.reports.model import STATUSES
+from lg_eval.viewer import _labels as labels
 from lg_eval.viewer import _queries as q
 from lg_eval.viewer._summary import AggregateCache
 
@@ -42,6 +43,8 @@ class Page:
     status: int
     body: bytes
     content_type: str = "text/html; charset=utf-8"
+    location: str | None = None
+    """Where a written form sends the browser next (a 303's ``Location``)."""
 
 
 @cache
@@ -101,12 +104,21 @@ class Pages:
     one query at a time, so a slow page (a search reading every case of a big run) would
     otherwise hold up every other page until it ends. Without it, every request shares
     ``store``.
+
+    ``token``: the session's token the label form carries (None: no form, the viewer is
+    read-only; the server sets it); ``labeler``: who the labels written through it are from.
     """
 
     def __init__(
-        self, store: ResultStore, *, opener: Callable[[], ResultStore] | None = None
+        self,
+        store: ResultStore,
+        *,
+        opener: Callable[[], ResultStore] | None = None,
+        token: str | None = None,
+        labeler: str = "viewer",
     ) -> None:
         self._main = store
+        self.token, self.labeler = token, labeler
         self._opener = opener
         self._idle: list[ResultStore] = []
         self._pool = threading.Lock()
@@ -119,6 +131,7 @@ class Pages:
             "/case": self.case,
             "/compare": self.compare,
             "/compare/case": self.compare_case,
+            "/calibration": self.calibration,
         }
 
     @property
@@ -164,6 +177,19 @@ class Pages:
         """The page at ``path`` (404 for an unknown path or a run or case not stored)."""
         with self._connection():
             return self._respond(path, query)
+
+    def label(self, form: Mapping[str, str]) -> Page:
+        """Write the label the case page's form sent (its token already checked by the
+        server); a 303 back to the case, or the reason nothing was written."""
+        with self._connection():
+            saved = labels.save_form(self.store, form, self.labeler)
+        if saved.label is None:
+            return Page(saved.status, f"{saved.problem}\n".encode(), "text/plain; charset=utf-8")
+        back = link("/case", run=saved.label.run_id, id=saved.label.case_id)
+        rep = saved.label.repetition
+        return Page(
+            303, b"Labelled.\n", "text/plain; charset=utf-8", location=f"{back}&rep={rep}#labels"
+        )
 
     def _respond(self, path: str, query: Mapping[str, str]) -> Page:
         if path == "/static/viewer.css":
@@ -212,6 +238,7 @@ class Pages:
             counts=summary.counts,
             pass_rate=q.pass_rate(summary.counts),
             evaluators=summary.evaluators,
+            agreements=labels.agreements(self.store, [e.key for e in summary.evaluators]),
             charts=chart_list,
             cases=cases,
             where=where,
@@ -225,8 +252,29 @@ class Pages:
         result = q.one_case(self.store, run_id, case_id, repetition)
         if result is None:
             return self._missing(f"No case {case_id!r} (repetition {repetition}) in {run_id!r}.")
+        keys = sorted({row.key for row in result.scores})
         return self._render(
-            "case.html.j2", title=f"Case {case_id}", run_id=run_id, case=case_report(0, result)
+            "case.html.j2",
+            title=f"Case {case_id}",
+            run_id=run_id,
+            case=case_report(0, result),
+            labels=labels.case_labels(self.store, result),
+            agreements=labels.agreements(self.store, keys),
+            keys=keys,
+            token=self.token,
+        )
+
+    def calibration(self, query: Mapping[str, str]) -> Page:
+        key = query.get("key", "")
+        found = labels.agreements(self.store, [key]).get(key)
+        if found is None:
+            return self._missing(f"No labels of {key!r} in the store.")
+
+        def case_link(item: Any) -> str:
+            return link("/case", run=item.run_id, id=item.case_id, rep=item.repetition or None)
+
+        return self._render(
+            "judge.html.j2", title=f"Calibration of {key}", c=found, case_link=case_link
         )
 
     def compare(self, query: Mapping[str, str]) -> Page:

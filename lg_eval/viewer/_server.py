@@ -1,15 +1,34 @@
-"""The viewer's HTTP server: the standard library's threading server, read-only, local.
+"""The viewer's HTTP server: the standard library's threading server, local, read-only but
+for one form.
 
-Only ``GET`` and ``HEAD`` are answered (anything else is 405). Every response carries
-a Content-Security-Policy that allows the viewer's own stylesheet and nothing else (no
-script at all, no frame, no form sent anywhere but the viewer), ``nosniff``, no
-referrer and no caching. A request whose ``Host`` is not the address the server is
-bound to is refused (421): a page elsewhere cannot reach the viewer through a DNS name
-it controls (DNS rebinding).
+``GET`` and ``HEAD`` read. The one write is ``POST /label``, the case page's label form;
+any other method, or a POST to any other path, is 405. Every response carries a
+Content-Security-Policy that allows the viewer's own stylesheet and nothing else (no
+script at all, no frame, no form sent anywhere but the viewer), ``nosniff``, no referrer
+and no caching. A request whose ``Host`` is not the address the server is bound to is
+refused (421): a page elsewhere cannot reach the viewer through a DNS name it controls
+(DNS rebinding).
+
+A label is written only when every one of these holds, else 403 (or 400/411/413/415 for a
+malformed body) and nothing is written:
+
+* the viewer is bound to a loopback address and the request comes from one (bound
+  elsewhere, the viewer renders no form and writes nothing);
+* the form carries the session's token: a random value made when the server starts, in
+  the forms the viewer renders, which a page of another origin cannot read;
+* the browser says the request is same-origin: ``Sec-Fetch-Site``, when sent, is
+  ``same-origin``, and ``Origin``, when sent with an origin, is the viewer's;
+* the body is a urlencoded form of at most :data:`MAX_FORM` bytes.
+
+A written label answers 303 back to the case page (post/redirect/get).
 """
 
 from __future__ import annotations
 
+import getpass
+import hmac
+import ipaddress
+import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -31,6 +50,11 @@ HEADERS = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
 }
+LABEL_PATH = "/label"
+"""The one path that takes a POST: the case page's label form."""
+MAX_FORM = 32 * 1024
+"""The largest label form body, in bytes."""
+FORM = "application/x-www-form-urlencoded"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -46,9 +70,61 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(body=False)
 
     def _refuse(self) -> None:
-        self.send_error(405, "The viewer is read-only: GET and HEAD only.")
+        self.close_connection = True  # its body, if any, is never read
+        self.send_error(405, "The viewer is read-only but for its label form: GET and HEAD only.")
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
+
+    def do_POST(self) -> None:
+        """The label form: written only after every check of the module's docstring."""
+        self.close_connection = True  # a refused body is never read: no reuse of the socket
+        if self.headers.get("Host", "") not in self.server.hosts:
+            self._send(Page(421, b"Unknown host.\n", "text/plain; charset=utf-8"), True)
+            return
+        if urlsplit(self.path).path != LABEL_PATH:
+            self.send_error(405, f"The viewer is read-only but for its label form ({LABEL_PATH}).")
+            return
+        status, problem, form = self._form()
+        if form is None:
+            self._send(Page(status, f"{problem}\n".encode(), "text/plain; charset=utf-8"), True)
+            return
+        try:
+            page = self.server.pages.label(form)
+        except LgEvalError as exc:  # the store refused the write
+            self.log_error("%s on %s", type(exc).__name__, LABEL_PATH)
+            said = visible(safe_text(exc))
+            page = Page(500, f"The label was not written: {said}\n".encode(), "text/plain")
+        self._send(page, True)
+
+    def _form(self) -> tuple[int, str, dict[str, str] | None]:
+        """The label form's fields, or the status and reason it is refused."""
+        if self.server.token is None or not _loopback(self.client_address[0]):
+            return 403, "Labels are written only from this machine, to a viewer bound to it.", None
+        fetch_site = self.headers.get("Sec-Fetch-Site")
+        origin = self.headers.get("Origin")
+        own = f"http://{self.headers.get('Host', '')}"
+        if (fetch_site is not None and fetch_site != "same-origin") or (
+            origin not in (None, "null") and origin != own
+        ):
+            return 403, "A label form is taken only from the viewer's own pages.", None
+        if self.headers.get("Content-Type", "").split(";")[0].strip().lower() != FORM:
+            return 415, f"A label form is {FORM}.", None
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit():
+            return 411, "A label form states its Content-Length.", None
+        if int(length) > MAX_FORM:
+            return 413, f"A label form is at most {MAX_FORM} bytes.", None
+        try:
+            text = self.rfile.read(int(length)).decode("utf-8")
+            fields = parse_qsl(text, keep_blank_values=True, strict_parsing=True, max_num_fields=16)
+        except (UnicodeDecodeError, ValueError):
+            return 400, "The label form does not read as a form.", None
+        form = dict(fields)
+        if len(form) != len(fields):
+            return 400, "A field of the label form is given twice.", None
+        if not hmac.compare_digest(form.pop("token", "").encode(), self.server.token.encode()):
+            return 403, "The label form's token is missing or not this session's.", None
+        return 200, "", form
 
     def _answer(self, *, body: bool) -> None:
         if self.headers.get("Host", "") not in self.server.hosts:
@@ -69,6 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, page: Page, body: bool) -> None:
         self.send_response(page.status)
+        if page.location is not None:
+            self.send_header("Location", page.location)
         self.send_header("Content-Type", page.content_type)
         self.send_header("Content-Length", str(len(page.body)))
         for name, value in HEADERS.items():
@@ -82,8 +160,27 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+def _loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.split("%")[0]).is_loopback
+    except ValueError:  # a name: only localhost is this machine
+        return address == "localhost"
+
+
+def default_labeler() -> str:
+    """Who labels through the viewer unless told: the user running it."""
+    try:
+        return getpass.getuser() or "viewer"
+    except (OSError, KeyError):  # no user name in this environment
+        return "viewer"
+
+
 class ViewerServer(ThreadingHTTPServer):
-    """The viewer bound to ``(host, port)`` (port 0: any free port; see :attr:`url`)."""
+    """The viewer bound to ``(host, port)`` (port 0: any free port; see :attr:`url`).
+
+    Bound to a loopback address it makes the session's token (:attr:`token`) and its pages
+    carry the label form; bound elsewhere it has no token and writes nothing.
+    """
 
     daemon_threads = True
     allow_reuse_address = True
@@ -94,6 +191,9 @@ class ViewerServer(ThreadingHTTPServer):
         bound = self.server_address[1]
         names = {host, "localhost", "127.0.0.1"} if host in ("127.0.0.1", "localhost") else {host}
         self.hosts: frozenset[str] = frozenset(f"{name}:{bound}" for name in names)
+        self.token: str | None = secrets.token_urlsafe(32) if _loopback(host) else None
+        """The session's label-form token (None: bound off this machine, no form)."""
+        pages.token = self.token
 
     @property
     def url(self) -> str:
@@ -121,4 +221,4 @@ class ViewerServer(ThreadingHTTPServer):
             pages.close()
 
 
-__all__ = ["CSP", "HEADERS", "ViewerServer"]
+__all__ = ["CSP", "HEADERS", "LABEL_PATH", "MAX_FORM", "ViewerServer", "default_labeler"]

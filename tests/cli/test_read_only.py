@@ -57,13 +57,8 @@ def test_a_store_url_with_a_typo_names_the_file_and_the_url(folder: Path) -> Non
              "sqlite:///prod.sqlite"],
             "--checkpointer sqlite:///prod.sqlite",
         ),
-        (
-            ["replay", "--graph", "graphs.weather:build", "--checkpointer",
-             "sqlite:///prod.sqlite"],
-            "--checkpointer sqlite:///prod.sqlite",
-        ),
     ],
-    ids=["extract-default", "extract", "from-thread", "sweep", "replay"],
+    ids=["extract-default", "extract", "from-thread", "sweep"],
 )  # fmt: skip
 def test_a_missing_checkpointer_file_is_named_not_created(
     folder: Path, command: list[str], shown: str

@@ -99,8 +99,9 @@ def test_a_sweep_wraps_a_plain_function_under_the_same_rule(score, why):
     assert (name, row.score, row.error) == ("plain", None, f"InvalidScoreError: {why}")
 
 
-@pytest.mark.parametrize(("score", "_why"), REFUSED)
-def test_a_langsmith_summary_leaves_refused_scores_out_of_the_mean(score, _why):
+@pytest.mark.parametrize(("score", "why"), REFUSED)
+def test_a_langsmith_summary_leaves_refused_scores_out_of_the_mean(score, why):
+    """A refused score is that row's error, as in a run: counted apart, with its reason."""
     summary = mean_score(plain_returning(score), plain_returning(0.5, "half"))
     (refused, kept) = summary(outputs=["a", "b"], reference_outputs=[None, None], inputs=[{}, {}])[
         "results"
@@ -108,6 +109,6 @@ def test_a_langsmith_summary_leaves_refused_scores_out_of_the_mean(score, _why):
     assert refused == {
         "key": "plain:mean",
         "score": None,
-        "comment": "mean of 0 scores; 2 no verdict",
+        "comment": f"mean of 0 scores; 2 errored (InvalidScoreError: {why})",
     }
     assert kept["score"] == 0.5

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from graphs import approval
+from lg_eval.evaluators import registry
 from lg_eval.experiments import (
     arun_experiment,
     mean_scores,
@@ -165,13 +166,32 @@ def test_a_low_score_is_never_retried(where):
     assert (result.status, result.attempts, echo.calls.counts["a"]) == ("failed", 1, 1)
 
 
-def test_an_evaluator_that_raises_makes_the_case_an_error(where):
-    cases = [{"id": "c", "turns": ask("a"), "evaluators": ["tool_sequence"]}]
+def test_an_evaluator_that_raises_makes_the_case_an_error(where, monkeypatch):
+    def explodes(*, outputs, **_):
+        raise ValueError("cannot read this thread")
+
+    monkeypatch.setitem(registry._REGISTRY, "explodes", lambda: explodes)
+    cases = [{"id": "c", "turns": ask("a"), "evaluators": ["explodes"]}]
     (result,) = run_experiment(build_echo(), dataset("e", cases), **where).results
     assert result.status == "error"
-    assert result.scores[0].error == (
-        "TrajectoryFormatError: tool_sequence_strict_match needs reference_outputs; pass the "
-        "expected trajectory, calls or answer as reference_outputs=..."
+    assert result.scores[0].error == "ValueError: cannot read this thread"
+
+
+def test_an_evaluator_the_case_cannot_feed_gives_no_verdict_and_is_not_called(where):
+    """tool_sequence on a case that states no tool calls (lg_eval.experiments.references)."""
+    cases = [{"id": "c", "turns": ask("a"), "evaluators": ["tool_sequence"]}]
+    (result,) = run_experiment(build_echo(), dataset("e", cases), **where).results
+    assert result.status == "failed"  # no verdict at all: not passed
+    (row,) = result.scores
+    assert (row.key, row.score, row.passed, row.error) == (
+        "tool_sequence_strict_match",
+        None,
+        None,
+        None,
+    )
+    assert row.comment == (
+        "tool_sequence needs expected.tool_calls (the calls, by name and partial args), "
+        "which the case does not state."
     )
 
 

@@ -121,8 +121,8 @@ def test_a_new_store_records_the_current_version(backend: Backend) -> None:
         assert store.opened_version is None
     assert backend.version() == [(1, SCHEMA_VERSION)]
     with open_store(backend.url) as store:
-        assert store.opened_version == SCHEMA_VERSION == 5
-    assert backend.version() == [(1, 5)]
+        assert store.opened_version == SCHEMA_VERSION == 6
+    assert backend.version() == [(1, 6)]
 
 
 def test_an_unversioned_store_is_migrated_and_keeps_its_runs(backend: Backend) -> None:
@@ -135,10 +135,10 @@ def test_an_unversioned_store_is_migrated_and_keeps_its_runs(backend: Backend) -
         # what the current schema added since: the lease table and the indexes
         store.begin_run(INFO.model_copy(update={"run_id": "new-run"}))
         assert store.status_counts("old-run") == {"passed": 1}
-    assert backend.version() == [(1, 5)]
+    assert backend.version() == [(1, 6)]
     assert backend.run(("SELECT COUNT(*) FROM lg_eval_leases", ())) == [(0,)]
     with open_store(backend.url) as store:
-        assert store.opened_version == 5
+        assert store.opened_version == 6
         assert [r.case_id for r in store.load_run("old-run").results] == ["c1"]
 
 
@@ -149,7 +149,7 @@ def test_a_migration_cut_short_runs_again_on_the_next_open(backend: Backend) -> 
     with open_store(backend.url) as store:
         assert store.opened_version == 1
         assert store.load_run("old-run").results == [RESULT]
-    assert backend.version() == [(1, 5)]
+    assert backend.version() == [(1, 6)]
 
 
 def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
@@ -160,7 +160,7 @@ def test_a_store_newer_than_lg_eval_is_refused_naming_it_and_both_versions(
     with pytest.raises(StoreError) as caught:
         open_store(backend.url)
     message = str(caught.value)
-    assert "schema version 7, newer than version 5" in message
+    assert "schema version 7, newer than version 6" in message
     assert "upgrade lg_eval" in message
     assert ("results.sqlite" in message) if backend.mark == "?" else ("postgresql://" in message)
     assert backend.version() == [(1, 7)]  # refused before anything was written
@@ -172,7 +172,7 @@ def test_a_current_store_opens_read_only_writing_nothing(tmp_path: Path) -> None
         store.begin_run(INFO)
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
         store = ResultStore(conn, url=str(path))
-        assert store.opened_version == 5
+        assert store.opened_version == 6
         assert store.run_info("old-run") == INFO
 
 
@@ -195,7 +195,7 @@ def test_a_version_3_store_reads_its_results_without_answers_and_is_marked_curre
                     "expected_output": {"contains": ["refund"]}}
         )  # fmt: skip
         store.write([(1, said)])
-    assert backend.version() == [(1, 5)]
+    assert backend.version() == [(1, 6)]
     with open_store(backend.url) as store:
         assert store.load_run("old-run").results == [RESULT, said]
 
@@ -238,6 +238,6 @@ def test_a_version_4_store_reads_its_turns_as_the_scripts_and_keeps_simulations(
             }
         )
         store.write([(1, simulated)])
-    assert backend.version() == [(1, 5)]
+    assert backend.version() == [(1, 6)]
     with open_store(backend.url) as store:
         assert store.load_run("old-run").results[2] == simulated

@@ -78,7 +78,7 @@ def test_the_case_page_marks_each_speaker_of_a_simulated_conversation(
     sent = page.locator(".bubble.by-reviewer pre").inner_text()
     assert sent == "yes, approved"
     asked = page.locator(".bubble.graph:not(.reply) pre").all_inner_texts()
-    assert asked == ['{"question": "Approve a refund for order 42?"}']
+    assert asked == ['{\n  "question": "Approve a refund for order 42?"\n}']  # indented
     summary = page.locator("#simulation").inner_text()
     assert summary == (
         "Simulated user: 2 turns · ended: the user said it was done "
