@@ -22,6 +22,7 @@ from lg_eval.langsmith import pass_rate
 from lg_eval.nodes import EvalSpec, create_evaluation_graph, route_on_score
 from lg_eval.sweeps import sweep_threads
 from tests.contract.contract import fuzz
+from tests.contract.strategies import garbage
 
 
 def scorer(*, outputs: Any, **_: Any) -> dict[str, Any]:
@@ -103,15 +104,6 @@ def test_thresholds_that_are_no_mapping_of_names_are_refused(value: Any, message
 
 # --------------------------------------------------------------------------- other options
 
-garbage = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.text(max_size=4),
-    st.floats(),
-    st.integers(-5, 5),
-    st.lists(st.integers(), max_size=2),
-    st.just(object()),
-)
 
 # (argument, which values it takes): each predicate is the documented contract, written
 # apart from the check it tests; None is taken where the option is optional
