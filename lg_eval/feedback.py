@@ -12,11 +12,12 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, cast
+from typing import Annotated, Any, Literal, TypedDict, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator
+from pydantic_core import PydanticCustomError
 
-from lg_eval.arguments import is_finite_number
+from lg_eval.arguments import is_finite_number, validated
 from lg_eval.describe import describe_error, safe_text
 from lg_eval.errors import InvalidOptionError
 
@@ -267,51 +268,53 @@ def verdict(score: object, threshold: float | None) -> bool | None:
     return float(cast(float, score)) >= threshold
 
 
-def checked_threshold(
-    value: object, name: str = "threshold", *, optional: bool = True
-) -> float | None:
-    """``value`` as the minimum a number must reach to pass: ``None`` (no threshold) or a
-    finite number (:func:`is_finite_number`). Every host checks its thresholds here, when
-    it is built: a NaN threshold would fail every score silently, a string would raise
-    deep inside the first verdict.
-
-    Raises:
-        InvalidOptionError: ``value`` is a bool, text, NaN, infinite or no number (or
-            ``None`` when not ``optional``); the message names ``name``.
-    """
-    if value is None and optional:
-        return None
-    if not is_finite_number(value):
-        raise InvalidOptionError(
-            f"{name}={value!r:.80}: use a finite number (the minimum score that passes)"
-            + (" or None." if optional else ".")
-        )
-    return float(cast(float, value))
+_MINIMUM = "use a finite number (the minimum score that passes)"
 
 
-def checked_thresholds(value: object, name: str = "thresholds") -> dict[str, float]:
-    """``value`` as ``{feedback key or evaluator name: minimum}`` (``None``: none), each
-    minimum checked by :func:`checked_threshold`.
+def _minimum(value: object) -> float:
+    if is_finite_number(value):
+        return float(cast(float, value))
+    raise PydanticCustomError("threshold", _MINIMUM)
 
-    Raises:
-        InvalidOptionError: ``value`` is no mapping of text to finite numbers; the message
-            names ``name`` and the key.
-    """
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InvalidOptionError(
-            f"{name}={value!r:.80}: use a mapping of feedback key (or evaluator name) to "
-            "the minimum score that passes."
-        )
-    out: dict[str, float] = {}
-    for key, minimum in value.items():
-        if not isinstance(key, str):
-            raise InvalidOptionError(
-                f"{name} key {key!r:.80}: use the feedback key or evaluator name as text."
-            )
-        out[key] = cast(float, checked_threshold(minimum, f"{name}[{key!r:.60}]", optional=False))
-    return out
+
+def _optional_minimum(value: object) -> float | None:
+    if value is None or is_finite_number(value):
+        return None if value is None else float(cast(float, value))
+    raise PydanticCustomError("threshold", _MINIMUM + " or None")
+
+
+def _mapping(value: object) -> object:
+    if isinstance(value, Mapping):
+        return value
+    raise PydanticCustomError(
+        "thresholds",
+        "use a mapping of feedback key (or evaluator name) to the minimum score that passes",
+    )
+
+
+def _key(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    raise PydanticCustomError("threshold_key", "use the feedback key or evaluator name as text")
+
+
+Minimum = Annotated[float, PlainValidator(_minimum)]
+"""The contract of a threshold that must be given: a finite number (:func:`is_finite_number`),
+the minimum a numeric score must reach to pass. A NaN threshold would fail every score
+silently, a string would raise deep inside the first verdict."""
+Threshold = Annotated[float | None, PlainValidator(_optional_minimum)]
+"""The contract of an optional threshold: ``None`` (a number gives no verdict) or a
+:data:`Minimum`."""
+Thresholds = Annotated[
+    Mapping[Annotated[str, PlainValidator(_key)], Minimum], BeforeValidator(_mapping)
+]
+"""The contract of ``{feedback key or evaluator name: minimum}``, each a :data:`Minimum`."""
+
+
+@validated
+def checked_thresholds(thresholds: Thresholds | None) -> dict[str, float]:
+    """``thresholds`` held to :data:`Thresholds` (``None``: none)."""
+    return dict(thresholds or {})
 
 
 def score_range(value: ScoreRangeLike | None) -> ScoreRange | None:
@@ -334,12 +337,14 @@ __all__ = [
     "UNIT",
     "Feedback",
     "FeedbackDict",
+    "Minimum",
     "ScoreRange",
     "ScoreRangeLike",
     "ScoreValue",
+    "Threshold",
+    "Thresholds",
     "check_score",
     "checked_score",
-    "checked_threshold",
     "checked_thresholds",
     "describe_error",
     "is_finite_number",

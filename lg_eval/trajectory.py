@@ -14,7 +14,7 @@ Two shapes live here:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -35,7 +35,7 @@ RESUMING = "__resuming__"
 TurnKind = Literal["input", "resume", "continue"]
 TurnStatus = Literal["completed", "interrupted", "error"]
 ResumedMode = Literal["omit", "repeat"]
-RESUMED_MODES: tuple[str, ...] = ("omit", "repeat")
+RESUMED_MODES: tuple[ResumedMode, ...] = get_args(ResumedMode)
 
 
 class GraphTrajectory(BaseModel):

@@ -18,25 +18,27 @@ changes no ``δ`` and keeps the sums small.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from lg_eval.calibration._estimates import Bootstrap, case_table, checked_options, none, read_items
+from lg_eval.arguments import Count, ModelLike, Size, validated
+from lg_eval.calibration._estimates import Bootstrap, case_table, none
 from lg_eval.calibration._models import AlphaAgreement, Level, Rating, Value
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats import CONFIDENCE, RESAMPLES, SEED
+from lg_eval.stats import CONFIDENCE, RESAMPLES, SEED, Confidence
 
 Unit = tuple[str, int | None]
 
 
+@validated
 def krippendorff_alpha(
-    ratings: Sequence[Rating | dict[str, Any]],
+    ratings: Sequence[ModelLike[Rating]],
     *,
     level: Level = "nominal",
-    confidence: float = CONFIDENCE,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
+    confidence: Confidence = CONFIDENCE,
+    resamples: Count = RESAMPLES,
+    seed: Size = SEED,
 ) -> AlphaAgreement:
     """Krippendorff's alpha of ``ratings`` (one per rater and unit; a unit is a case, or
     one turn of it), at ``level``, with its seeded bootstrap interval over cases.
@@ -46,10 +48,7 @@ def krippendorff_alpha(
             rater rates a unit twice, an interval rating is no number, ``level`` is
             neither ``nominal`` nor ``interval``, or an option is out of range.
     """
-    if level not in ("nominal", "interval"):
-        raise InvalidOptionError(f"level={level!r:.80}: use 'nominal' or 'interval'.")
-    confidence, resamples, seed = checked_options(confidence, resamples, seed)
-    read = read_items(ratings, Rating, "ratings")
+    read = cast(Sequence[Rating], ratings)
     units = _units(read, level)
     pairable = {unit: values for unit, values in units.items() if len(values) >= 2}
     cases = [unit[0] for unit in pairable]

@@ -16,23 +16,25 @@ added up) and a bootstrap resample is the sum of the matrices of the cases it dr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from lg_eval.calibration._estimates import Bootstrap, case_table, checked_options, none, read_items
+from lg_eval.arguments import Count, ModelLike, Size, validated
+from lg_eval.calibration._estimates import Bootstrap, case_table, none
 from lg_eval.calibration._models import Estimate, LabeledPair, Verdict, VerdictAgreement
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats import CONFIDENCE, RESAMPLES, SEED
+from lg_eval.stats import CONFIDENCE, RESAMPLES, SEED, Confidence
 
 
+@validated
 def verdict_agreement(
-    pairs: Sequence[LabeledPair | dict[str, Any]],
+    pairs: Sequence[ModelLike[LabeledPair]],
     *,
     positive: Verdict | None = None,
-    confidence: float = CONFIDENCE,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
+    confidence: Confidence = CONFIDENCE,
+    resamples: Count = RESAMPLES,
+    seed: Size = SEED,
 ) -> VerdictAgreement:
     """How the judge's verdicts in ``pairs`` agree with the person's labels, each number
     with its seeded bootstrap interval over cases (a case's turns resampled together).
@@ -46,8 +48,8 @@ def verdict_agreement(
             (case, turn) appears twice, the verdicts mix booleans and text, ``positive`` is
             of the other kind, or an option is out of range.
     """
-    level, resamples, seed = checked_options(confidence, resamples, seed)
-    read = read_items(pairs, LabeledPair, "pairs")
+    level = confidence
+    read = cast(Sequence[LabeledPair], pairs)
     _check_keys(read)
     labels = _labels(read)
     positive = _positive(positive, labels)

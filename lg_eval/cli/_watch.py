@@ -18,7 +18,7 @@ import typer
 from lg_eval.cli._common import INTERRUPTED, fail, input_errors, say
 from lg_eval.cli._interrupt import sigterm_as_ctrl_c
 from lg_eval.errors import InvalidOptionError
-from lg_eval.sweeps import Alert, Watch, WatchPass
+from lg_eval.sweeps import Alert, SweepOptions, Watch, WatchPass
 from lg_eval.sweeps.alerts import shown_hook
 
 _ALERT = re.compile(r"^\s*(?:(?P<stat>pass_rate|mean):)?(?P<key>[^<\s]+)\s*<\s*(?P<below>\S+)\s*$")
@@ -51,8 +51,16 @@ def alerts(given: list[str] | None, window: str, hook: str | None) -> list[Alert
     return found
 
 
-def watch(options: dict[str, Any], every: float, quiet: bool) -> None:
-    """Run the watch made of ``options`` (:class:`Watch`'s keywords) until stopped."""
+def watch(
+    graph: str | None,
+    checkpointer: str | None,
+    options: SweepOptions,
+    idle: float,
+    alerts: list[Alert],
+    every: float,
+    quiet: bool,
+) -> None:
+    """Run the watch of ``options`` until stopped."""
     totals = {"scored": 0, "runs": 0, "in_pass": 0}
 
     def progress(scored: int, passed: int, failed: int) -> None:
@@ -67,8 +75,13 @@ def watch(options: dict[str, Any], every: float, quiet: bool) -> None:
                 say(line)
 
     name = str(options.get("name") or "")
+    given = options | SweepOptions(progress=progress)
     try:
-        with input_errors(), sigterm_as_ctrl_c(), Watch(**options, progress=progress) as running:
+        with (
+            input_errors(),
+            sigterm_as_ctrl_c(),
+            Watch(graph, checkpointer, idle=idle, alerts=alerts, **given) as running,
+        ):
             name = running.name
             say(f"watching sweep {name} every {every:g} s (Ctrl-C stops)")
             running.run(every=every, on_pass=on_pass)

@@ -28,7 +28,7 @@ from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.experiments import new_run_id
 from lg_eval.reports import render_terminal
 from lg_eval.server import STATUSES
-from lg_eval.sweeps import sweep_threads, write_sweep_html, write_sweep_json
+from lg_eval.sweeps import SweepOptions, sweep_threads, write_sweep_html, write_sweep_json
 from lg_eval.sweeps.sweep import SweepProgress
 
 
@@ -168,63 +168,38 @@ def sweep(
     if status is not None and status not in STATUSES:
         raise typer.BadParameter(f"use one of {', '.join(STATUSES)}", param_hint="--status")
     if watch and (limit is not None or full or run_id or json_file or html):
-        fail("--watch stores a run per look: --limit, --full, --run-id, --json and --html "
-             "go with a single sweep")  # fmt: skip
+        fail("--watch stores a run per look: --limit, --full, --run-id, --json and --html go "
+             "with a single sweep")  # fmt: skip
     if not watch and (alert or alert_hook):
         fail("--alert and --alert-hook go with --watch")
-    alerting = watching.alerts(alert, alert_window, alert_hook) if watch else []
+    with input_errors():
+        found = watching.alerts(alert, alert_window, alert_hook) if watch else []
     if checkpointer is not None:
         existing_checkpointer(checkpointer)  # the threads are only read: create no file
-    if watch:
-        with input_errors():
-            connection = None if server is None else server_connection(server, api_key, header)
-            announce_new_folders(results_store=store)
-            options = {
-                "graph": graph, "checkpointer": checkpointer, "server": connection,
-                "assistant_id": assistant, "status": status, "since": since_at,
-                "until": until_at, "metadata": pairs, "sample": sample,
-                "evaluators": shared.evaluator_specs(evaluator), "store": store,
-                "executor": build_executor(executor, ray_address), "name": name,
-                "partition_size": partition_size, "redact": redact_pattern or None,
-                "judge_limits": shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
-                "judge_cache": not no_cache, "judge_budget": judge_budget, "idle": idle,
-                "alerts": alerting,
-            }  # fmt: skip
-        watching.watch(options, every, quiet)
     with input_errors():
         connection = None if server is None else server_connection(server, api_key, header)
         chosen = build_executor(executor, ray_address)
         announce_new_folders(results_store=store)
+        options = SweepOptions(
+            server=connection, assistant_id=assistant, status=status, since=since_at,
+            until=until_at, metadata=pairs, sample=sample,
+            evaluators=shared.evaluator_specs(evaluator), store=store, executor=chosen,
+            name=name, partition_size=partition_size, redact=redact_pattern or None,
+            judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
+            judge_cache=not no_cache, judge_budget=judge_budget,
+        )  # fmt: skip
+    if watch:
+        watching.watch(graph, checkpointer, options, idle, found, every, quiet)
+    with input_errors():
         run_id = run_id or new_run_id("sweep")  # named here, so a Ctrl-C can name it
         stored = partial(stored_in, store, run_id, "threads scored and", of_planned=False)
         with (
             interruptible(stored, run_id),
             progress_display(quiet, "threads", throughput_of(chosen)) as update,
         ):
-            result = sweep_threads(
-                graph,
-                checkpointer,
-                server=connection,
-                assistant_id=assistant,
-                status=status,
-                since=since_at,
-                until=until_at,
-                metadata=pairs,
-                sample=sample,
-                limit=limit,
-                evaluators=shared.evaluator_specs(evaluator),
-                store=store,
-                executor=chosen,
-                name=name,
-                run_id=run_id,
-                incremental=not full,
-                partition_size=partition_size,
-                progress=None if update is None else _scored(update),
-                redact=redact_pattern or None,
-                judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
-                judge_cache=not no_cache,
-                judge_budget=judge_budget,
-            )
+            progress = None if update is None else _scored(update)
+            one = SweepOptions(limit=limit, run_id=run_id, incremental=not full, progress=progress)
+            result = sweep_threads(graph, checkpointer, **(options | one))
     report = result.report  # bounded: aggregates, distributions, worst threads, trend
     if not result.stored:
         name = result.info.dataset.removeprefix("sweep:")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import validated
 from lg_eval.datasets._models import Case, Expected, ToolCallExpectation
 from lg_eval.datasets._turns import (
     ContinueTurn,
@@ -26,6 +26,7 @@ from lg_eval.inputs import counted_calls, final_answer, state_messages
 from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory, Turn
 
 
+@validated
 def case_from_thread(
     thread: ThreadTrajectory,
     *,
@@ -48,7 +49,6 @@ def case_from_thread(
     Raises:
         InvalidOptionError: ``thread`` is no :class:`ThreadTrajectory` (extract_thread).
     """
-    checked_instance(thread, ThreadTrajectory, "thread", "a ThreadTrajectory (extract_thread)")
     turns: list[Any] = []
     for turn in thread.turns:
         for edit in turn.edits:

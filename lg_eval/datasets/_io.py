@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import SkipValidation, ValidationError
 from pydantic_core import ErrorDetails
 
 from lg_eval._files import write_atomic
 from lg_eval._visible import data_escaped, has_data_escaped
-from lg_eval.arguments import checked_flag, checked_instance, checked_path
+from lg_eval.arguments import FilePath, Flag, validated
 from lg_eval.datasets._limits import check_data, check_yaml_tree
 from lg_eval.datasets._models import Case, Dataset
 from lg_eval.errors import DatasetError
@@ -38,7 +38,8 @@ Lines = Any
 """A YAML node tree (to find the line of a field), or ``None`` when lines are unknown."""
 
 
-def load_dataset(path: str | Path) -> Dataset:
+@validated
+def load_dataset(path: FilePath) -> Dataset:
     """Load a dataset file: ``.yaml`` / ``.yml`` / ``.json`` (one document) or ``.jsonl``.
 
     The dataset is marked ``allows_code=True`` (it comes from a local file, which
@@ -50,7 +51,7 @@ def load_dataset(path: str | Path) -> Dataset:
         DatasetError: the file cannot be read, or its data is no valid dataset (the
             message names the file, the case and the field).
     """
-    path = Path(checked_path(path, "path", "the dataset file's path"))
+    path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -81,8 +82,12 @@ def _decoded(path: Path, raw: bytes) -> str:
         ) from None
 
 
+@validated
 def dataset_from_dict(
-    data: Mapping[str, Any], *, source: Path | None = None, allows_code: bool = False
+    data: SkipValidation[Mapping[str, Any]],
+    *,
+    source: Path | None = None,
+    allows_code: Flag = False,
 ) -> Dataset:
     """Build a dataset from plain data (say, pulled from a remote store).
 
@@ -92,7 +97,6 @@ def dataset_from_dict(
     where = str(source) if source else "<data>"
     if not isinstance(data, Mapping):
         raise DatasetError(f"{where}: a dataset is a mapping (name, cases, ...), not {data!r:.80}.")
-    checked_flag(allows_code, "allows_code")
     check_data(where, data)
     return _validate_dataset(where, dict(data), None, source=source, allows_code=allows_code)
 
@@ -320,14 +324,14 @@ def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump_dataset(dataset: Dataset, path: str | Path) -> Path:
+@validated
+def dump_dataset(dataset: Dataset, path: FilePath) -> Path:
     """Write ``dataset`` as YAML (``.yaml`` / ``.yml``) or JSONL (``.jsonl``); returns the path.
 
     Defaults are left out, so a loaded file dumps back to what a person would
     write, and loading the dump gives an equal dataset.
     """
-    checked_instance(dataset, Dataset, "dataset", "a Dataset (load_dataset)")
-    path = Path(checked_path(path, "path", "the dataset file's path"))
+    path = Path(path)
     suffix = path.suffix.lower()
     document = _plain(dataset)
     if suffix in YAML_SUFFIXES:
@@ -348,13 +352,13 @@ def _plain(dataset: Dataset) -> dict[str, Any]:
     return dumped
 
 
+@validated
 def dataset_hash(dataset: Dataset) -> str:
     """sha256 (hex) of the dataset's canonical JSON: equal datasets hash equal.
 
     Canonical means every field (defaults included), keys sorted, no
     whitespace; where the dataset was loaded from does not count.
     """
-    checked_instance(dataset, Dataset, "dataset", "a Dataset (load_dataset)")
     document = dataset.model_dump(mode="json", by_alias=True)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack, get_args
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.inputs import GraphSide, graph_arg
@@ -27,8 +27,8 @@ from lg_eval.trajectory import INTERRUPT, RESUMED_MODES
 
 Scope = Literal["turn", "thread"]
 SubgraphMode = Literal["keep", "drop", "strip"]
-SCOPES: tuple[str, ...] = ("turn", "thread")
-SUBGRAPH_MODES: tuple[str, ...] = ("keep", "drop", "strip")
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+SUBGRAPH_MODES: tuple[SubgraphMode, ...] = get_args(SubgraphMode)
 _SEP = ":"
 
 Token = tuple[str, int | None]  # (node path, superstep number or None for flat input)

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from lg_eval.errors import InvalidOptionError
 
 Args = dict[str, Any]
 ToolArgsMatchMode = Literal["exact", "ignore", "subset", "superset"]
-TOOL_ARGS_MATCH_MODES: tuple[ToolArgsMatchMode, ...] = ("exact", "ignore", "subset", "superset")
+TOOL_ARGS_MATCH_MODES: tuple[ToolArgsMatchMode, ...] = get_args(ToolArgsMatchMode)
 ArgsTest = Callable[[Args, Args], bool]
 ToolArgsMatchOverride = ToolArgsMatchMode | Sequence[str] | ArgsTest
 ToolArgsMatchOverrides = Mapping[str, ToolArgsMatchOverride]

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from rapidfuzz.distance import LCSseq
 from typing_extensions import TypeIs
@@ -61,13 +61,7 @@ Pair = tuple[int, int]
 """``(actual index, expected index)``."""
 
 CallMatchMode = Literal["strict", "in_order", "unordered", "subset", "superset"]
-CALL_MATCH_MODES: tuple[CallMatchMode, ...] = (
-    "strict",
-    "in_order",
-    "unordered",
-    "subset",
-    "superset",
-)
+CALL_MATCH_MODES: tuple[CallMatchMode, ...] = get_args(CallMatchMode)
 
 
 def is_wildcard(args: Args | None) -> TypeIs[None]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import zip_longest
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, Unpack, get_args
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
@@ -21,7 +21,7 @@ from lg_eval.feedback import BOOL, Feedback
 from lg_eval.inputs import describe_list, require
 
 GraphMatchMode = Literal["strict", "unordered", "subset", "superset", "prefix"]
-GRAPH_MATCH_MODES: tuple[str, ...] = ("strict", "unordered", "subset", "superset", "prefix")
+GRAPH_MATCH_MODES: tuple[GraphMatchMode, ...] = get_args(GraphMatchMode)
 
 
 def create_graph_trajectory_match_evaluator(

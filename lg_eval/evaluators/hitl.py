@@ -20,7 +20,7 @@ turn, the answer or ``None``); either left out is not checked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
@@ -35,9 +35,9 @@ QuestionMode = Literal["exact", "subset", "contains", "ignore"]
 AnswerMode = Literal["exact", "subset", "ignore"]
 HitlScope = Literal["turn", "thread"]
 
-QUESTION_MODES: tuple[str, ...] = ("exact", "subset", "contains", "ignore")
-ANSWER_MODES: tuple[str, ...] = ("exact", "subset", "ignore")
-FIELD_MODES: tuple[str, ...] = ("exact", "subset", "contains", "ignore")
+QUESTION_MODES: tuple[QuestionMode, ...] = get_args(QuestionMode)
+ANSWER_MODES: tuple[AnswerMode, ...] = get_args(AnswerMode)
+FIELD_MODES = QUESTION_MODES
 HITL_SCOPES: tuple[str, ...] = ("turn", "thread")
 
 KEY = "hitl_match"

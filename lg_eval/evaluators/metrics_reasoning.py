@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
@@ -21,7 +21,7 @@ from lg_eval.inputs import describe_list, text_arg
 from lg_eval.messages import react_steps_from_messages
 
 RuleScope = Literal["args", "query"]
-RULE_SCOPES: tuple[str, ...] = ("args", "query")
+RULE_SCOPES: tuple[RuleScope, ...] = get_args(RuleScope)
 
 
 def create_reasoning_coherence_evaluator() -> Evaluator:

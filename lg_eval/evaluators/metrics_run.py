@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, make_evaluator
@@ -19,7 +19,7 @@ from lg_eval.inputs import calls_arg, describe_call, describe_list, require
 from lg_eval.messages import ToolCall, to_openai_messages
 
 StepCount = Literal["tool_calls", "model_calls"]
-STEP_COUNTS: tuple[str, ...] = ("tool_calls", "model_calls")
+STEP_COUNTS: tuple[StepCount, ...] = get_args(StepCount)
 ExpectedSteps = int | tuple[int, int] | Sequence[int]
 
 

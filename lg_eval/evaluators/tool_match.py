@@ -21,14 +21,15 @@ are equivalences) the scores are identical to agentevals', and with
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from lg_eval.arguments import checked_flag
+from pydantic import SkipValidation
+
+from lg_eval.arguments import Flag, validated
 from lg_eval.evaluator import Evaluator, async_twin, make_evaluator
 from lg_eval.evaluators._tool_args import ToolArgsMatchMode, ToolArgsMatchOverrides
 from lg_eval.evaluators._tool_calls import (
     ArgsPolicy,
-    check_mode,
     count,
     pair_tool_calls,
     pairing_feedback,
@@ -40,20 +41,16 @@ from lg_eval.messages import iter_tool_calls, to_openai_messages
 TrajectoryMatchMode = Literal["strict", "unordered", "subset", "superset"]
 """agentevals' modes: the core's :data:`~lg_eval.evaluators._tool_calls.CALL_MATCH_MODES`
 without ``in_order``."""
-TRAJECTORY_MATCH_MODES: tuple[TrajectoryMatchMode, ...] = (
-    "strict",
-    "unordered",
-    "subset",
-    "superset",
-)
+TRAJECTORY_MATCH_MODES: tuple[TrajectoryMatchMode, ...] = get_args(TrajectoryMatchMode)
 
 
+@validated
 def create_trajectory_match_evaluator(
     *,
     trajectory_match_mode: TrajectoryMatchMode = "strict",
     tool_args_match_mode: ToolArgsMatchMode = "exact",
-    tool_args_match_overrides: ToolArgsMatchOverrides | None = None,
-    require_override_fields: bool = False,
+    tool_args_match_overrides: SkipValidation[ToolArgsMatchOverrides | None] = None,
+    require_override_fields: Flag = False,
 ) -> Evaluator:
     """An evaluator comparing an agent's message trajectory with a reference one.
 
@@ -88,9 +85,10 @@ def create_trajectory_match_evaluator(
     Raises:
         InvalidOptionError: an unknown mode or a malformed override.
     """
-    mode = check_mode(trajectory_match_mode, "trajectory_match_mode", TRAJECTORY_MATCH_MODES)
-    required = checked_flag(require_override_fields, "require_override_fields")
-    policy = ArgsPolicy(tool_args_match_mode, tool_args_match_overrides, required_fields=required)
+    mode = trajectory_match_mode
+    policy = ArgsPolicy(
+        tool_args_match_mode, tool_args_match_overrides, required_fields=require_override_fields
+    )
     key = f"trajectory_{mode}_match"
 
     def scorer(*, outputs: Any, reference_outputs: Any = None, **_: Any) -> Feedback:

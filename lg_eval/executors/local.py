@@ -6,7 +6,7 @@ import concurrent.futures as cf
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from lg_eval.arguments import checked_count
+from lg_eval.arguments import Count, validated
 from lg_eval.executors.throughput import Throughput, Timed, timed_call
 
 P = TypeVar("P")
@@ -20,8 +20,8 @@ class LocalExecutor:
     one worker (``host:pid``) there.
     """
 
-    def __init__(self, workers: int = 2, *, max_in_flight: int | None = None) -> None:
-        checked_count(workers, "workers", 1)
+    @validated
+    def __init__(self, workers: Count = 2, *, max_in_flight: Count | None = None) -> None:
         self.workers = workers
         self.max_in_flight = max_in_flight or 2 * workers
         self.throughput = Throughput()

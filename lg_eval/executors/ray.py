@@ -17,9 +17,12 @@ the work (the experiment runner deletes a case's thread before playing it).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from lg_eval.arguments import checked_count
+from annotated_types import Gt
+from pydantic import Field, Strict
+
+from lg_eval.arguments import Count, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors.throughput import Throughput, Timed, timed_call
 
@@ -45,16 +48,16 @@ class RayExecutor:
     (``host:pid``), the partitions and items it finished and its busy seconds.
     """
 
+    @validated
     def __init__(
         self,
         address: str | None = None,
         *,
-        max_in_flight: int | None = None,
-        num_cpus_per_task: float = 1,
-        max_retries: int = 3,
+        max_in_flight: Count | None = None,
+        num_cpus_per_task: Annotated[float, Strict(), Gt(0), Field(allow_inf_nan=False)] = 1,
+        max_retries: Size = 3,
         **init: Any,
     ) -> None:
-        checked_count(max_retries, "max_retries", 0)
         import_ray()  # a missing install is told here, before a run is recorded
         self.address = address
         self.max_in_flight = max_in_flight

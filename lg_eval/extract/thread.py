@@ -18,7 +18,7 @@ import asyncio
 import sys
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -39,7 +39,7 @@ from lg_eval.extract.records import ThreadRecords
 from lg_eval.trajectory import ThreadTrajectory
 
 Reader = Literal["auto", "fast", "generic"]
-READERS: tuple[str, ...] = ("auto", "fast", "generic")
+READERS: tuple[Reader, ...] = get_args(Reader)
 _warned_versions: set[str] = set()
 FAST_READER_FALLBACK = "lg_eval's fast checkpoint reader is off for this LangGraph version"
 """How the fallback warning begins (the CI job that tries the newest LangGraph greps it)."""

@@ -25,9 +25,10 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from lg_eval._daemons import run_in_daemon
+from lg_eval.arguments import Count, validated
 from lg_eval.errors import InvalidOptionError
 
 T = TypeVar("T")
@@ -47,24 +48,24 @@ class JudgeConcurrency:
     reads ``LG_EVAL_JUDGE_CONCURRENCY`` when first used, else 8.
     """
 
-    def __init__(self, limit: int | None = None) -> None:
-        self._limit = None if limit is None else _checked_limit(limit, "limit")
+    @validated
+    def __init__(self, limit: Count | None = None) -> None:
+        self._limit = limit
         self._semaphore: threading.BoundedSemaphore | None = None
         self._lock = threading.Lock()
 
     @property
     def limit(self) -> int:
         if self._limit is None:
-            raw = os.environ.get(CONCURRENCY_ENV, "").strip()
-            self._limit = _checked_limit(raw, CONCURRENCY_ENV) if raw else DEFAULT_LIMIT
+            self._limit = _environment_limit()
         return self._limit
 
     @limit.setter
-    def limit(self, value: int) -> None:
+    @validated
+    def limit(self, limit: Count) -> None:
         """Change the limit; calls already in flight or waiting keep the old one."""
-        checked = _checked_limit(value, "limit")
         with self._lock:
-            self._limit = checked
+            self._limit = limit
             self._semaphore = None
 
     def slots(self) -> threading.BoundedSemaphore:
@@ -93,20 +94,20 @@ class JudgeConcurrency:
         return f"JudgeConcurrency(limit={self._limit})"
 
 
-def _checked_limit(value: Any, name: str) -> int:
-    try:
-        limit = int(value)
-    except (TypeError, ValueError):
-        limit = 0
-    if limit < 1 or isinstance(value, bool):
-        raise InvalidOptionError(f"{name}={value!r} is not a usable limit; use an integer >= 1.")
-    return limit
+def _environment_limit() -> int:
+    """``$LG_EVAL_JUDGE_CONCURRENCY`` as a limit (unset or blank: the default, 8)."""
+    raw = os.environ.get(CONCURRENCY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_LIMIT
+    if not (raw.isdecimal() and int(raw) >= 1):
+        raise InvalidOptionError(f"{CONCURRENCY_ENV}={raw!r}: use an integer >= 1.")
+    return int(raw)
 
 
 DEFAULT_CONCURRENCY = JudgeConcurrency()
 
 
-def set_judge_concurrency(limit: int) -> None:
+def set_judge_concurrency(limit: Count) -> None:
     """Set the process-wide limit on judge calls in flight (default 8)."""
     DEFAULT_CONCURRENCY.limit = limit
 

@@ -35,7 +35,6 @@ MODEL_ENV = "LG_EVAL_JUDGE_MODEL"
 StructuredOutput = Literal["function_calling", "json_schema"]
 """How a judge asks for its structured answer: a forced call of the judgment tool, or the
 provider's ``json_schema`` response format (the answer is then a JSON text)."""
-STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("function_calling", "json_schema")
 
 
 class JudgeClient(Protocol):
@@ -109,17 +108,6 @@ def model_request(
     if hook is None:
         return client.request(messages, spec, timeout, limit)
     return hook(client.name, messages, spec, lambda: client.request(messages, spec, timeout, limit))
-
-
-def checked_structured_output(value: Any) -> StructuredOutput:
-    """``value`` if it names a way to ask for structured output, else a typed error."""
-    for known in STRUCTURED_OUTPUTS:
-        if value == known:
-            return known
-    raise InvalidOptionError(
-        f"structured_output must be one of {', '.join(map(repr, STRUCTURED_OUTPUTS))}, "
-        f"got {value!r}."
-    )
 
 
 class ChatModelClient:
@@ -289,13 +277,11 @@ __all__ = [
     "DEFAULT_MODEL",
     "MODEL_ENV",
     "REQUEST_HOOK",
-    "STRUCTURED_OUTPUTS",
     "ChatModelClient",
     "JudgeClient",
     "OpenAIClient",
     "RequestHook",
     "StructuredOutput",
-    "checked_structured_output",
     "compose",
     "model_request",
     "use_hook",

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from annotated_types import Ge, MinLen
+from pydantic import BaseModel, SkipValidation, Strict, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict
 
+from lg_eval.arguments import (
+    BOUNDARY,
+    Count,
+    Delay,
+    FiniteFloat,
+    Flag,
+    Seconds,
+    Size,
+    invalid_option,
+)
 from lg_eval.errors import InvalidOptionError
 from lg_eval.judges._core import DEFAULT_MAX_CHARS, Judge
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
-from lg_eval.judges._model import StructuredOutput, checked_structured_output
+from lg_eval.judges._model import StructuredOutput
 from lg_eval.judges._prompting import Prompt, examples_block
 from lg_eval.judges._provider import resolve_client
 from lg_eval.judges._retry import RetryPolicy
 from lg_eval.judges._schema import OutputSpec, custom_spec, score_spec
-from lg_eval.judges.consensus import DEFAULT_THRESHOLD, check_reducer
+from lg_eval.judges.consensus import DEFAULT_THRESHOLD, Reducer
 
 
+@with_config(BOUNDARY)
 class JudgeOptions(TypedDict, total=False):
     """Options every LLM judge factory accepts (all optional, keyword-only).
 
@@ -52,24 +65,25 @@ class JudgeOptions(TypedDict, total=False):
     judge: Any
     structured_output: StructuredOutput
     system: str | None
-    continuous: bool
-    choices: Sequence[float] | None
-    use_reasoning: bool
+    continuous: Flag
+    choices: Annotated[Sequence[FiniteFloat], MinLen(1)] | None
+    use_reasoning: Flag
     few_shot_examples: Sequence[Mapping[str, Any]] | None
-    output_schema: type[BaseModel] | Mapping[str, Any] | None
-    samples: int
-    reduce: Literal["mean", "median", "majority"] | None
-    disagreement_threshold: float
-    max_chars: int | None
-    max_retries: int
-    parse_retries: int
-    backoff_base: float
-    backoff_max: float
-    timeout: float | None
+    output_schema: SkipValidation[type[BaseModel] | Mapping[str, Any] | None]
+    samples: Count
+    reduce: Reducer | None
+    disagreement_threshold: FiniteFloat
+    max_chars: Annotated[int, Strict(), Ge(200)] | None
+    max_retries: Size
+    parse_retries: Size
+    backoff_base: Delay
+    backoff_max: Delay
+    timeout: Seconds | None
     concurrency: JudgeConcurrency | None
 
 
 OPTIONS = frozenset(JudgeOptions.__annotations__)
+_CHECKED = TypeAdapter(JudgeOptions)
 SCORE_OPTIONS = frozenset({"continuous", "choices", "output_schema"})
 _POLICY_OPTIONS = ("max_retries", "parse_retries", "backoff_base", "backoff_max", "timeout")
 
@@ -94,39 +108,39 @@ def build_judge(
             f"This judge does not take {', '.join(sorted(unsupported))}: it defines its own "
             "output. Leave them out."
         )
-    samples = options.get("samples", 1)
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-        raise InvalidOptionError(f"samples must be an integer >= 1, got {samples!r}.")
-    max_chars = options.get("max_chars", DEFAULT_MAX_CHARS)
-    if max_chars is not None and max_chars < 200:
-        raise InvalidOptionError(f"max_chars must be at least 200 (or None), got {max_chars}.")
+    try:
+        given = _CHECKED.validate_python(options)
+    except ValidationError as exc:
+        raise invalid_option(exc) from None
     if spec is None:
-        output_schema = options.get("output_schema")
+        output_schema = given.get("output_schema")
         spec = (
             custom_spec(output_schema)
             if output_schema is not None
             else score_spec(
-                continuous=bool(options.get("continuous", False)),
-                choices=options.get("choices"),
-                use_reasoning=options.get("use_reasoning", True),
+                continuous=given.get("continuous", False),
+                choices=given.get("choices"),
+                use_reasoning=given.get("use_reasoning", True),
             )
         )
-    policy = RetryPolicy(**{k: options[k] for k in _POLICY_OPTIONS if k in options})
-    method = checked_structured_output(options.get("structured_output", "function_calling"))
+    policy = RetryPolicy(**{k: given[k] for k in _POLICY_OPTIONS if k in given})  # type: ignore[literal-required]
     client = resolve_client(
-        options.get("model"), options.get("judge"), timeout=policy.timeout, method=method
+        given.get("model"),
+        given.get("judge"),
+        timeout=policy.timeout,
+        method=given.get("structured_output", "function_calling"),
     )
     return Judge(
         client=client,
         spec=spec,
         policy=policy,
-        limit=options.get("concurrency") or DEFAULT_CONCURRENCY,
-        system=options.get("system"),
-        examples=examples_block(options.get("few_shot_examples") or ()),
-        samples=samples,
-        reduce=check_reducer(options.get("reduce")) or default_reduce,
-        threshold=float(options.get("disagreement_threshold", DEFAULT_THRESHOLD)),
-        max_chars=max_chars,
+        limit=given.get("concurrency") or DEFAULT_CONCURRENCY,
+        system=given.get("system"),
+        examples=examples_block(given.get("few_shot_examples") or ()),
+        samples=given.get("samples", 1),
+        reduce=given.get("reduce") or default_reduce,
+        threshold=given.get("disagreement_threshold", DEFAULT_THRESHOLD),
+        max_chars=given.get("max_chars", DEFAULT_MAX_CHARS),
     )
 
 

@@ -109,11 +109,6 @@ def examples_block(examples: Sequence[Mapping[str, Any]]) -> str | None:
         return None
     blocks = [prompts.FEW_SHOT_INTRO]
     for example in examples:
-        if not isinstance(example, Mapping):
-            raise InvalidOptionError(
-                "few_shot_examples must be dicts with 'inputs', 'outputs' and 'score' "
-                "(and optionally 'reasoning' and 'reference_outputs')."
-            )
         parts = ["<example>"]
         for key in ("inputs", "outputs", "reference_outputs", "reasoning", "score"):
             if key in example and example[key] is not None:

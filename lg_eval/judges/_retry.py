@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from langchain_core.exceptions import ModelError, ModelTimeoutError
+from pydantic.dataclasses import dataclass
 
 from lg_eval._retry_after import asked_wait
-from lg_eval.arguments import checked_count, checked_number, checked_seconds
+from lg_eval.arguments import BOUNDARY, Delay, Seconds, Size, validated
 
 _TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 _TRANSIENT_NAMES = {
@@ -72,7 +72,8 @@ def retry_after(exc: BaseException) -> float | None:
     return asked_wait(headers) if isinstance(headers, Mapping) else None
 
 
-@dataclass(frozen=True)
+@validated
+@dataclass(frozen=True, config=BOUNDARY)
 class RetryPolicy:
     """How a judge call copes with failure.
 
@@ -85,18 +86,11 @@ class RetryPolicy:
     seconds bound each model call (None: no bound).
     """
 
-    max_retries: int = 3
-    parse_retries: int = 2
-    backoff_base: float = 1.0
-    backoff_max: float = 30.0
-    timeout: float | None = 120.0
-
-    def __post_init__(self) -> None:
-        for name in ("max_retries", "parse_retries"):
-            checked_count(getattr(self, name), name, 0)
-        for name in ("backoff_base", "backoff_max"):
-            checked_number(getattr(self, name), name, at_least=0, what="seconds")
-        checked_seconds(self.timeout, "timeout")
+    max_retries: Size = 3
+    parse_retries: Size = 2
+    backoff_base: Delay = 1.0
+    backoff_max: Delay = 30.0
+    timeout: Seconds | None = 120.0
 
     def delay(self, attempt: int, exc: BaseException) -> float:
         """Seconds to wait before retry number ``attempt + 1``."""

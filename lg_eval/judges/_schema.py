@@ -149,14 +149,6 @@ def score_spec(
             "number in 0..1, choices for one of the numbers given. Pass one of them."
         )
     if choices is not None:
-        if (
-            isinstance(choices, str | bytes)
-            or not choices
-            or not all(is_finite_number(c) for c in choices)
-        ):
-            raise InvalidOptionError(
-                "choices must be a non-empty list of finite numbers, e.g. [0, 0.5, 1]."
-            )
         score: dict[str, Any] = {"type": "number", "enum": list(choices)}
         score["description"] = prompts.CHOICE_SCORE_DESCRIPTION
         scale = (min(choices), max(choices))

@@ -20,21 +20,14 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from lg_eval.errors import InvalidOptionError
 from lg_eval.feedback import ScoreValue
 from lg_eval.judges._schema import Judgment
 
 Reducer = Literal["mean", "median", "majority"]
-REDUCERS: tuple[str, ...] = ("mean", "median", "majority")
+REDUCERS: tuple[Reducer, ...] = get_args(Reducer)
 DEFAULT_THRESHOLD = 0.25
-
-
-def check_reducer(reduce: str | None) -> str | None:
-    if reduce is not None and reduce not in REDUCERS:
-        raise InvalidOptionError(f"reduce={reduce!r} is not allowed; use one of {REDUCERS}.")
-    return reduce
 
 
 def reduce_values(values: Sequence[ScoreValue], reduce: str | None) -> tuple[ScoreValue, str]:

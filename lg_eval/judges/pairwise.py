@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Unpack
+from typing import Any, Literal, Unpack, get_args
 
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
@@ -35,7 +35,6 @@ from lg_eval.judges._text import PromptText
 PAIRWISE_KEY = "pairwise_trajectory_preference"
 PAIRWISE_TOOL = "record_preference"
 Order = Literal["random", "fixed"]
-ORDERS: tuple[str, ...] = ("random", "fixed")
 _PREFERENCE = {"first": 1.0, "second": 0.0, "tie": 0.5}
 
 
@@ -135,8 +134,8 @@ def _scorer(prompt: Prompt, judge: Judge, order: str, rng: random.Random) -> Sco
 def _prepare(
     options: Mapping[str, Any], order: str, seed: int | None
 ) -> tuple[Judge, random.Random]:
-    if order not in ORDERS:
-        raise InvalidOptionError(f"order={order!r} is not allowed; use one of {ORDERS}.")
+    if order not in get_args(Order):
+        raise InvalidOptionError(f"order={order!r}: use one of {', '.join(get_args(Order))}.")
     spec = pairwise_spec(options.get("use_reasoning", True))
     judge = build_judge(options, spec=spec, allowed=OPTIONS - SCORE_OPTIONS, default_reduce="mean")
     return judge, random.Random(seed)

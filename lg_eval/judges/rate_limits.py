@@ -37,23 +37,24 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from lg_eval._effects import Core, Effect, driven, sleep
+from lg_eval.arguments import Count, Seconds, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.judges._limits import limiter_caps
 from lg_eval.judges._model import RequestHook, use_hook
 from lg_eval.judges._schema import OutputSpec
 
-Positive = Annotated[int, Field(strict=True, gt=0)]
 DEFAULT_REPLY_TOKENS = 512
 LEASE_SECONDS = 600.0
 """A grant not settled this long after it was given is released (its caller died)."""
 
 
+@validated
 class RateLimits(BaseModel):
     """What the provider allows: every field optional, None meaning no limit of that kind.
 
@@ -67,17 +68,11 @@ class RateLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    requests_per_minute: Positive | None = None
-    tokens_per_minute: Positive | None = None
-    max_concurrent: Positive | None = None
-    reply_tokens: Annotated[int, Field(strict=True, ge=0)] = DEFAULT_REPLY_TOKENS
-    window_seconds: Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)] = 60.0
-
-    def __init__(self, **values: Any) -> None:
-        try:
-            super().__init__(**values)
-        except ValidationError as exc:
-            raise InvalidOptionError(f"RateLimits: {_problems(exc)}") from None
+    requests_per_minute: Count | None = None
+    tokens_per_minute: Count | None = None
+    max_concurrent: Count | None = None
+    reply_tokens: Size = DEFAULT_REPLY_TOKENS
+    window_seconds: Seconds = 60.0
 
     @classmethod
     def of(cls, value: RateLimits | Mapping[str, Any]) -> RateLimits:
@@ -90,27 +85,6 @@ class RateLimits(BaseModel):
                 "fields (requests_per_minute, tokens_per_minute, max_concurrent, ...)."
             )
         return cls(**value)
-
-
-def _problems(exc: ValidationError) -> str:
-    messages = []
-    for error in exc.errors():
-        name = ".".join(map(str, error["loc"])) or "the arguments"
-        got = "" if error["type"] == "extra_forbidden" else f", got {error.get('input')!r}"
-        wanted = {
-            "extra_forbidden": "is not a rate limit (use requests_per_minute, "
-            "tokens_per_minute, max_concurrent, reply_tokens or window_seconds)",
-        }.get(error["type"], f"must be {_expected(name)}")
-        messages.append(f"{name} {wanted}{got}")
-    return "; ".join(messages)
-
-
-def _expected(name: str) -> str:
-    if name == "window_seconds":
-        return "a finite number of seconds > 0"
-    if name == "reply_tokens":
-        return "an integer >= 0"
-    return "an integer >= 1, or None for no limit"
 
 
 def estimate_tokens(messages: Sequence[BaseMessage], spec: OutputSpec, reply_tokens: int) -> int:

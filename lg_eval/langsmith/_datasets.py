@@ -24,9 +24,9 @@ from typing import Any
 
 from langsmith import Client
 from langsmith.utils import LangSmithNotFoundError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SkipValidation, ValidationError
 
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import validated
 from lg_eval.datasets import Case, Dataset
 from lg_eval.langsmith._errors import LangSmithDatasetError
 
@@ -50,9 +50,13 @@ def example_id(dataset_id: str | uuid.UUID, case_id: str) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, f"{dataset_id}/{case_id}")
 
 
+@validated
 def case_to_example(case: Case) -> dict[str, Any]:
     """``{"inputs", "outputs", "metadata"}`` of the example holding ``case``."""
-    checked_instance(case, Case, "case", "a dataset Case")
+    return _example(case)
+
+
+def _example(case: Case) -> dict[str, Any]:
     data = case.model_dump(mode="json", by_alias=True)
     expected = {k: v for k, v in (data.get("expected") or {}).items() if v is not None}
     rest = {k: data[k] for k in _CASE_KEYS if data.get(k) not in (None, {}, [])}
@@ -104,8 +108,9 @@ def _client(client: Client | None) -> Client:
     return Client()
 
 
+@validated
 def push_dataset(
-    dataset: Dataset, name: str | None = None, client: Client | None = None
+    dataset: Dataset, name: str | None = None, client: SkipValidation[Client | None] = None
 ) -> PushResult:
     """Create or update the LangSmith dataset ``name`` (default ``dataset.name``) from ``dataset``.
 
@@ -127,7 +132,7 @@ def push_dataset(
     updates: list[dict[str, Any]] = []
     result = PushResult(dataset_id=str(remote.id), created=[], updated=[], unchanged=[])
     for index, case in enumerate(dataset.cases):
-        row = case_to_example(case)
+        row = _example(case)
         row["metadata"]["index"] = index
         row_id = str(example_id(remote.id, case.id))
         found = existing.get(row_id)

@@ -17,12 +17,12 @@ usual; the summary itself never fails for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
-from lg_eval.arguments import checked_flag
+from lg_eval.arguments import Flag, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import Evaluator, evaluator_of
-from lg_eval.feedback import checked_threshold
+from lg_eval.feedback import Minimum
 from lg_eval.scoring import EvaluatorCall, call_evaluators, read_outcome
 from lg_eval.verdicts import case_verdict, verdict
 
@@ -33,12 +33,11 @@ Row = list[tuple[str, Any, str | None]]
 
 
 def _rows(
-    evaluators: Sequence[Any],
+    ready: Sequence[Evaluator[Any]],
     outputs: Sequence[Any],
     reference_outputs: Sequence[Any],
     inputs: Sequence[Any],
 ) -> list[Row]:
-    ready = [_evaluator(item) for item in evaluators]
     rows: list[Row] = []
     for output, reference, given in zip(outputs, reference_outputs, inputs, strict=True):
         kwargs = {"outputs": output, "reference_outputs": reference, "inputs": given}
@@ -66,18 +65,25 @@ def _errored(scored: list[tuple[Any, str | None]]) -> str:
     return f"; {len(errors)} errored ({errors[0]})" if errors else ""
 
 
-def _evaluator(item: Any) -> Evaluator[Any]:
-    found = evaluator_of(item)
-    if found is None:
-        raise InvalidOptionError(
-            f"Summary evaluators score with lg_eval evaluators; {item!r:.80} is not one "
-            "(pass an Evaluator, its .as_async() twin, or an evaluator function)."
-        )
-    return found
+def _evaluators(items: Sequence[Any], summary: str) -> list[Evaluator[Any]]:
+    """The lg_eval evaluators ``items`` name (at least one), else a typed error."""
+    if not items:
+        raise InvalidOptionError(f"{summary}(...) needs at least one lg_eval evaluator.")
+    ready = []
+    for item in items:
+        found = evaluator_of(item)
+        if found is None:
+            raise InvalidOptionError(
+                f"Summary evaluators score with lg_eval evaluators; {item!r:.80} is not one "
+                "(pass an Evaluator, its .as_async() twin, or an evaluator function)."
+            )
+        ready.append(found)
+    return ready
 
 
+@validated
 def pass_rate(
-    *evaluators: Any, threshold: float = 1.0, require_verdict: bool = False
+    *evaluators: Any, threshold: Minimum = 1.0, require_verdict: Flag = False
 ) -> SummaryEvaluator:
     """A summary evaluator: per evaluator key, the share of verdicts that passed, and
     ``pass_rate``, the share of rows that passed.
@@ -87,15 +93,12 @@ def pass_rate(
     case of ``lg-eval run`` does: at least one verdict and every verdict passed (with
     ``require_verdict``, also no no-verdict); a row with no verdict at all is not passed.
     """
-    if not evaluators:
-        raise InvalidOptionError("pass_rate(...) needs at least one lg_eval evaluator.")
-    checked_flag(require_verdict, "require_verdict")
-    threshold = cast(float, checked_threshold(threshold, "threshold", optional=False))
+    ready = _evaluators(evaluators, "pass_rate")
 
     def summary_pass_rate(
         outputs: list[Any], reference_outputs: list[Any], inputs: list[Any]
     ) -> dict[str, Any]:
-        rows = _rows(evaluators, outputs, reference_outputs, inputs)
+        rows = _rows(ready, outputs, reference_outputs, inputs)
         results = []
         for key, scored in _by_key(rows).items():
             scores = [score for score, error in scored if error is None]
@@ -131,14 +134,13 @@ def _rows_passed(rows: list[Row], threshold: float, require_verdict: bool) -> di
 
 def mean_score(*evaluators: Any) -> SummaryEvaluator:
     """A summary evaluator: per evaluator key, the mean score (``True`` = 1, ``False`` = 0)."""
-    if not evaluators:
-        raise InvalidOptionError("mean_score(...) needs at least one lg_eval evaluator.")
+    ready = _evaluators(evaluators, "mean_score")
 
     def summary_mean_score(
         outputs: list[Any], reference_outputs: list[Any], inputs: list[Any]
     ) -> dict[str, Any]:
         results = []
-        rows = _rows(evaluators, outputs, reference_outputs, inputs)
+        rows = _rows(ready, outputs, reference_outputs, inputs)
         for key, scored in _by_key(rows).items():
             scores = [score for score, error in scored if error is None]
             numbers = [float(s) for s in scores if s is not None]

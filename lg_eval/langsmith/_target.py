@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langsmith.run_helpers import tracing_context
 
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import validated
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.importing import import_reference
 from lg_eval.inputs import text_arg
@@ -43,9 +43,13 @@ Checkpointer = str | BaseCheckpointSaver[Any] | None
 ``None`` for the embedded SQLite default."""
 
 
+@validated
 def outputs_of(thread: ThreadTrajectory, values: Any) -> TargetOutputs:
     """The target outputs of an extracted thread whose final state values are ``values``."""
-    checked_instance(thread, ThreadTrajectory, "thread", "a ThreadTrajectory (extract_thread)")
+    return _outputs(thread, values)
+
+
+def _outputs(thread: ThreadTrajectory, values: Any) -> TargetOutputs:
     messages = _messages(values)
     output = text_arg(messages, "outputs") if messages else _answer(thread)
     return {
@@ -152,7 +156,7 @@ def play_outputs(
         config = played.config
         thread = extract_thread(graph, config)  # type: ignore[arg-type]
         values = graph.get_state(config).values  # type: ignore[arg-type]
-    return outputs_of(thread, values)
+    return _outputs(thread, values)
 
 
 async def aplay_outputs(
@@ -176,7 +180,7 @@ async def aplay_outputs(
         config = played.config
         thread = await aextract_thread(graph, config)  # type: ignore[arg-type]
         values = (await graph.aget_state(config)).values  # type: ignore[arg-type]
-    return outputs_of(thread, values)
+    return _outputs(thread, values)
 
 
 def graph_target(

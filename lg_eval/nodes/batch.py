@@ -21,10 +21,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
 
 from lg_eval._effects import Core, Effect, adrive, drive
-from lg_eval.arguments import checked_count, checked_instance, checked_sequence
+from lg_eval.arguments import Count, Flag, validated
 from lg_eval.errors import InvalidOptionError, MissingCheckpointerError
 from lg_eval.feedback import describe_error
 from lg_eval.nodes.evaluation_state import EvalCase, EvaluationResult
@@ -50,15 +50,16 @@ class BatchItem(BaseModel):
         return {"configurable": {"thread_id": self.thread_id}}
 
 
+@validated
 def batch_evaluate(
     graph: Pregel[Any, Any, Any, Any],
     cases: Sequence[EvalCase | Mapping[str, Any]],
     *,
-    max_concurrency: int = 4,
+    max_concurrency: Count = 4,
     thread_prefix: str = "eval",
-    config: RunnableConfig | None = None,
-    rerun: bool = False,
-    langsmith: bool = False,
+    config: SkipValidation[RunnableConfig | None] = None,
+    rerun: Flag = False,
+    langsmith: Flag = False,
 ) -> list[BatchItem]:
     """Evaluate ``cases`` with the evaluation ``graph``, at most ``max_concurrency`` at once.
 
@@ -72,15 +73,16 @@ def batch_evaluate(
         return list(pool.map(drive, jobs))
 
 
+@validated
 async def abatch_evaluate(
     graph: Pregel[Any, Any, Any, Any],
     cases: Sequence[EvalCase | Mapping[str, Any]],
     *,
-    max_concurrency: int = 4,
+    max_concurrency: Count = 4,
     thread_prefix: str = "eval",
-    config: RunnableConfig | None = None,
-    rerun: bool = False,
-    langsmith: bool = False,
+    config: SkipValidation[RunnableConfig | None] = None,
+    rerun: Flag = False,
+    langsmith: Flag = False,
 ) -> list[BatchItem]:
     """Async twin of :func:`batch_evaluate` (``ainvoke``; async checkpointers)."""
     jobs = _jobs(graph, cases, max_concurrency, thread_prefix, config, rerun)
@@ -107,9 +109,6 @@ def _jobs(
     config: RunnableConfig | None,
     rerun: bool,
 ) -> list[Core[BatchItem]]:
-    checked_count(max_concurrency, "max_concurrency", 1)
-    checked_instance(graph, Pregel, "graph", "the compiled evaluation graph")
-    checked_sequence(cases, "cases", "a list of EvalCase (or dicts)")
     if not isinstance(graph.checkpointer, BaseCheckpointSaver):
         raise MissingCheckpointerError(
             "A batch keeps one evaluation thread per case, so the evaluation graph needs a "

@@ -19,13 +19,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
+from pydantic import PlainValidator, SkipValidation
+from pydantic_core import PydanticCustomError
 
 from lg_eval._effects import Core
-from lg_eval.arguments import checked_seconds
+from lg_eval.arguments import Flag, Seconds, Text, validated
 from lg_eval.errors import InvalidOptionError, LgEvalError, MissingCheckpointerError
 from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
@@ -65,6 +67,12 @@ def from_config(key: str) -> FromConfig:
 Source = str | Callable[[Any], Any]
 AnyPregel = Pregel[Any, Any, Any, Any]
 GraphRef = AnyPregel | Callable[[], AnyPregel] | None
+
+
+def _source(value: object) -> object:
+    if callable(value) or (isinstance(value, str) and value):
+        return value
+    raise PydanticCustomError("source", "use a state key, 'thread' or a function of the state")
 
 
 class EvalNode(CoreNode):
@@ -117,27 +125,23 @@ class EvalNode(CoreNode):
     ``key``.
     """
 
+    @validated
     def __init__(
         self,
-        evaluators: Sequence[EvaluatorLike] | EvaluatorLike,
+        evaluators: SkipValidation[Sequence[EvaluatorLike] | EvaluatorLike],
         *,
-        source: Source = "messages",
+        source: Annotated[Source, PlainValidator(_source)] = "messages",
         reference: Any = None,
         inputs: Any = None,
-        key: str = DEFAULT_KEY,
-        graph: GraphRef = None,
-        fail_fast: bool = False,
+        key: Text = DEFAULT_KEY,
+        graph: SkipValidation[GraphRef] = None,
+        fail_fast: Flag = False,
         name: str = "evaluate",
-        checkpoint_timeout: float = 10.0,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        evaluator_timeout: float | None = None,
+        checkpoint_timeout: Seconds = 10.0,
+        timeout: Seconds | None = DEFAULT_TIMEOUT,
+        evaluator_timeout: Seconds | None = None,
     ) -> None:
         super().__init__(self._evaluate, name=name)
-        if not (callable(source) or (isinstance(source, str) and source)):
-            raise InvalidOptionError(
-                f"source={source!r} is not allowed; use a state key, 'thread' or a function "
-                "of the state."
-            )
         if source == THREAD and graph is None:
             raise InvalidOptionError(
                 "source='thread' reads the thread through the host graph: pass graph=app, or "
@@ -151,8 +155,8 @@ class EvalNode(CoreNode):
         self.graph = graph
         self.fail_fast = fail_fast
         self.checkpoint_timeout = checkpoint_timeout
-        self.timeout = checked_seconds(timeout, "timeout")
-        self.evaluator_timeout = checked_seconds(evaluator_timeout, "evaluator_timeout")
+        self.timeout = timeout
+        self.evaluator_timeout = evaluator_timeout
 
     def _host(self) -> AnyPregel:
         if self.graph is None:  # only called when a graph was given

@@ -32,13 +32,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Overwrite, Send, interrupt
-from pydantic import ValidationError
+from pydantic import SkipValidation, ValidationError
 
 from lg_eval._effects import Core
-from lg_eval.arguments import checked_seconds
+from lg_eval.arguments import Flag, Seconds, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.extract.thread import extraction
-from lg_eval.feedback import checked_threshold
+from lg_eval.feedback import Threshold
 from lg_eval.nodes._feedback import to_feedback
 from lg_eval.nodes._runnable import CoreNode
 from lg_eval.nodes.evaluation_state import (
@@ -64,18 +64,19 @@ GRAPHS_KEY = "lg_eval_graphs"
 REVIEW_QUESTION = "Review this evaluation; resume with {'verdict': 'pass' or 'fail', 'note': ...}."
 
 
+@validated
 def create_evaluation_graph(
-    evaluators: Sequence[EvaluatorLike] | EvaluatorLike,
+    evaluators: SkipValidation[Sequence[EvaluatorLike] | EvaluatorLike],
     *,
-    threshold: float | None = None,
-    review_threshold: float | None = None,
-    review_on_disagreement: bool = False,
-    checkpointer: BaseCheckpointSaver[Any] | bool | None = None,
+    threshold: Threshold = None,
+    review_threshold: Threshold = None,
+    review_on_disagreement: Flag = False,
+    checkpointer: SkipValidation[BaseCheckpointSaver[Any] | bool | None] = None,
     graphs: Mapping[str, AnyPregel] | None = None,
-    fail_fast: bool = False,
+    fail_fast: Flag = False,
     name: str = "evaluation",
-    langsmith: bool = False,
-    evaluator_timeout: float | None = DEFAULT_TIMEOUT,
+    langsmith: Flag = False,
+    evaluator_timeout: Seconds | None = DEFAULT_TIMEOUT,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A compiled evaluation graph running ``evaluators`` over one case per run.
 
@@ -128,9 +129,6 @@ def create_evaluation_graph(
     """
     bound = resolve(evaluators)
     known = dict(graphs or {})
-    checked_seconds(evaluator_timeout, "evaluator_timeout")
-    threshold = checked_threshold(threshold, "threshold")
-    review_threshold = checked_threshold(review_threshold, "review_threshold")
 
     def extract(state: EvaluationState, config: RunnableConfig) -> Core[dict[str, Any]]:
         state = EvaluationState.model_validate(state)

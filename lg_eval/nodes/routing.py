@@ -15,12 +15,24 @@ given), so older turns' results never decide today's route.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from lg_eval.arguments import checked_count
+from pydantic import PlainValidator
+from pydantic_core import PydanticCustomError
+
+from lg_eval.arguments import Size, validated
 from lg_eval.errors import InvalidOptionError, LgEvalError
-from lg_eval.feedback import checked_threshold
+from lg_eval.feedback import Threshold
 from lg_eval.nodes.state import DEFAULT_KEY, EvalFeedback
+
+
+def _node(value: object) -> str:
+    if isinstance(value, str) and value:
+        return value
+    raise PydanticCustomError("node", "use the name of a node")
+
+
+Node = Annotated[str, PlainValidator(_node)]
 
 
 def evaluations_of(
@@ -51,7 +63,8 @@ def latest_evaluation(
     return groups[-1] if groups else []
 
 
-def evaluation_passed(records: list[EvalFeedback], threshold: float | None = None) -> bool:
+@validated
+def evaluation_passed(records: list[EvalFeedback], threshold: Threshold = None) -> bool:
     """Whether one evaluation passed.
 
     Any evaluator error fails it. With ``threshold``, the weighted mean score
@@ -59,19 +72,25 @@ def evaluation_passed(records: list[EvalFeedback], threshold: float | None = Non
     passed its own :class:`~lg_eval.nodes.EvalSpec` threshold (a record with
     no verdict fails).
     """
-    records = _checked_records(records)
-    threshold = checked_threshold(threshold, "threshold")
+    return _passed(records, threshold)
+
+
+@validated
+def weighted_score(records: list[EvalFeedback]) -> float | None:
+    """Weighted mean of the numeric and boolean scores (None when none has a score)."""
+    return _weighted(records)
+
+
+def _passed(records: list[EvalFeedback], threshold: float | None) -> bool:
     if not records or any(r.error is not None for r in records):
         return False
     if threshold is None:
         return all(r.passed is True for r in records)
-    score = weighted_score(records)
+    score = _weighted(records)
     return score is not None and score >= threshold
 
 
-def weighted_score(records: list[EvalFeedback]) -> float | None:
-    """Weighted mean of the numeric and boolean scores (None when none has a score)."""
-    records = _checked_records(records)
+def _weighted(records: list[EvalFeedback]) -> float | None:
     scored = [(float(r.score), r.weight) for r in records if r.score is not None and not r.error]
     total = sum(weight for _, weight in scored)
     if not scored:
@@ -81,25 +100,17 @@ def weighted_score(records: list[EvalFeedback]) -> float | None:
     return sum(score * weight for score, weight in scored) / total
 
 
-def _checked_records(records: object) -> list[EvalFeedback]:
-    if isinstance(records, list) and all(isinstance(r, EvalFeedback) for r in records):
-        return records
-    raise InvalidOptionError(
-        f"records={records!r:.80}: use the EvalFeedback list of one evaluation "
-        "(latest_evaluation(state))."
-    )
-
-
+@validated
 def route_on_score(
-    threshold: float | None = None,
+    threshold: Threshold = None,
     *,
-    passed: str,
-    failed: str,
+    passed: Node,
+    failed: Node,
     node: str | None = None,
     key: str | None = None,
     state_key: str = DEFAULT_KEY,
-    max_failures: int | None = None,
-    exhausted: str | None = None,
+    max_failures: Size | None = None,
+    exhausted: Node | None = None,
 ) -> Callable[[Any], str]:
     """A conditional-edge function: ``passed`` or ``failed`` after the latest evaluation.
 
@@ -114,14 +125,8 @@ def route_on_score(
         InvalidOptionError: ``max_failures`` without ``exhausted`` or vice versa.
         LgEvalError: at routing time, when the state holds no evaluation yet.
     """
-    threshold = checked_threshold(threshold, "threshold")
-    for name, node_name in (("passed", passed), ("failed", failed), ("exhausted", exhausted)):
-        if node_name is not None and not (isinstance(node_name, str) and node_name):
-            raise InvalidOptionError(f"{name}={node_name!r:.80}: use the name of a node.")
     if (max_failures is None) != (exhausted is None):
         raise InvalidOptionError("Give max_failures and exhausted together (or neither).")
-    if max_failures is not None:
-        checked_count(max_failures, "max_failures", 0)
 
     def route(state: Any) -> str:
         groups = batches(evaluations_of(state, state_key=state_key, node=node, key=key))
@@ -132,12 +137,12 @@ def route_on_score(
                 + (f" and key={key!r}" if key else "")
                 + "; put it on the conditional edge right after an EvalNode."
             )
-        if evaluation_passed(groups[-1], threshold):
+        if _passed(groups[-1], threshold):
             return passed
         if max_failures is not None and exhausted is not None:
             streak = 0
             for group in reversed(groups):
-                if evaluation_passed(group, threshold):
+                if _passed(group, threshold):
                     break
                 streak += 1
             if streak > max_failures:

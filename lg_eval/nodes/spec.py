@@ -19,13 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from lg_eval.arguments import checked_seconds, checked_sequence
+import pydantic
+from annotated_types import Ge
+from pydantic import Field, PlainValidator, Strict
+from pydantic_core import PydanticCustomError
+
+from lg_eval.arguments import BOUNDARY, Seconds, Text, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluator import as_evaluator
 from lg_eval.evaluators import resolve_evaluator
-from lg_eval.feedback import ScoreRangeLike, checked_threshold, is_finite_number
+from lg_eval.feedback import ScoreRangeLike, Threshold
 from lg_eval.feedback import score_range as as_score_range
 from lg_eval.scoring import DeclaredRanges, EvaluatorCall
 
@@ -33,7 +38,14 @@ DEFAULT_TIMEOUT = 600.0
 """Seconds an eval node's evaluators (or one evaluation-graph evaluator) may take by default."""
 
 
-@dataclass(frozen=True)
+def _evaluator(value: object) -> object:
+    if callable(value) or isinstance(value, str):
+        return value
+    raise PydanticCustomError("evaluator", "use an evaluator function or a registered name")
+
+
+@validated
+@pydantic.dataclasses.dataclass(frozen=True, config=BOUNDARY)
 class EvalSpec:
     """An evaluator and how its feedback counts.
 
@@ -63,36 +75,13 @@ class EvalSpec:
             none must score a bool or a number from 0 to 1.
     """
 
-    evaluator: Callable[..., Any] | str
+    evaluator: Annotated[Callable[..., Any] | str, PlainValidator(_evaluator)]
     key: str | None = None
-    weight: float = 1.0
-    threshold: float | None = None
-    reference_key: str | None = None
-    timeout: float | None = None
-    score_range: ScoreRangeLike | None = None
-
-    def __post_init__(self) -> None:
-        if not (callable(self.evaluator) or isinstance(self.evaluator, str)):
-            raise InvalidOptionError(
-                f"EvalSpec needs an evaluator function or a registered name, got "
-                f"{self.evaluator!r}."
-            )
-        if not is_finite_number(self.weight):
-            raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be a number >= 0.")
-        if self.weight < 0:
-            raise InvalidOptionError(f"EvalSpec weight={self.weight!r} must be >= 0.")
-        object.__setattr__(
-            self, "threshold", checked_threshold(self.threshold, "EvalSpec threshold")
-        )
-        checked_seconds(self.timeout, "EvalSpec timeout")
-        object.__setattr__(self, "score_range", as_score_range(self.score_range))
-        if self.reference_key is not None and not (
-            isinstance(self.reference_key, str) and self.reference_key
-        ):
-            raise InvalidOptionError(
-                f"EvalSpec reference_key={self.reference_key!r} must be a non-empty string "
-                "(a key of the reference dict) or None for the whole reference."
-            )
+    weight: Annotated[float, Strict(), Ge(0), Field(allow_inf_nan=False)] = 1.0
+    threshold: Threshold = None
+    reference_key: Text | None = None
+    timeout: Seconds | None = None
+    score_range: Annotated[ScoreRangeLike | None, PlainValidator(as_score_range)] = None
 
 
 EvaluatorLike = Callable[..., Any] | str | EvalSpec
@@ -142,19 +131,18 @@ def resolve(evaluators: Sequence[EvaluatorLike] | EvaluatorLike) -> list[Bound]:
         if isinstance(evaluators, str | EvalSpec) or callable(evaluators)
         else evaluators
     )
-    checked_sequence(
-        items,
-        "evaluators",
-        "an evaluator (a function, a registered name or an EvalSpec) or a list of them",
-    )
+    if isinstance(items, Mapping) or not isinstance(items, Sequence):
+        raise InvalidOptionError(
+            f"evaluators={items!r:.80}: use an evaluator (a function, a registered name or an "
+            "EvalSpec) or a list of them."
+        )
     if not items:
         raise InvalidOptionError("Give at least one evaluator (a function, a name or EvalSpec).")
     return [_bind(item if isinstance(item, EvalSpec) else EvalSpec(item)) for item in items]
 
 
 def _bind(spec: EvalSpec) -> Bound:
-    target = spec.evaluator
-    forced = as_score_range(spec.score_range)
+    target, forced = spec.evaluator, as_score_range(spec.score_range)
     if isinstance(target, str) or as_evaluator(target) is not None:
         # one scorer: called from sync code, awaited from async code
         name, built = resolve_evaluator(target)

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import pydantic
 from langchain_core.runnables import RunnableConfig
+from pydantic import SkipValidation
 
 from lg_eval._effects import Core
-from lg_eval.arguments import checked_count
+from lg_eval.arguments import BOUNDARY, Count, instance_of, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
@@ -111,17 +113,21 @@ class Recording:
         return taken
 
 
-@dataclass
+@validated
+@pydantic.dataclasses.dataclass(config=BOUNDARY)
 class FromRecording:
     """Play a :class:`Recording`: answer each question with the answer recorded for its
     node, send each recorded input once the graph finished (see the module text)."""
 
-    recording: Recording
+    recording: Annotated[
+        Recording,
+        instance_of(Recording, what="a lg_eval.play.Recording (answers per node, inputs)"),
+    ]
     _: KW_ONLY
     opening: Opening = "input"
     on_new_question: OnNewQuestion = "stop"
-    reviewer: Reviewer | None = None
-    max_calls: int = MAX_CALLS
+    reviewer: SkipValidation[Reviewer | None] = None
+    max_calls: Count = MAX_CALLS
     name: str = "recording"
     unanswered: list[PendingInterrupt] = field(default_factory=list, init=False)
     """The questions the play stopped at that the recording has no answer left for."""
@@ -139,23 +145,11 @@ class FromRecording:
     """How many interrupts the reviewer answered."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.recording, Recording):
-            raise InvalidOptionError(
-                f"recording: a lg_eval.play.Recording (answers per node, inputs), not "
-                f"{type(self.recording).__name__}."
-            )
-        if self.opening not in ("continue", "input"):
-            raise InvalidOptionError(f"opening={self.opening!r}: use 'input' or 'continue'.")
-        if self.on_new_question not in ("stop", "reviewer"):
-            raise InvalidOptionError(
-                f"on_new_question={self.on_new_question!r}: use 'stop' or 'reviewer'."
-            )
         if self.on_new_question == "reviewer" and not callable(self.reviewer):
             raise InvalidOptionError(
                 "on_new_question='reviewer' needs reviewer= (a SimulatedReviewer, or a callable "
                 "taking the pending interrupts)."
             )
-        checked_count(self.max_calls, "max_calls", 1)
 
     @property
     def reason(self) -> str | None:

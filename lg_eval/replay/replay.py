@@ -19,10 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import SkipValidation, Strict
 
 from lg_eval._effects import drive
-from lg_eval.arguments import checked_count
+from lg_eval.arguments import Count, Flag, Size, Text, validated
 from lg_eval.describe import describe_error
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.executors import LocalExecutor
@@ -53,24 +55,25 @@ from lg_eval.urls import redact_url
 DEFAULT_TARGET = "memory://"
 
 
+@validated
 def replay_threads(
     graph: Any,
     checkpointer: Any,
     *,
     baseline: Any = None,
-    thread_ids: Sequence[str] | None = None,
+    thread_ids: Sequence[Annotated[str, Strict()]] | None = None,
     fork: str = "last-interrupt",
     target: Any = DEFAULT_TARGET,
-    evaluators: Sequence[Any] = ("redundancy",),
+    evaluators: SkipValidation[Sequence[Any]] = ("redundancy",),
     on_new_question: OnNewQuestion = "stop",
-    reviewer: Reviewer | None = None,
-    since: str | datetime | timedelta | None = None,
-    until: str | datetime | timedelta | None = None,
+    reviewer: SkipValidation[Reviewer | None] = None,
+    since: SkipValidation[str | datetime | timedelta | None] = None,
+    until: SkipValidation[str | datetime | timedelta | None] = None,
     metadata: Mapping[str, Any] | None = None,
-    limit: int | None = None,
-    run: str | None = None,
-    incremental: bool = True,
-    concurrency: int = 1,
+    limit: Size | None = None,
+    run: Text | None = None,
+    incremental: Flag = True,
+    concurrency: Count = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> ReplayResult:
     """Fork the production threads of ``checkpointer`` and replay them with ``graph``.
@@ -96,26 +99,13 @@ def replay_threads(
     called as each thread is done.
     """
     spec = ForkSpec.parse(fork)
-    if on_new_question not in ("stop", "reviewer"):
-        raise InvalidOptionError(f"on_new_question={on_new_question!r}: use 'stop' or 'reviewer'.")
     if on_new_question == "reviewer" and reviewer is None:
         raise InvalidOptionError("on_new_question='reviewer' needs reviewer= (SimulatedReviewer).")
-    if limit is not None:
-        checked_count(limit, "limit", 0)
-    checked_count(concurrency, "concurrency", 1)
-    if thread_ids is not None and (
-        isinstance(thread_ids, str) or not all(isinstance(t, str) for t in thread_ids)
-    ):
-        raise InvalidOptionError(
-            f"thread_ids={thread_ids!r}: a list of thread id strings (or None for every thread)."
-        )
     if thread_ids is not None and (since is not None or until is not None or metadata):
         raise InvalidOptionError(
             "thread_ids names the threads to replay; since, until and metadata choose among "
             "all threads, so they would be ignored: pass one or the other."
         )
-    if run is not None and (not isinstance(run, str) or not run.strip()):
-        raise InvalidOptionError(f"run={run!r}: a non-empty name for the replay, or None.")
     refuse_reference_needers(evaluators)
     scoring = [CaseEvaluator(name, e) for name, e in resolve_evaluators(evaluators)]
     with ExitStack() as stack:

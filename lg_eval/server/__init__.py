@@ -20,6 +20,7 @@ from lg_eval.server._extraction import server_extraction
 from lg_eval.server._search import (
     STATUSES,
     ServerThread,
+    ThreadStatus,
     list_server_threads,
     thread_filter,
     updated_threads,
@@ -66,6 +67,7 @@ __all__ = [
     "ServerConnection",
     "ServerTarget",
     "ServerThread",
+    "ThreadStatus",
     "aextract_server_thread",
     "as_server_target",
     "extract_server_thread",

@@ -17,14 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from lg_eval._effects import Core, drive
 from lg_eval.errors import InvalidOptionError, ThreadNotFoundError
 from lg_eval.server._connection import ServerConnection, request
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
-STATUSES: tuple[str, ...] = ("idle", "busy", "interrupted", "error")
+STATUSES: tuple[ThreadStatus, ...] = get_args(ThreadStatus)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _FIELDS = ["thread_id", "updated_at", "status"]
 MAX_PAGE = 1000

@@ -26,7 +26,7 @@ from langgraph.pregel import Pregel
 from langgraph.pregel.remote import RemoteGraph
 
 from lg_eval._effects import Core, adrive, drive
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import validated
 from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ThreadNotFoundError
 from lg_eval.play import resolve_target
 from lg_eval.server._connection import ServerConnection, request
@@ -223,6 +223,7 @@ _HTTPX_HEADERS = frozenset({"accept", "accept-encoding", "connection", "user-age
 """Headers every SDK client sends on its own; the rest of a RemoteGraph's are the user's."""
 
 
+@validated
 def remote_target(remote: RemoteGraph, *, graph: Any = None) -> ServerTarget:
     """The target that plays on what ``remote`` calls: its server (URL, API key and headers,
     read from its SDK client), its assistant and its ``config``.
@@ -231,7 +232,6 @@ def remote_target(remote: RemoteGraph, *, graph: Any = None) -> ServerTarget:
         InvalidOptionError: ``remote`` is no ``RemoteGraph``, or was built without a URL or
             client.
     """
-    checked_instance(remote, RemoteGraph, "remote", "a langgraph RemoteGraph")
     client = remote.sync_client or remote.client
     if client is None:
         raise InvalidOptionError(

@@ -25,21 +25,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Annotated, NamedTuple
 
 import numpy as np
+from annotated_types import MaxLen
+from pydantic import TypeAdapter, ValidationError
 from scipy import stats as scipy_stats
 
-from lg_eval.arguments import checked_count, is_finite_number
+from lg_eval.arguments import Count, FiniteFloat, Size, instance_of, invalid_option, validated
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats._intervals import (
-    BOOTSTRAP_LIMIT,
-    CONFIDENCE,
-    check_confidence,
-    wilson_interval,
-)
+from lg_eval.stats._intervals import BOOTSTRAP_LIMIT, CONFIDENCE, Confidence, wilson
 from lg_eval.stats._models import Interval
-from lg_eval.stats._resample import cluster_bootstrap
+from lg_eval.stats._resample import bootstrap
 
 
 def _z(level: float) -> float:
@@ -90,21 +87,27 @@ class RateMoments(NamedTuple):
         Raises:
             InvalidOptionError: a count is no whole number >= 0, or successes exceed trials.
         """
+        try:
+            (pairs,) = _COUNTS.validate_python((counts,))
+        except ValidationError as exc:
+            raise invalid_option(exc, ("counts",)) from None
         moments = cls()
-        for index, pair in enumerate(counts):
-            if not (isinstance(pair, tuple | list) and len(pair) == 2):
-                raise InvalidOptionError(
-                    f"counts[{index}]={pair!r:.80}: expected (successes, trials)."
-                )
-            y, m = (checked_count(side, f"counts[{index}]", 0) for side in pair)
+        for index, (y, m) in enumerate(pairs):
             if y > m:
-                raise InvalidOptionError(f"counts[{index}]={pair!r}: successes exceed trials.")
+                raise InvalidOptionError(f"counts[{index}]={(y, m)!r}: successes exceed trials.")
             moments = moments.plus(y, m)
         return moments
 
 
+_COUNTS = TypeAdapter(tuple[list[tuple[Size, Size]]])
+"""``(counts,)``: a list of ``(successes, trials)`` (the tuple names the argument)."""
+
+
+@validated
 def clustered_rate_interval(
-    moments: RateMoments, *, confidence: float = CONFIDENCE
+    moments: Annotated[RateMoments, instance_of(RateMoments, what="RateMoments")],
+    *,
+    confidence: Confidence = CONFIDENCE,
 ) -> Interval | None:
     """The interval of the rate ``Σy / Σm`` that counts clusters, not trials; None without
     trials.
@@ -119,14 +122,11 @@ def clustered_rate_interval(
         InvalidOptionError: ``moments`` is no :class:`RateMoments`, or ``confidence`` is
             not in (0, 1).
     """
-    if not isinstance(moments, RateMoments):
-        raise InvalidOptionError(f"moments={moments!r:.80}: expected RateMoments.")
-    level = check_confidence(confidence)
     y, m = moments.successes, moments.trials
     if m == 0:
         return None
     if moments.largest <= 1:
-        return wilson_interval(y, m, confidence=level)
+        return wilson(y, m, confidence)
     # Σ(y_i - p·m_i)² · M², in whole numbers: exact, whatever summed the moments
     spread = m * m * moments.successes_sq - 2 * m * y * moments.cross + y * y * moments.trials_sq
     if y in (0, m):
@@ -135,7 +135,7 @@ def clustered_rate_interval(
         effective = float(m)
     else:
         effective = min(y * (m - y) * m * m / spread, float(m))
-    return _wilson(y / m, effective, level)
+    return _wilson(y / m, effective, confidence)
 
 
 def _wilson(p: float, n: float, level: float) -> Interval:
@@ -204,7 +204,10 @@ class ClusterTotals:
         self._count = 0
 
     @classmethod
-    def from_pairs(cls, pairs: Sequence[tuple[float, int]]) -> ClusterTotals:
+    @validated
+    def from_pairs(
+        cls, pairs: Annotated[Sequence[tuple[FiniteFloat, Count]], MaxLen(BOOTSTRAP_LIMIT)]
+    ) -> ClusterTotals:
         """Clusters known by their ``(total, count)`` (as SQL groups them), up to
         :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them.
 
@@ -212,20 +215,15 @@ class ClusterTotals:
             InvalidOptionError: more pairs than that, or a pair that is no finite total
                 and whole count >= 1.
         """
-        if len(pairs) > BOOTSTRAP_LIMIT:
-            raise InvalidOptionError(
-                f"pairs: {len(pairs)} clusters; from_pairs takes at most {BOOTSTRAP_LIMIT}."
-            )
         totals = cls()
-        for index, (total, count) in enumerate(pairs):
-            if not (is_finite_number(total) and checked_count(count, f"pairs[{index}]", 1)):
-                raise InvalidOptionError(f"pairs[{index}]: expected (finite total, count >= 1).")
-            totals._close_with(float(total), int(count))
+        for total, count in pairs:
+            totals._close_with(total, count)
         return totals
 
     @classmethod
+    @validated
     def from_moments(
-        cls, clusters: int, count: int, total: float, spread: float, largest: int
+        cls, clusters: Size, count: Count, total: FiniteFloat, spread: FiniteFloat, largest: Count
     ) -> ClusterTotals:
         """Clusters known only by their moments, for more than
         :data:`~lg_eval.stats.BOOTSTRAP_LIMIT` of them: ``spread`` is
@@ -236,21 +234,15 @@ class ClusterTotals:
             InvalidOptionError: ``clusters`` is not above the limit, or a moment is no
                 finite number (counts: whole).
         """
-        if checked_count(clusters, "clusters", 0) <= BOOTSTRAP_LIMIT:
+        if clusters <= BOOTSTRAP_LIMIT:
             raise InvalidOptionError(
                 f"clusters={clusters}: from_moments needs more than {BOOTSTRAP_LIMIT};"
                 " use from_pairs."
             )
-        if not (is_finite_number(total) and is_finite_number(spread)):
-            raise InvalidOptionError("total and spread: expected finite numbers.")
         totals = cls()
         totals.pairs = None
         totals.moments = _Moments(
-            clusters=clusters,
-            values=checked_count(count, "count", 1),
-            total=float(total),
-            spread=max(float(spread), 0.0),
-            largest=checked_count(largest, "largest", 1),
+            clusters=clusters, values=count, total=total, spread=max(spread, 0.0), largest=largest
         )
         return totals
 
@@ -290,13 +282,13 @@ class ClusterTotals:
 
     def interval(self, lo: float, hi: float, *, confidence: float = CONFIDENCE) -> Interval | None:
         """The interval of the mean ``Σy / Σm`` over clusters, clipped to the values'
-        range ``[lo, hi]``; None for fewer than two clusters."""
-        level = check_confidence(confidence)
+        range ``[lo, hi]``; None for fewer than two clusters (``confidence``: a level
+        checked by the caller, as :meth:`MeanSample.interval` checks it)."""
         moments, pairs = self._final()
         if moments.clusters < 2:
             return None
         if pairs is not None:
-            found = cluster_bootstrap(pairs, _ratio, confidence=level)
+            found = bootstrap(np.asarray(pairs, dtype=float), _ratio, confidence)
             if found is None:
                 return None
             low, high = found.low, found.high
@@ -304,12 +296,12 @@ class ClusterTotals:
         else:
             mean = moments.total / moments.values
             g = moments.clusters
-            half = _z(level) * math.sqrt(moments.spread * g / (g - 1)) / moments.values
+            half = _z(confidence) * math.sqrt(moments.spread * g / (g - 1)) / moments.values
             low, high, method = mean - half, mean + half, "cluster_normal"
         return Interval(
             low=min(max(low, lo), hi),
             high=max(min(high, hi), lo),
-            confidence=level,
+            confidence=confidence,
             method=method,
         )
 

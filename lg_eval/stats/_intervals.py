@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
+from typing import Annotated
 
 import numpy as np
+from annotated_types import Gt, Lt
+from pydantic import Field, Strict
 from scipy import stats as scipy_stats
 
+from lg_eval.arguments import FiniteFloat, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._models import Interval
 
@@ -33,23 +37,13 @@ BOOTSTRAP_LIMIT = 1000
 """The most values :func:`mean_interval` bootstraps; beyond, the normal interval."""
 
 
-def check_confidence(confidence: float, *, name: str = "confidence") -> float:
-    """``confidence`` if it lies strictly between 0 and 1, else :class:`InvalidOptionError`."""
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise InvalidOptionError(f"{name}={confidence!r}: expected a number in (0, 1).")
-    if not 0.0 < confidence < 1.0:
-        raise InvalidOptionError(f"{name}={confidence!r}: expected a number in (0, 1).")
-    return float(confidence)
+Confidence = Annotated[float, Strict(), Gt(0), Lt(1), Field(allow_inf_nan=False)]
+"""The contract of a confidence (or significance) level: a number strictly between 0 and 1."""
 
 
-def _count(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise InvalidOptionError(f"{name}={value!r}: expected a whole number of at least 0.")
-    return int(value)
-
-
+@validated
 def wilson_interval(
-    successes: int, trials: int, *, confidence: float = CONFIDENCE
+    successes: Size, trials: Size, *, confidence: Confidence = CONFIDENCE
 ) -> Interval | None:
     """The Wilson score interval of ``successes / trials``; None when ``trials`` is 0.
 
@@ -57,10 +51,15 @@ def wilson_interval(
         InvalidOptionError: a count is negative or not whole, ``successes`` exceeds
             ``trials``, or ``confidence`` is not in (0, 1).
     """
-    k, n = _count(successes, "successes"), _count(trials, "trials")
-    level = check_confidence(confidence)
-    if k > n:
-        raise InvalidOptionError(f"successes={k} exceeds trials={n}: expected at most {n}.")
+    if successes > trials:
+        raise InvalidOptionError(
+            f"successes={successes} exceeds trials={trials}: expected at most {trials}."
+        )
+    return wilson(successes, trials, confidence)
+
+
+def wilson(k: int, n: int, level: float) -> Interval | None:
+    """:func:`wilson_interval` of counts already checked."""
     if n == 0:
         return None
     ci = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
@@ -68,24 +67,10 @@ def wilson_interval(
     return Interval(low=low, high=high, confidence=level, method="wilson")
 
 
-def finite_values(values: Iterable[float]) -> list[float]:
-    """``values`` as floats, refusing what is no list of finite numbers (bools count 0 / 1)."""
-    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
-        raise InvalidOptionError(f"values={values!r:.80}: expected a list of numbers.")
-    out = []
-    for index, value in enumerate(values):
-        if isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, int | float | np.floating | np.integer):
-            raise InvalidOptionError(f"values[{index}]={value!r}: expected a finite number.")
-        number = float(value)
-        if not math.isfinite(number):
-            raise InvalidOptionError(f"values[{index}]={value!r}: expected a finite number.")
-        out.append(number)
-    return out
-
-
-def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE) -> Interval | None:
+@validated
+def mean_interval(
+    values: Sequence[FiniteFloat], *, confidence: Confidence = CONFIDENCE
+) -> Interval | None:
     """A confidence interval of the mean of ``values``; None for fewer than two values.
 
     The BCa bootstrap for up to :data:`BOOTSTRAP_LIMIT` values (seeded: deterministic),
@@ -94,8 +79,11 @@ def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE) ->
     Raises:
         InvalidOptionError: a value is not a finite number, or ``confidence`` is not in (0, 1).
     """
-    level = check_confidence(confidence)
-    numbers = finite_values(values)
+    return mean_of(values, confidence)
+
+
+def mean_of(numbers: Sequence[float], level: float) -> Interval | None:
+    """:func:`mean_interval` of finite numbers at a level already checked."""
     if len(numbers) < 2:
         return None
     if len(numbers) > BOOTSTRAP_LIMIT:
@@ -146,9 +134,10 @@ __all__ = [
     "CONFIDENCE",
     "RESAMPLES",
     "SEED",
-    "check_confidence",
-    "finite_values",
+    "Confidence",
     "mean_interval",
+    "mean_of",
     "normal_interval",
+    "wilson",
     "wilson_interval",
 ]

@@ -32,32 +32,40 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Annotated, Any
 
 import numpy as np
+from annotated_types import MinLen
 from scipy import stats as scipy_stats
 
-from lg_eval.arguments import checked_sequence
+from lg_eval.arguments import FiniteFloat, Flag, validated
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats._intervals import CONFIDENCE, check_confidence, finite_values, mean_interval
+from lg_eval.stats._intervals import CONFIDENCE, Confidence, mean_of
 from lg_eval.stats._models import Interval, PairedTest, PairedTestKind
 from lg_eval.stats._samples import MeanSample, resamples_clusters
 
 ALPHA = 0.05
 
+BoolPair = tuple[Flag, Flag]
+"""``(passed in A, passed in B)``."""
+ScorePair = tuple[FiniteFloat, FiniteFloat]
+"""``(score in A, score in B)``: finite numbers."""
+BoolPairs = Annotated[Sequence[BoolPair], MinLen(1)]
+ScorePairs = Annotated[Sequence[ScorePair], MinLen(1)]
+Sample = Sequence[tuple[Any, Any]]
+"""One test's ``(A, B)`` pairs."""
 
-def check_alpha(alpha: float) -> float:
+
+@validated
+def check_alpha(alpha: Confidence) -> float:
     """``alpha`` if it lies strictly between 0 and 1, else :class:`InvalidOptionError`."""
-    return check_confidence(alpha, name="alpha")
+    return alpha
 
 
 def _p(value: float) -> float:
     p = float(value)
     return min(max(p, 0.0), 1.0) if math.isfinite(p) else 1.0
 
-
-Sample = Sequence[tuple[Any, Any]]
-"""One test's ``(A, B)`` pairs."""
 
 EXHAUSTIVE = 13
 """Samples up to this size (zero differences included) get the exact p-value from every sign
@@ -67,12 +75,13 @@ _CELLS = 4_000_000
 """Sign assignments × differences enumerated at once (memory: 8 bytes each)."""
 
 
+@validated
 def mcnemar_test(
-    pairs: Sequence[tuple[bool, bool]],
+    pairs: BoolPairs,
     *,
     case_id: str | None = None,
     key: str | None = None,
-    alpha: float = ALPHA,
+    alpha: Confidence = ALPHA,
 ) -> PairedTest:
     """The exact McNemar test of ``(passed in A, passed in B)`` pairs.
 
@@ -80,20 +89,27 @@ def mcnemar_test(
         InvalidOptionError: no pairs, a pair that is not two booleans, or ``alpha``
             outside (0, 1).
     """
-    return mcnemar_tests([pairs], case_ids=[case_id], key=key, alpha=alpha)[0]
+    return mcnemar_batch([pairs], [case_id], key, alpha)[0]
 
 
+@validated
 def mcnemar_tests(
-    samples: Sequence[Sample],
+    samples: Sequence[BoolPairs],
     *,
     case_ids: Sequence[str | None],
     key: str | None = None,
-    alpha: float = ALPHA,
+    alpha: Confidence = ALPHA,
 ) -> list[PairedTest]:
     """:func:`mcnemar_test` of each sample (one case's pairs each), the binomial tails of
     all of them in one scipy call."""
-    level = check_alpha(alpha)
-    _check_samples(samples, case_ids)
+    _one_id_each(samples, case_ids)
+    return mcnemar_batch(samples, case_ids, key, alpha)
+
+
+def mcnemar_batch(
+    samples: Sequence[Sample], case_ids: Sequence[str | None], key: str | None, level: float
+) -> list[PairedTest]:
+    """:func:`mcnemar_tests` of samples and options already checked."""
     counts = [_discordant(pairs) for pairs in samples]
     smaller = np.asarray([min(worse, better) for worse, better in counts])
     discordant = np.asarray([worse + better for worse, better in counts])
@@ -118,46 +134,27 @@ def mcnemar_tests(
     return tests
 
 
-def _pair(pairs: Sample, index: int) -> Sequence[Any]:
-    """Pair ``index``, refusing what is no two-item sequence (text is none)."""
-    pair = pairs[index]
-    if type(pair) not in (tuple, list) and (
-        isinstance(pair, str | bytes) or not isinstance(pair, Sequence)
-    ):
-        raise InvalidOptionError(f"pairs[{index}]={pair!r:.80}: expected an (A, B) pair.")
-    return cast(Sequence[Any], pair)
-
-
-def _check_samples(samples: object, case_ids: object) -> None:
-    checked_sequence(samples, "samples", "a list of samples, each a list of (A, B) pairs")
-    checked_sequence(case_ids, "case_ids", "one case id (or None) per sample")
-    if len(cast(Sequence[Any], samples)) != len(cast(Sequence[Any], case_ids)):
+def _one_id_each(samples: Sequence[Any], case_ids: Sequence[Any]) -> None:
+    if len(samples) != len(case_ids):
         raise InvalidOptionError("samples and case_ids: give one case id (or None) per sample.")
 
 
 def _discordant(pairs: Sample) -> tuple[int, int]:
     """``(worse, better)``: pairs that passed in A only, and in B only."""
-    checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
-    if not pairs:
-        raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
-    worse = better = 0
-    for index in range(len(pairs)):
-        pair = _pair(pairs, index)
-        if len(pair) != 2 or not all(isinstance(side, bool) for side in pair):
-            raise InvalidOptionError(f"pairs[{index}]={pair!r}: expected (bool, bool).")
-        worse += pair[0] and not pair[1]
-        better += pair[1] and not pair[0]
+    worse = sum(1 for a, b in pairs if a and not b)
+    better = sum(1 for a, b in pairs if b and not a)
     return worse, better
 
 
+@validated
 def wilcoxon_test(
-    pairs: Sequence[tuple[float, float]],
+    pairs: ScorePairs,
     *,
     case_id: str | None = None,
     key: str | None = None,
-    alpha: float = ALPHA,
-    confidence: float = CONFIDENCE,
-    interval: bool = True,
+    alpha: Confidence = ALPHA,
+    confidence: Confidence = CONFIDENCE,
+    interval: Flag = True,
 ) -> PairedTest:
     """The Wilcoxon signed-rank test of ``(score in A, score in B)`` pairs.
 
@@ -168,35 +165,37 @@ def wilcoxon_test(
         InvalidOptionError: no pairs, a score that is not a finite number, or ``alpha``
             / ``confidence`` outside (0, 1).
     """
-    return wilcoxon_tests(
-        [pairs],
-        case_ids=[case_id],
-        key=key,
-        alpha=alpha,
-        confidence=confidence,
-        interval=interval,
-    )[0]
+    return wilcoxon_batch([pairs], [case_id], key, alpha, confidence, interval)[0]
 
 
+@validated
 def wilcoxon_tests(
-    samples: Sequence[Sample],
+    samples: Sequence[ScorePairs],
     *,
     case_ids: Sequence[str | None],
     key: str | None = None,
-    alpha: float = ALPHA,
-    confidence: float = CONFIDENCE,
-    interval: bool = False,
+    alpha: Confidence = ALPHA,
+    confidence: Confidence = CONFIDENCE,
+    interval: Flag = False,
 ) -> list[PairedTest]:
     """:func:`wilcoxon_test` of each sample (one case's pairs each), the p-values of
     samples of one size computed together (:func:`signed_rank_p_values`)."""
-    level = check_alpha(alpha)
-    check_confidence(confidence)
-    _check_samples(samples, case_ids)
+    _one_id_each(samples, case_ids)
+    return wilcoxon_batch(samples, case_ids, key, alpha, confidence, interval)
+
+
+def wilcoxon_batch(
+    samples: Sequence[Sample],
+    case_ids: Sequence[str | None],
+    key: str | None,
+    level: float,
+    confidence: float = CONFIDENCE,
+    interval: bool = False,
+) -> list[PairedTest]:
+    """:func:`wilcoxon_tests` of samples and options already checked."""
     differences = [_differences(pairs) for pairs in samples]
     tests = []
-    for case_id, diffs, p in zip(
-        case_ids, differences, signed_rank_p_values(differences), strict=True
-    ):
+    for case_id, diffs, p in zip(case_ids, differences, signed_rank_p(differences), strict=True):
         tests.append(
             PairedTest(
                 case_id=case_id,
@@ -204,7 +203,7 @@ def wilcoxon_tests(
                 test="wilcoxon",
                 pairs=len(diffs),
                 effect=math.fsum(diffs) / len(diffs),
-                effect_interval=mean_interval(diffs, confidence=confidence) if interval else None,
+                effect_interval=mean_of(diffs, confidence) if interval else None,
                 p_value=p,
                 alpha=level,
                 significant=p < level,
@@ -214,22 +213,12 @@ def wilcoxon_tests(
 
 
 def _differences(pairs: Sample) -> list[float]:
-    """B − A of each pair, refusing what is not two finite numbers."""
-    checked_sequence(pairs, "pairs", "a list of (A, B) pairs")
-    if not pairs:
-        raise InvalidOptionError("pairs=[]: expected at least one (A, B) pair.")
-    differences = []
-    for index in range(len(pairs)):
-        pair = _pair(pairs, index)
-        if len(pair) != 2 or not all(
-            isinstance(side, int | float) and math.isfinite(side) for side in pair
-        ):
-            raise InvalidOptionError(f"pairs[{index}]={pair!r}: expected two finite numbers.")
-        differences.append(float(pair[1]) - float(pair[0]))
-    return differences
+    """B − A of each pair."""
+    return [float(b) - float(a) for a, b in pairs]
 
 
-def signed_rank_p_values(samples: Sequence[Sequence[float]]) -> list[float]:
+@validated
+def signed_rank_p_values(samples: Sequence[Sequence[FiniteFloat]]) -> list[float]:
     """The two-sided p-value ``scipy.stats.wilcoxon(d, zero_method="wilcox")`` gives each
     sample of differences ``d`` (``1.0`` when every difference is zero).
 
@@ -243,8 +232,11 @@ def signed_rank_p_values(samples: Sequence[Sequence[float]]) -> list[float]:
     Raises:
         InvalidOptionError: ``samples`` is no list of lists of finite numbers.
     """
-    checked_sequence(samples, "samples", "a list of samples of differences")
-    samples = [finite_values(sample) for sample in samples]
+    return signed_rank_p(samples)
+
+
+def signed_rank_p(samples: Sequence[Sequence[float]]) -> list[float]:
+    """:func:`signed_rank_p_values` of finite differences."""
     found: list[float] = [1.0] * len(samples)
     by_size: dict[int, list[int]] = defaultdict(list)
     for index, sample in enumerate(samples):
@@ -290,8 +282,12 @@ def _exhaustive(differences: np.ndarray) -> Any:
     return result.pvalue
 
 
+@validated
 def clustered_mcnemar_test(
-    clusters: Sequence[Sample], *, key: str | None = None, alpha: float = ALPHA
+    clusters: Annotated[Sequence[BoolPairs], MinLen(1)],
+    *,
+    key: str | None = None,
+    alpha: Confidence = ALPHA,
 ) -> PairedTest:
     """The McNemar test of ``(passed in A, passed in B)`` pairs grouped by case
     (``clusters``: one list of pairs per case), pairing by case; when no case has more
@@ -301,22 +297,28 @@ def clustered_mcnemar_test(
         InvalidOptionError: no clusters, a cluster without pairs, a pair that is not two
             booleans, or ``alpha`` outside (0, 1).
     """
-    level = check_alpha(alpha)
-    sizes = _sizes(clusters)
+    return clustered_mcnemar(clusters, key, alpha)
+
+
+def clustered_mcnemar(clusters: Sequence[Sample], key: str | None, level: float) -> PairedTest:
+    """:func:`clustered_mcnemar_test` of clusters and options already checked."""
+    sizes = [len(pairs) for pairs in clusters]
     if not resamples_clusters(len(sizes), max(sizes)):
-        return mcnemar_test([pair for pairs in clusters for pair in pairs], key=key, alpha=level)
-    counts = [_in_cluster(index, _discordant, pairs) for index, pairs in enumerate(clusters)]
-    sums = [better - worse for worse, better in counts]
+        return mcnemar_batch([[pair for pairs in clusters for pair in pairs]], [None], key, level)[
+            0
+        ]
+    sums = [better - worse for worse, better in map(_discordant, clusters)]
     return _clustered("clustered_mcnemar", sums, sizes, key, level, None)
 
 
+@validated
 def clustered_difference_test(
-    clusters: Sequence[Sample],
+    clusters: Annotated[Sequence[ScorePairs], MinLen(1)],
     *,
     key: str | None = None,
-    alpha: float = ALPHA,
-    confidence: float = CONFIDENCE,
-    interval: bool = True,
+    alpha: Confidence = ALPHA,
+    confidence: Confidence = CONFIDENCE,
+    interval: Flag = True,
 ) -> PairedTest:
     """The paired test of ``(score in A, score in B)`` pairs grouped by case, pairing by
     case; when no case has more than one pair (or there is one case),
@@ -327,45 +329,31 @@ def clustered_difference_test(
         InvalidOptionError: no clusters, a cluster without pairs, a score that is not a
             finite number, or ``alpha`` / ``confidence`` outside (0, 1).
     """
-    level = check_alpha(alpha)
-    check_confidence(confidence)
-    sizes = _sizes(clusters)
+    return clustered_difference(clusters, key, alpha, confidence, interval)
+
+
+def clustered_difference(
+    clusters: Sequence[Sample],
+    key: str | None,
+    level: float,
+    confidence: float = CONFIDENCE,
+    interval: bool = False,
+) -> PairedTest:
+    """:func:`clustered_difference_test` of clusters and options already checked."""
+    sizes = [len(pairs) for pairs in clusters]
     if not resamples_clusters(len(sizes), max(sizes)):
         flat = [pair for pairs in clusters for pair in pairs]
-        return wilcoxon_test(flat, key=key, alpha=level, confidence=confidence, interval=interval)
-    differences = [_in_cluster(index, _differences, pairs) for index, pairs in enumerate(clusters)]
+        return wilcoxon_batch([flat], [None], key, level, confidence, interval)[0]
+    differences = [_differences(pairs) for pairs in clusters]
     found = None
     if interval:
         sample = MeanSample()
         for index, diffs in enumerate(differences):
             for difference in diffs:
                 sample.add(difference, index)
-        found = sample.interval(confidence=confidence)
+        found = sample.clusters.interval(sample.lo, sample.hi, confidence=confidence)
     sums = [math.fsum(diffs) for diffs in differences]
     return _clustered("clustered_difference", sums, sizes, key, level, found)
-
-
-def _sizes(clusters: object) -> list[int]:
-    """How many pairs each cluster holds, refusing no clusters or an empty one (the
-    pairs themselves are checked by the test that reads them)."""
-    checked_sequence(clusters, "clusters", "a list of cases, each a list of (A, B) pairs")
-    sizes = []
-    for index, pairs in enumerate(cast(Sequence[Sample], clusters)):
-        checked_sequence(pairs, f"clusters[{index}]", "a list of (A, B) pairs")
-        if not pairs:
-            raise InvalidOptionError(f"clusters[{index}]=[]: expected at least one (A, B) pair.")
-        sizes.append(len(pairs))
-    if not sizes:
-        raise InvalidOptionError("clusters=[]: expected at least one case's pairs.")
-    return sizes
-
-
-def _in_cluster(index: int, read: Any, pairs: Sample) -> Any:
-    """``read(pairs)``, its error naming the cluster."""
-    try:
-        return read(pairs)
-    except InvalidOptionError as exc:
-        raise InvalidOptionError(f"clusters[{index}]: {exc}") from None
 
 
 def _clustered(
@@ -393,12 +381,15 @@ def _clustered(
     )
 
 
+@validated
 def adjust_per_case(tests: Sequence[PairedTest]) -> list[PairedTest]:
     """``tests`` with ``p_adjusted`` (Benjamini-Hochberg over the per-case tests of the same
     key) set and ``significant`` judged on it; pooled tests (``case_id`` None) unchanged."""
-    checked_sequence(tests, "tests", "a list of PairedTest")
-    if not all(isinstance(test, PairedTest) for test in tests):
-        raise InvalidOptionError("tests: every item must be a PairedTest.")
+    return adjusted(tests)
+
+
+def adjusted(tests: Sequence[PairedTest]) -> list[PairedTest]:
+    """:func:`adjust_per_case` of tests lg_eval made."""
     groups: dict[str | None, list[int]] = defaultdict(list)
     for index, test in enumerate(tests):
         if test.case_id is not None:
@@ -419,12 +410,18 @@ __all__ = [
     "ALPHA",
     "EXHAUSTIVE",
     "adjust_per_case",
+    "adjusted",
     "check_alpha",
+    "clustered_difference",
     "clustered_difference_test",
+    "clustered_mcnemar",
     "clustered_mcnemar_test",
+    "mcnemar_batch",
     "mcnemar_test",
     "mcnemar_tests",
+    "signed_rank_p",
     "signed_rank_p_values",
+    "wilcoxon_batch",
     "wilcoxon_test",
     "wilcoxon_tests",
 ]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from lg_eval.arguments import checked_count
+from lg_eval.arguments import Count, Size, validated
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats._intervals import CONFIDENCE, RESAMPLES, SEED, check_confidence
+from lg_eval.stats._intervals import CONFIDENCE, RESAMPLES, SEED, Confidence
 from lg_eval.stats._models import Interval
 
 _CELLS = 2_000_000
@@ -26,13 +26,14 @@ _REPEATS = 50
 """Clusters per distinct row from which the resamples draw counts of rows, not clusters."""
 
 
+@validated
 def cluster_bootstrap(
     sums: Any,
     statistic: Callable[[np.ndarray], np.ndarray],
     *,
-    confidence: float = CONFIDENCE,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
+    confidence: Confidence = CONFIDENCE,
+    resamples: Count = RESAMPLES,
+    seed: Size = SEED,
 ) -> Interval | None:
     """The seeded percentile bootstrap of ``statistic`` over clusters; None for fewer than
     two clusters or when no resample defines the statistic.
@@ -46,15 +47,26 @@ def cluster_bootstrap(
         InvalidOptionError: ``sums`` is no table of finite numbers, ``confidence`` is not in
             (0, 1), or ``resamples`` is below 1.
     """
-    level = check_confidence(confidence)
-    drawn = cluster_resamples(sums, resamples=resamples, seed=seed)
+    return bootstrap(_table(sums), statistic, confidence, resamples, seed)
+
+
+def bootstrap(
+    data: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    level: float,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Interval | None:
+    """:func:`cluster_bootstrap` of a table and options already checked."""
+    drawn = resampled(data, resamples, seed)
     if drawn is None:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):  # undefined: left out
-        return percentile_interval(statistic(drawn), confidence=level)
+        return percentile(statistic(drawn), level)
 
 
-def cluster_resamples(sums: Any, *, resamples: int = RESAMPLES, seed: int = SEED) -> Any:
+@validated
+def cluster_resamples(sums: Any, *, resamples: Count = RESAMPLES, seed: Size = SEED) -> Any:
     """``resamples`` bootstrap resamples of the clusters' rows, each added up: an array of
     shape ``(resamples, K)``; None for fewer than two clusters.
 
@@ -70,9 +82,11 @@ def cluster_resamples(sums: Any, *, resamples: int = RESAMPLES, seed: int = SEED
         InvalidOptionError: ``sums`` is no table of finite numbers, ``resamples`` is below
             1 or ``seed`` negative.
     """
-    checked_count(resamples, "resamples", 1)
-    checked_count(seed, "seed", 0)
-    data = _table(sums)
+    return resampled(_table(sums), resamples, seed)
+
+
+def resampled(data: np.ndarray, resamples: int, seed: int) -> Any:
+    """:func:`cluster_resamples` of a table and options already checked."""
     clusters = len(data)
     if clusters < 2:
         return None
@@ -93,7 +107,8 @@ def cluster_resamples(sums: Any, *, resamples: int = RESAMPLES, seed: int = SEED
     return drawn
 
 
-def percentile_interval(values: Any, *, confidence: float = CONFIDENCE) -> Interval | None:
+@validated
+def percentile_interval(values: Any, *, confidence: Confidence = CONFIDENCE) -> Interval | None:
     """The percentile interval of a bootstrap's ``values`` (method ``cluster_bootstrap``),
     leaving out those that are not finite (a rate over no trials, kappa where it is
     undefined); None when no value is finite.
@@ -101,7 +116,11 @@ def percentile_interval(values: Any, *, confidence: float = CONFIDENCE) -> Inter
     Raises:
         InvalidOptionError: ``confidence`` is not in (0, 1).
     """
-    level = check_confidence(confidence)
+    return percentile(values, confidence)
+
+
+def percentile(values: Any, level: float) -> Interval | None:
+    """:func:`percentile_interval` at a level already checked."""
     found = np.asarray(values, dtype=float).ravel()
     defined = found[np.isfinite(found)]
     if not defined.size:
@@ -122,4 +141,11 @@ def _table(sums: Any) -> np.ndarray:
     return data
 
 
-__all__ = ["cluster_bootstrap", "cluster_resamples", "percentile_interval"]
+__all__ = [
+    "bootstrap",
+    "cluster_bootstrap",
+    "cluster_resamples",
+    "percentile",
+    "percentile_interval",
+    "resampled",
+]

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 
-from lg_eval.arguments import checked_count, is_finite_number
+from lg_eval.arguments import FiniteFloat, Flag, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._clusters import ClusterTotals
 from lg_eval.stats._intervals import (
     BOOTSTRAP_LIMIT,
     CONFIDENCE,
-    check_confidence,
-    mean_interval,
+    Confidence,
+    mean_of,
     normal_interval,
 )
 from lg_eval.stats._models import Interval
@@ -47,7 +47,10 @@ class MeanSample:
         self.clusters = ClusterTotals()
 
     @classmethod
-    def from_moments(cls, n: int, mean: float, m2: float, lo: float, hi: float) -> MeanSample:
+    @validated
+    def from_moments(
+        cls, n: Size, mean: FiniteFloat, m2: FiniteFloat, lo: FiniteFloat, hi: FiniteFloat
+    ) -> MeanSample:
         """A sample known only by its moments (count, mean, sum of squared deviations from
         the mean, range), as a database computes them, for more than
         :data:`BOOTSTRAP_LIMIT` values: its :meth:`interval` is the normal interval that
@@ -57,15 +60,10 @@ class MeanSample:
             InvalidOptionError: ``n`` is not above :data:`BOOTSTRAP_LIMIT` (a bootstrap
                 needs the values), or a moment is not a finite number.
         """
-        if checked_count(n, "n", 0) <= BOOTSTRAP_LIMIT:
+        if n <= BOOTSTRAP_LIMIT:
             raise InvalidOptionError(
                 f"n={n}: from_moments needs more than {BOOTSTRAP_LIMIT} values; add them instead."
             )
-        moments = {"mean": mean, "m2": m2, "lo": lo, "hi": hi}
-        for name, value in moments.items():
-            if not is_finite_number(value):
-                raise InvalidOptionError(f"{name}={value!r}: expected a finite number.")
-        mean, m2, lo, hi = (float(value) for value in moments.values())
         sample = cls()
         sample.values = None
         sample.n, sample.mean, sample.m2, sample.lo, sample.hi = n, mean, max(m2, 0.0), lo, hi
@@ -86,20 +84,22 @@ class MeanSample:
             if len(self.values) > BOOTSTRAP_LIMIT:
                 self.values = None
 
+    @validated
     def interval(
-        self, *, confidence: float = CONFIDENCE, clustered: bool = True
+        self, *, confidence: Confidence = CONFIDENCE, clustered: Flag = True
     ) -> Interval | None:
         """:func:`~lg_eval.stats.mean_interval` of the values added (None for fewer than
         two), or, when ``clustered`` and :func:`resamples_clusters`, the interval over
         clusters (``clustered=False``: the values as independent, whatever their clusters)."""
-        level = check_confidence(confidence)
         if self.n < 2:
             return None
         if clustered and resamples_clusters(self.clusters.clusters, self.clusters.largest):
-            return self.clusters.interval(self.lo, self.hi, confidence=level)
+            return self.clusters.interval(self.lo, self.hi, confidence=confidence)
         if self.values is not None:
-            return mean_interval(self.values, confidence=level)
-        return normal_interval(self.mean, self.m2 / (self.n - 1), self.n, self.lo, self.hi, level)
+            return mean_of(self.values, confidence)
+        return normal_interval(
+            self.mean, self.m2 / (self.n - 1), self.n, self.lo, self.hi, confidence
+        )
 
 
 __all__ = ["MeanSample", "resamples_clusters"]

@@ -9,6 +9,7 @@ keeps sweeping as threads change (scoring each when its run stops), and calls th
 its :class:`Alert` s when a key's pass rate falls.
 """
 
+from lg_eval.sweeps._options import SweepOptions
 from lg_eval.sweeps.alerts import Alert, Fired
 from lg_eval.sweeps.listing import SweepError, ThreadHead, checkpoint_bound, checkpoint_time
 from lg_eval.sweeps.report import sweep_json, write_sweep_html, write_sweep_json
@@ -20,6 +21,7 @@ __all__ = [
     "Alert",
     "Fired",
     "SweepError",
+    "SweepOptions",
     "SweepResult",
     "ThreadHead",
     "Watch",

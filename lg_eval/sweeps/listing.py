@@ -18,9 +18,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import instance_of, validated
 from lg_eval.errors import CheckpointerError, InvalidOptionError, SweepError
 
 _UUID_EPOCH = 0x01B21DD213814000  # 100 ns ticks from 1582-10-15 to 1970-01-01
@@ -38,9 +38,9 @@ class ThreadHead:
     checkpoint_id: str
 
 
-def checkpoint_bound(when: datetime) -> str:
+@validated
+def checkpoint_bound(when: Annotated[datetime, instance_of(datetime, what="a datetime")]) -> str:
     """The smallest uuid6 checkpoint id made at ``when`` (ids compare as their times)."""
-    checked_instance(when, datetime, "when", "a datetime")
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     ticks = int(when.timestamp() * 10_000_000) + _UUID_EPOCH

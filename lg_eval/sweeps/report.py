@@ -18,13 +18,20 @@ import json
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any
+
+from pydantic import SkipValidation
 
 from lg_eval._files import atomic_writer, write_atomic
-from lg_eval.arguments import checked_instance
+from lg_eval.arguments import Count, Size, instance_of, validated
 from lg_eval.experiments import CaseResult
 from lg_eval.reports import Report, ReportCase, render_html, write_json
 from lg_eval.sweeps.result import SweepResult, WorstThread
+
+Swept = Annotated[SweepResult, instance_of(SweepResult, what="a SweepResult (sweep_threads)")]
+"""A sweep's result, the contract of every writer's ``result``."""
+Shown = Annotated[Report | None, instance_of(Report, type(None), what="a Report or None")]
+"""The report whose aggregates head the document (None: the result's own)."""
 
 
 def thread_entry(result: CaseResult, checkpoint_id: str | None) -> dict[str, Any]:
@@ -38,13 +45,14 @@ def thread_entry(result: CaseResult, checkpoint_id: str | None) -> dict[str, Any
     }
 
 
+@validated
 def write_sweep_json(
-    result: SweepResult,
-    out: str | Path | IO[str],
-    report: Report | None = None,
+    result: Swept,
+    out: SkipValidation[str | Path | IO[str]],
+    report: Shown = None,
     *,
-    indent: int | None = 2,
-    batch: int = 500,
+    indent: Size | None = 2,
+    batch: Count = 500,
 ) -> None:
     """Write the sweep's JSON report to ``out`` (a path, or a text file open for writing),
     streaming ``results`` and ``threads`` from the store ``batch`` threads at a time (one
@@ -53,7 +61,6 @@ def write_sweep_json(
     ``report``: the report whose aggregates head the document (default
     ``result.report``); its ``results`` are replaced by every thread of the run.
     """
-    _checked(result)
     if isinstance(out, str | Path):
         with atomic_writer(out) as handle:
             write_sweep_json(result, handle, report, indent=indent, batch=batch)
@@ -80,7 +87,8 @@ def write_sweep_json(
         write_json(every, out, cases=cases(), extra=extra, indent=indent)
 
 
-def sweep_json(result: SweepResult, report: Report | None = None, *, indent: int | None = 2) -> str:
+@validated
+def sweep_json(result: Swept, report: Shown = None, *, indent: Size | None = 2) -> str:
     """The sweep's JSON report as a string (:func:`write_sweep_json` into memory: for
     small sweeps; write a big one to a file)."""
     buffer = io.StringIO()
@@ -88,15 +96,11 @@ def sweep_json(result: SweepResult, report: Report | None = None, *, indent: int
     return buffer.getvalue()
 
 
-def write_sweep_html(result: SweepResult, out: str | Path, report: Report | None = None) -> None:
+@validated
+def write_sweep_html(result: Swept, out: SkipValidation[str | Path], report: Shown = None) -> None:
     """Write the sweep's HTML report (summary, distributions, worst threads) to ``out``, whole
     or not at all (:class:`~lg_eval.errors.OutputWriteError` when it cannot be written)."""
-    _checked(result)
     write_atomic(out, render_html(report or result.report))
-
-
-def _checked(result: object) -> None:
-    checked_instance(result, SweepResult, "result", "a SweepResult (sweep_threads)")
 
 
 def _worst(thread: WorstThread) -> dict[str, Any]:

@@ -15,105 +15,64 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack, cast
 
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import SkipValidation
 from pydantic_core import to_jsonable_python
 
-from lg_eval.arguments import checked_count, checked_flag, checked_fraction
+from lg_eval.arguments import validated
 from lg_eval.errors import InvalidOptionError, ServerError
 from lg_eval.executors import Executor, get_executor
 from lg_eval.experiments import (
     DEFAULT_CACHE,
     ExperimentRun,
     Lease,
-    RedactOption,
+    Redactor,
     ResultStore,
     RunInfo,
     RunLifecycle,
     judge_services,
-    make_redactor,
     new_run_id,
     open_store,
     redacted,
     services_record,
 )
-from lg_eval.feedback import checked_thresholds
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
 from lg_eval.reports import build_report, stream_report
 from lg_eval.server import ServerConnection
-from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, parse_time, saver_kind
+from lg_eval.sweeps._options import SweepOptions, SweepProgress
+from lg_eval.sweeps.listing import ThreadHead, in_sample, list_threads, saver_kind
 from lg_eval.sweeps.result import SweepResult, worst_threads
 from lg_eval.sweeps.server import ServerPartitionScorer, cut_off, server_heads
 from lg_eval.sweeps.state import SweepState
 from lg_eval.sweeps.worker import PartitionScorer, refuse_reference_needers, resolve_evaluators
 from lg_eval.urls import redact_url
 
-SweepProgress = Callable[[int, int, int], None]
-"""``progress(scored, passed, failed)`` after each partition is stored."""
 
-TimeOption = str | datetime | timedelta | None
-
-
+@validated
 def sweep_threads(
     graph: Any = None,
     checkpointer: Any = None,
     *,
-    server: ServerConnection | str | None = None,
-    assistant_id: str | None = None,
-    status: str | None = None,
-    since: TimeOption = None,
-    until: TimeOption = None,
-    metadata: Mapping[str, Any] | None = None,
-    sample: float | None = None,
-    limit: int | None = None,
-    evaluators: Sequence[Any] = ("redundancy",),
-    store: ResultStore | str | Path | None = None,
-    executor: str | Executor | None = "local",
-    ray_address: str | None = None,
-    name: str | None = None,
-    run_id: str | None = None,
-    incremental: bool = True,
-    thresholds: Mapping[str, float] | None = None,
-    partition_size: int = 50,
-    page_size: int = 500,
-    progress: SweepProgress | None = None,
-    redact: RedactOption = None,
-    judge_limits: RateLimits | Mapping[str, Any] | None = None,
-    judge_cache: bool | str | Path = True,
-    judge_budget: int | RateLimiter | None = None,
-    worst: int = 20,
-    history: int = 10,
-    heads: Iterable[list[ThreadHead]] | None = None,
+    heads: SkipValidation[Iterable[list[ThreadHead]] | None] = None,
+    **options: Unpack[SweepOptions],
 ) -> SweepResult:
     """Score the threads of ``checkpointer`` that match the filters and changed since the
     last sweep named ``name``.
 
-    ``graph``: a compiled graph, builder, factory or ``"module:attr"``; ``checkpointer``:
-    a SqliteSaver / PostgresSaver or a ``sqlite:///`` / ``postgresql://`` URL (``None``: the
-    graph's own). ``since`` / ``until``: the time of a thread's newest checkpoint (a
-    datetime, a timedelta or ``"24h"`` before now, ISO 8601). ``metadata``: key/values one
-    of its checkpoints carries. ``sample``: a fraction kept by hashing the thread id
-    (the same threads every run). ``limit``: at most this many threads scored.
-    ``executor="ray"`` needs ``graph`` as ``"module:attr"`` and ``checkpointer`` as a URL
-    (workers open their own). Raises :class:`~lg_eval.sweeps.SweepError` for a saver that
-    cannot list threads. ``redact``: a ``str -> str`` function or regex patterns applied to
-    every string taken from a thread before its result is stored (as in ``run_experiment``).
-    ``judge_limits``: the judge provider's limits (:class:`~lg_eval.judges.RateLimits`),
-    held across every worker; ``judge_cache``: judge answers cached on the driver's disk
-    (True: ``.lg_eval/judge_cache.sqlite``; a path; False), shared by every worker.
-    ``judge_budget``: at most this many judge requests in any rolling hour (a request that
-    does not fit waits); a :class:`~lg_eval.judges.RateLimiter` holds one budget across
-    sweeps, as a watch does (local executor only).
-    ``evaluators``: reference-free evaluators (names, ``module:attr``, objects, or
-    ``{"name": ..., "options": {...}}`` to build one with options); one alone stands for
-    a list of one. Every option is checked before a thread is listed
-    (:class:`~lg_eval.errors.InvalidOptionError` naming it).
+    ``graph``: a compiled graph, builder, factory or ``"module:attr"`` (optional with
+    ``server``: the graph the assistant serves, to tell its static breakpoints);
+    ``checkpointer``: a SqliteSaver / PostgresSaver or a ``sqlite:///`` / ``postgresql://``
+    URL (``None``: the graph's own). ``options``: :class:`SweepOptions` (filters, sample,
+    evaluators, store, executor, judge limits, ...), each checked before a thread is listed
+    (:class:`~lg_eval.errors.InvalidOptionError` naming it). Raises
+    :class:`~lg_eval.sweeps.SweepError` for a saver that cannot list threads.
 
     The result's memory does not grow with the number of threads: its report (counts,
     per-evaluator aggregates, distributions, the trend over the ``history`` latest sweeps
@@ -121,36 +80,37 @@ def sweep_threads(
     threads with their checkpoint ids, and it reads the results only when asked
     (:meth:`SweepResult.results`; ``.run`` loads them all).
 
-    ``server``: sweep the threads of a LangGraph Server instead (a URL, or a
-    :class:`~lg_eval.server.ServerConnection` holding its API key and headers), listed
-    by its threads search: ``assistant_id`` (an assistant UUID or a graph id) and
-    ``status`` (idle, busy, interrupted, error) filter there, ``metadata`` matches the
-    thread's metadata, ``since`` / ``until`` its newest checkpoint. ``graph`` is then
-    optional: the graph the assistant serves, to tell its static breakpoints. A server
-    that stops answering raises :class:`~lg_eval.errors.ServerError`; the threads already
-    stored stay scored, and the next sweep (or the same ``run_id``) scores the rest.
+    With ``server`` the threads are listed by the server's threads search, filtered there
+    by ``assistant_id``, ``status`` and ``metadata``. A server that stops answering raises
+    :class:`~lg_eval.errors.ServerError`; the threads already stored stay scored, and the
+    next sweep (or the same ``run_id``) scores the rest.
 
     ``heads``: pages of ``(thread_id, newest checkpoint id)`` to consider instead of
-    listing the threads (:func:`~lg_eval.sweeps.watch_threads` passes those it saw change
-    and settle); the sample, the incremental state and ``limit`` still apply.
+    listing the threads (:class:`~lg_eval.sweeps.Watch` passes those it saw change and
+    settle); the sample, the incremental state and ``limit`` still apply.
     """
-    if sample is not None:
-        checked_fraction(sample, "sample", zero=False)
-    if limit is not None:
-        checked_count(limit, "limit", 0)
-    checked_count(worst, "worst", 0)
-    checked_count(history, "history", 0)
-    checked_count(partition_size, "partition_size", 1)
-    checked_count(page_size, "page_size", 1)
-    checked_flag(incremental, "incremental")
-    if isinstance(evaluators, str | Mapping):  # one name, not a list of its letters
-        evaluators = [evaluators]
-    thresholds = checked_thresholds(thresholds)
-    since_at, until_at = parse_time(since), parse_time(until)
-    limits = None if judge_limits is None else RateLimits.of(judge_limits)
-    budget = hourly_budget(judge_budget)
-    redactor = make_redactor(redact)
-    runner = get_executor(executor, address=ray_address)
+    return swept(graph, checkpointer, options, heads)
+
+
+def swept(
+    graph: Any,
+    checkpointer: Any,
+    options: SweepOptions,
+    heads: Iterable[list[ThreadHead]] | None = None,
+) -> SweepResult:
+    """:func:`sweep_threads` with ``options`` already checked (every default filled in)."""
+    evaluators, thresholds = options["evaluators"], options.get("thresholds") or {}
+    sample, limit, incremental = options.get("sample"), options.get("limit"), options["incremental"]
+    metadata, server = options.get("metadata"), options.get("server")
+    assistant_id, status = options.get("assistant_id"), options.get("status")
+    # the boundary made these of what was given: times, limits, the limiter, the redactor
+    since_at = cast(datetime | None, options.get("since"))
+    until_at = cast(datetime | None, options.get("until"))
+    limits = cast(RateLimits | None, options.get("judge_limits"))
+    budget = cast(RateLimiter | None, options.get("judge_budget"))
+    redactor = cast(Redactor | None, options.get("redact"))
+    store, progress, page_size = options.get("store"), options.get("progress"), options["page_size"]
+    runner = get_executor(options["executor"], address=options.get("ray_address"))
     refuse_reference_needers(evaluators)
     evaluator_names = [n for n, _ in resolve_evaluators(evaluators)]  # fail early on bad names
     remote = not is_local(runner)
@@ -160,7 +120,7 @@ def sweep_threads(
             "executor='local' (on Ray, judge_limits= holds them across workers)."
         )
     connection = server_of(server, remote, checkpointer)
-    label = name or sweep_label(graph, connection, assistant_id)
+    label = options.get("name") or sweep_label(graph, connection, assistant_id)
     sweep = f"sweep:{label}"
     with ExitStack() as stack:
         if connection is None:
@@ -193,10 +153,10 @@ def sweep_threads(
                 for item, name in zip(evaluators, evaluator_names, strict=True)
             ],
             "incremental": incremental,
-            "thresholds": dict(thresholds or {}),
+            "thresholds": dict(thresholds),
         }
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-        run_id = run_id or new_run_id("sweep")
+        run_id = options.get("run_id") or new_run_id("sweep")
         lease = Lease.acquire(results, run_id)  # one live sweep per run id, from the listing on
         stack.callback(lease.release)
         heads = (
@@ -240,7 +200,7 @@ def sweep_threads(
         run = RunLifecycle.begin(results, info, None, lease)
         info = run.info
         services = stack.enter_context(
-            judge_services(runner, limits, _cache_path(judge_cache), budget=budget)
+            judge_services(runner, limits, _cache_path(options["judge_cache"]), budget=budget)
         )
         scorer = PartitionScorer(
             run_id=info.run_id,
@@ -252,7 +212,7 @@ def sweep_threads(
             if remote
             else list(evaluators),
             checkpointer=checkpointer if remote else None,
-            thresholds=dict(thresholds or {}),
+            thresholds=dict(thresholds),
             services=services,
         )
         score: Callable[[list[tuple[str, str]]], Any] = (
@@ -268,7 +228,8 @@ def sweep_threads(
         # mid-sweep names the run to resume)
         with run.recording(learned, lambda: {"cases": scored}):
             try:
-                for pairs in runner.map_partitions(score, _chunks(pending, partition_size)):
+                chunks = _chunks(pending, options["partition_size"])
+                for pairs in runner.map_partitions(score, chunks):
                     part_results = [redacted(r, redactor) for _, r in pairs]
                     state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
                     results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
@@ -279,7 +240,12 @@ def sweep_threads(
                         progress(scored, passed, scored - passed)
             except ServerError as exc:  # the server went away mid-sweep: what is stored stays
                 raise cut_off(exc, info.run_id, scored) from exc
-        report = stream_report(results, info.run_id, worst=worst, history=history)
+        report = stream_report(
+            results,
+            info.run_id,
+            worst=options["worst"],
+            history=options["history"],
+        )
         marks = state.checkpoints_for(info.run_id, [case.result.case_id for case in report.cases])
         return SweepResult(
             info=report.info,
@@ -348,15 +314,6 @@ def _chunks(items: Iterator[tuple[str, str]], size: int) -> Iterator[list[tuple[
         yield chunk
 
 
-def hourly_budget(budget: int | RateLimiter | None) -> RateLimiter | None:
-    """``judge_budget`` as a limiter: at most that many judge requests in any rolling hour
-    (a limiter given is kept as it is, with the requests it already counted)."""
-    if budget is None or isinstance(budget, RateLimiter):
-        return budget
-    checked_count(budget, "judge_budget", 1)
-    return RateLimiter(RateLimits(requests_per_minute=budget, window_seconds=3600.0))
-
-
 def _cache_path(option: bool | str | Path) -> Path | None:
     if option is False:
         return None
@@ -419,12 +376,13 @@ def sweep_label(
 
 
 __all__ = [
+    "SweepOptions",
     "SweepProgress",
     "SweepResult",
-    "hourly_budget",
     "is_local",
     "open_saver",
     "server_of",
     "sweep_label",
     "sweep_threads",
+    "swept",
 ]

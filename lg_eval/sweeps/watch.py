@@ -26,37 +26,29 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Annotated, Any, Unpack, cast
 
-from lg_eval.arguments import checked_fraction, checked_number
+from annotated_types import Ge
+from pydantic import Field, SkipValidation, Strict
+
+from lg_eval.arguments import Count, Delay, validated
 from lg_eval.errors import InvalidOptionError, RunInUseError
-from lg_eval.executors import Executor, get_executor
-from lg_eval.experiments import Lease, RedactOption, ResultStore, make_redactor, open_store
-from lg_eval.judges import RateLimiter, RateLimits
-from lg_eval.server import ServerConnection
+from lg_eval.executors import get_executor
+from lg_eval.experiments import Lease, Redactor, ResultStore, open_store
+from lg_eval.sweeps._options import SweepOptions
 from lg_eval.sweeps._sources import CheckpointSource, Filters, ServerSource, Source
 from lg_eval.sweeps.alerts import Alert, AlertState, Fired, check_alerts
 from lg_eval.sweeps.changes import CheckpointChanges
-from lg_eval.sweeps.listing import ThreadHead, checkpoint_time, in_sample, parse_time
+from lg_eval.sweeps.listing import ThreadHead, checkpoint_time, in_sample
 from lg_eval.sweeps.result import SweepResult
 from lg_eval.sweeps.settle import Reason
 from lg_eval.sweeps.state import SweepState
-from lg_eval.sweeps.sweep import (
-    SweepProgress,
-    TimeOption,
-    hourly_budget,
-    is_local,
-    open_saver,
-    server_of,
-    sweep_label,
-    sweep_threads,
-)
+from lg_eval.sweeps.sweep import is_local, open_saver, server_of, sweep_label, swept
 
 
 @dataclass(frozen=True)
@@ -99,12 +91,11 @@ class Watch:
     LangGraph Server (``server=``): use it as a context manager, then :meth:`poll` once or
     :meth:`run` until stopped.
 
-    The sweep's options (``graph``, ``assistant_id``, ``status``, ``since``, ``until``,
-    ``metadata``, ``sample``, ``evaluators``, ``store``, ``executor``, ``name``,
-    ``thresholds``, ``redact``, ``judge_limits``, ``judge_cache``) mean what they mean
-    for :func:`~lg_eval.sweeps.sweep_threads`, and are checked when the watch opens.
-    ``judge_budget``: at most this many judge requests in any rolling hour, across every
-    pass (a request that does not fit waits; lower ``sample`` to keep up with traffic).
+    ``options`` (:class:`~lg_eval.sweeps.SweepOptions`) mean what they mean for
+    :func:`~lg_eval.sweeps.sweep_threads`, and are checked when the watch is made, each
+    pass a run of its own (``run_id`` goes with a single sweep). ``judge_budget``: at most
+    this many judge requests in any rolling hour, across every pass (a request that does
+    not fit waits; lower ``sample`` to keep up with traffic).
 
     ``idle``: seconds after which a thread that neither finished nor paused (its process
     died mid-run) is scored anyway. ``reconcile``: seconds between listings of every
@@ -118,80 +109,48 @@ class Watch:
         RunInUseError: another live watch of the same sweep name uses the store.
     """
 
+    @validated
     def __init__(
         self,
         graph: Any = None,
         checkpointer: Any = None,
         *,
-        server: ServerConnection | str | None = None,
-        assistant_id: str | None = None,
-        status: str | None = None,
-        since: TimeOption = None,
-        until: TimeOption = None,
-        metadata: Mapping[str, Any] | None = None,
-        sample: float | None = None,
-        evaluators: Sequence[Any] = ("redundancy",),
-        store: ResultStore | str | Path | None = None,
-        executor: str | Executor | None = "local",
-        ray_address: str | None = None,
-        name: str | None = None,
-        thresholds: Mapping[str, float] | None = None,
-        partition_size: int = 50,
-        page_size: int = 500,
-        progress: SweepProgress | None = None,
-        redact: RedactOption = None,
-        judge_limits: RateLimits | Mapping[str, Any] | None = None,
-        judge_cache: bool | str | Path = True,
-        judge_budget: int | None = None,
-        idle: float = 300.0,
-        reconcile: float = 3600.0,
-        margin: float = 60.0,
-        alerts: Sequence[Alert | dict[str, Any]] = (),
+        idle: Delay = 300.0,
+        reconcile: Annotated[float, Strict(), Ge(1), Field(allow_inf_nan=False)] = 3600.0,
+        margin: Delay = 60.0,
+        alerts: SkipValidation[Sequence[Alert | dict[str, Any]]] = (),
         clock: Callable[[], float] = time.time,
+        **options: Unpack[SweepOptions],
     ) -> None:
-        self.idle = checked_number(idle, "idle", at_least=0.0, what="seconds")
-        self.reconcile = checked_number(reconcile, "reconcile", at_least=1.0, what="seconds")
-        self.margin = checked_number(margin, "margin", at_least=0.0, what="seconds")
-        if sample is not None:
-            checked_fraction(sample, "sample", zero=False)
+        if options.get("run_id") is not None:
+            raise InvalidOptionError(
+                "run_id goes with a single sweep: a watch stores a run a pass."
+            )
+        self.idle, self.reconcile, self.margin = idle, reconcile, margin
         self.alerts = [Alert.of(alert) for alert in alerts]
-        self._runner = get_executor(executor, address=ray_address)
+        self._runner = get_executor(options["executor"], address=options.get("ray_address"))
+        server = options.get("server")
         self._connection = server_of(server, False, checkpointer) if server else None
-        self.name = name or sweep_label(graph, self._connection, assistant_id)
+        assistant_id = options.get("assistant_id")
+        self.name = options.get("name") or sweep_label(graph, self._connection, assistant_id)
         self.sweep = f"sweep:{self.name}"
-        self._since, self._until = parse_time(since), parse_time(until)
-        self._redactor = make_redactor(redact)
-        self._budget: RateLimiter | None = hourly_budget(judge_budget)
-        self._graph, self._checkpointer, self._store_option = graph, checkpointer, store
-        self._sweep_options: dict[str, Any] = {
+        self._redactor = cast(Redactor | None, options.get("redact"))
+        self._graph, self._checkpointer = graph, checkpointer
+        self._options: SweepOptions = {
+            **options,
             "server": self._connection,
-            "assistant_id": assistant_id,
-            "status": status,
-            "since": self._since,
-            "until": self._until,
-            "metadata": metadata,
-            "sample": sample,
-            "evaluators": evaluators,
             "executor": self._runner,
             "name": self.name,
-            "thresholds": thresholds,
-            "partition_size": partition_size,
-            "page_size": page_size,
-            "progress": progress,
-            "redact": redact,
-            "judge_limits": judge_limits,
-            "judge_cache": judge_cache,
-            "judge_budget": self._budget,
         }
         self._filters = Filters(
-            since=self._since,
-            until=self._until,
-            metadata=metadata,
+            since=cast(datetime | None, options.get("since")),
+            until=cast(datetime | None, options.get("until")),
+            metadata=options.get("metadata"),
             assistant_id=assistant_id,
-            status=status,
-            page_size=page_size,
+            status=options.get("status"),
+            page_size=options["page_size"],
         )
-        self.sample = sample
+        self.sample = options.get("sample")
         self._clock = clock
         self._stack = ExitStack()
         self._source: Source | None = None
@@ -225,7 +184,7 @@ class Watch:
 
     def _open(self) -> None:
         stack = self._stack
-        store = self._store_option
+        store = self._options.get("store")
         self._store = (
             store if isinstance(store, ResultStore) else stack.enter_context(open_store(store))
         )
@@ -255,13 +214,8 @@ class Watch:
 
     def _sweep(self, heads: Iterator[list[ThreadHead]]) -> SweepResult:
         assert self._store is not None
-        return sweep_threads(
-            self._target,
-            self._saver,
-            store=self._store,
-            heads=heads,
-            **self._sweep_options,
-        )
+        options: SweepOptions = {**self._options, "store": self._store}
+        return swept(self._target, self._saver, options, heads)
 
     # ------------------------------------------------------------------ polling
 
@@ -335,19 +289,19 @@ class Watch:
             return "idle" if self._source.idles else None
         return reason
 
+    @validated
     def run(
         self,
         *,
-        every: float = 30.0,
+        every: Delay = 30.0,
         stop: threading.Event | None = None,
-        passes: int | None = None,
+        passes: Count | None = None,
         on_pass: Callable[[WatchPass], None] | None = None,
     ) -> WatchTotals:
         """Poll every ``every`` seconds until ``stop`` is set (or ``passes`` polls were
         made), calling ``on_pass`` after each. Ctrl-C (KeyboardInterrupt) stops it too:
         the pass in hand records its run as interrupted, what it stored stays, and the next
         watch goes on from there."""
-        checked_number(every, "every", at_least=0.0, what="seconds")
         stop = stop or threading.Event()
         totals = WatchTotals()
         while not stop.is_set():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import create_tool_sequence_evaluator
@@ -26,7 +26,7 @@ from lg_eval.inputs import (
 from lg_eval.trajectory import ThreadTrajectory
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]
-MODES: tuple[str, ...] = ("strict", "unordered", "subset", "superset")
+MODES: tuple[TrajectoryMode, ...] = get_args(TrajectoryMode)
 ARROW = " -> "
 
 

@@ -132,11 +132,11 @@ def test_nominal_categories_keep_true_apart_from_one() -> None:
         (lambda: krippendorff_alpha(5), "ratings=5"),  # type: ignore[arg-type]
         (
             lambda: krippendorff_alpha([{"case_id": "c", "rater": "a", "value": None}]),
-            r"ratings\[0\]\.value=None",
+            r"ratings\[0\]\['value'\]=None",
         ),
         (
             lambda: krippendorff_alpha([{"case_id": "c", "rater": "a", "value": math.nan}]),
-            r"ratings\[0\]\.value=nan",
+            r"ratings\[0\]\['value'\]=nan",
         ),
         (
             lambda: krippendorff_alpha([{"case_id": "c", "rater": "a", "value": 1}] * 2),

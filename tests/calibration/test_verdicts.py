@@ -215,18 +215,18 @@ def test_one_case_has_numbers_but_no_interval() -> None:
     ("call", "named"),
     [
         (lambda: verdict_agreement("pairs"), "pairs='pairs'"),
-        (lambda: verdict_agreement([{"case_id": "a", "judge": True}]), r"pairs\[0\]\.human"),
+        (lambda: verdict_agreement([{"case_id": "a", "judge": True}]), r"pairs\[0\]\['human'\]"),
         (
             lambda: verdict_agreement([{"case_id": "a", "judge": 1, "human": True}]),
-            r"pairs\[0\]\.judge=1",
+            r"pairs\[0\]\['judge'\]=1",
         ),
         (
             lambda: verdict_agreement([{"case_id": "", "judge": True, "human": True}]),
-            r"pairs\[0\]\.case_id",
+            r"pairs\[0\]\['case_id'\]",
         ),
         (
             lambda: verdict_agreement([{"case_id": "a", "turn": -1, "judge": True, "human": True}]),
-            r"pairs\[0\]\.turn",
+            r"pairs\[0\]\['turn'\]",
         ),
         (lambda: verdict_agreement([3]), r"pairs\[0\]=3"),
         (

@@ -53,6 +53,17 @@ KEYS = [
 
 keys = st.one_of(st.sampled_from(KEYS), st.text(max_size=5))
 
+garbage = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.floats(),
+    st.integers(-5, 5),
+    st.lists(st.integers(), max_size=2),
+    st.just(object()),
+)
+"""A value of any kind an option might be given by mistake (or by its contract)."""
+
 
 def json_ish(max_leaves: int = 12) -> st.SearchStrategy[Any]:
     """Nested lists, tuples and dicts of hostile scalars."""

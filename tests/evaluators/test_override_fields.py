@@ -63,6 +63,7 @@ def test_required_paths_pair_calls_with_equal_values_there_only() -> None:
 
 def test_require_override_fields_must_be_a_bool() -> None:
     with pytest.raises(
-        InvalidOptionError, match=r"require_override_fields='yes': use True or False"
+        InvalidOptionError,
+        match=r"^require_override_fields='yes': input should be a valid boolean\.$",
     ):
         create_trajectory_match_evaluator(require_override_fields="yes")  # type: ignore[arg-type]

@@ -88,7 +88,7 @@ def test_unknown_options_name_the_accepted_ones():
 
 
 def test_bad_option_values_still_fail_at_creation():
-    with pytest.raises(ValueError, match="strict, unordered, subset, superset"):
+    with pytest.raises(ValueError, match="'strict', 'unordered', 'subset' or 'superset'"):
         get_evaluator("trajectory_match", trajectory_match_mode="fuzzy")
 
 

@@ -125,7 +125,11 @@ def test_combine_keeps_the_reasoning_of_the_sample_closest_to_the_consensus():
 
 
 def test_bad_consensus_options_are_rejected():
-    with pytest.raises(InvalidOptionError, match="samples must be an integer >= 1"):
+    with pytest.raises(
+        InvalidOptionError, match=r"^samples=0: input should be greater than or equal to 1\.$"
+    ):
         create_graph_trajectory_llm_as_judge(judge=ScriptedJudge.of(), samples=0)
-    with pytest.raises(InvalidOptionError, match="reduce='mode' is not allowed"):
+    with pytest.raises(
+        InvalidOptionError, match=r"^reduce='mode': input should be 'mean', 'median' or 'majority'"
+    ):
         create_graph_trajectory_llm_as_judge(judge=ScriptedJudge.of(), reduce="mode")

@@ -31,9 +31,18 @@ def test_continuous_and_choices_together_are_rejected():
         )
 
 
-@pytest.mark.parametrize("choices", [[0, NAN], [INF, 1], "01", [True, False]])
-def test_choices_must_be_finite_numbers(choices):
-    with pytest.raises(InvalidOptionError, match="finite numbers"):
+@pytest.mark.parametrize(
+    ("choices", "message"),
+    [
+        ([0, NAN], r"choices\[1\]=nan: input should be a finite number\.$"),
+        ([INF, 1], r"choices\[0\]=inf: input should be a finite number\.$"),
+        ("01", r"choices='01': 'str' instances are not allowed as a Sequence value\.$"),
+        ([True, False], r"choices\[0\]=True: input should be a valid number; choices\[1\]"),
+        ([], r"choices=\[\]: value should have at least 1 item"),
+    ],
+)
+def test_choices_must_be_a_non_empty_list_of_finite_numbers(choices, message):
+    with pytest.raises(InvalidOptionError, match="^" + message):
         create_graph_trajectory_llm_as_judge(judge=ScriptedJudge.of(), choices=choices)
 
 

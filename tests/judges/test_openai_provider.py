@@ -225,7 +225,7 @@ def test_an_unknown_structured_output_is_refused_when_the_judge_is_made():
     with pytest.raises(InvalidOptionError) as caught:
         create_trajectory_llm_as_judge(model="openai:o3-mini", structured_output="json")
     assert str(caught.value) == (
-        "structured_output must be one of 'function_calling', 'json_schema', got 'json'."
+        "structured_output='json': input should be 'function_calling' or 'json_schema'."
     )
 
 

@@ -222,7 +222,9 @@ def test_bad_options_are_typed_errors(prod: Any) -> None:
         replay_threads(helpers.build_v2, saver, on_new_question="reviewer")
     with pytest.raises(InvalidOptionError, match="reference"):
         replay_threads(helpers.build_v2, saver, evaluators=["trajectory_match"])
-    with pytest.raises(InvalidOptionError, match="concurrency=0: use an integer >= 1"):
+    with pytest.raises(
+        InvalidOptionError, match="concurrency=0: input should be greater than or equal to 1"
+    ):
         replay_threads(helpers.build_v2, saver, concurrency=0)
 
 

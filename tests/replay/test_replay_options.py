@@ -46,14 +46,21 @@ def test_every_turn_number_and_node_name_parses(turn: int, node: str) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"thread_ids": "t001"}, "thread_ids='t001': a list of thread id strings"),
-        ({"thread_ids": [1, 2]}, "thread_ids=[1, 2]: a list of thread id strings"),
-        ({"concurrency": True}, "concurrency=True: use an integer >= 1"),
-        ({"concurrency": 2.5}, "concurrency=2.5: use an integer >= 1"),
-        ({"limit": -1}, "limit=-1: use an integer >= 0"),
-        ({"limit": "5"}, "limit='5': use an integer >= 0"),
-        ({"run": "  "}, "run='  ': a non-empty name"),
-        ({"on_new_question": "ask"}, "on_new_question='ask': use 'stop' or 'reviewer'"),
+        (
+            {"thread_ids": "t001"},
+            "thread_ids='t001': 'str' instances are not allowed as a Sequence value.",
+        ),
+        ({"thread_ids": [1, 2]}, "thread_ids[0]=1: input should be a valid string;"),
+        ({"concurrency": True}, "concurrency=True: input should be a valid integer."),
+        ({"concurrency": 2.5}, "concurrency=2.5: input should be a valid integer."),
+        ({"concurrency": 0}, "concurrency=0: input should be greater than or equal to 1."),
+        ({"limit": -1}, "limit=-1: input should be greater than or equal to 0."),
+        ({"limit": "5"}, "limit='5': input should be a valid integer."),
+        ({"run": "  "}, "run='  ': use a non-blank text."),
+        (
+            {"on_new_question": "ask"},
+            "on_new_question='ask': input should be 'stop' or 'reviewer'.",
+        ),
         ({"target": 42}, "target: a checkpointer (saver) or its URL, not 42"),
         (
             {"thread_ids": ["t001"], "since": "1d"},

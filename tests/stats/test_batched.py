@@ -63,7 +63,7 @@ def test_a_batch_gives_what_each_test_gives_alone() -> None:
 
 
 def test_a_bad_sample_in_a_batch_is_refused_naming_the_pair() -> None:
-    with pytest.raises(InvalidOptionError, match=r"pairs\[1\]=\(0\.1, nan\)"):
+    with pytest.raises(InvalidOptionError, match=r"samples\[1\]\[1\]\[1\]=nan"):
         wilcoxon_tests([[(0.1, 0.2)], [(0.3, 0.4), (0.1, float("nan"))]], case_ids=["a", "b"])
-    with pytest.raises(InvalidOptionError, match=r"pairs=\[\]"):
+    with pytest.raises(InvalidOptionError, match=r"samples\[0\]=\[\]"):
         mcnemar_tests([[]], case_ids=["a"])

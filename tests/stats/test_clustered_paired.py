@@ -122,17 +122,17 @@ def test_one_score_pair_per_case_is_the_wilcoxon_test_unchanged(
         (lambda: clustered_mcnemar_test([[(True, False)], []]), r"clusters\[1\]=\[\]"),
         (
             lambda: clustered_mcnemar_test([[(True, False)], [(True, True), (True, 1)]]),
-            r"clusters\[1\]: pairs\[1\]",
+            r"clusters\[1\]\[1\]\[1\]=",
         ),
         (lambda: clustered_mcnemar_test("ab"), "clusters='ab'"),  # type: ignore[arg-type]
         (lambda: clustered_mcnemar_test([[(True, True)]], alpha=0), "alpha=0"),
-        (  # one pair per case: the plain test of the pairs, which names the pair
+        (
             lambda: clustered_difference_test([[(0.1, 0.2)], [(0.1, float("nan"))]]),
-            r"pairs\[1\]",
+            r"clusters\[1\]\[0\]\[1\]=nan",
         ),
         (
             lambda: clustered_difference_test([[(0.1, 0.2)], [(0.1, 0.3), (0.1, None)]]),
-            r"clusters\[1\]: pairs\[1\]",
+            r"clusters\[1\]\[1\]\[1\]=",
         ),
         (lambda: clustered_difference_test([[(0.1, 0.2)]], confidence=2), "confidence=2"),
     ],

@@ -83,7 +83,7 @@ def test_a_small_drop_over_ten_repetitions_is_not_a_significant_regression(store
     assert _compare(store, "close-a", "close-b").exit_code == GATE_FAILED
     gated = _compare(store, "close-a", "close-b", "--fail-on", "significant-regression")
     assert gated.exit_code == PASSED
-    document = json.loads(gated.output)
+    document = json.loads(gated.stdout)
     assert document["comparison"]["alpha"] == 0.05
     assert document["summary"]["pass_rate_interval"]["method"] == "cluster_wilson"
 
@@ -108,7 +108,7 @@ def test_a_large_drop_is_a_significant_regression_and_fails_both_gates(store: st
 
 def test_a_strict_alpha_is_passed_through_to_every_test(store: str) -> None:
     result = _compare(store, "close-a", "close-b", "--alpha", "0.001")
-    tests = json.loads(result.output)["comparison"]["tests"]
+    tests = json.loads(result.stdout)["comparison"]["tests"]
     assert tests and {t["alpha"] for t in tests} == {0.001}
 
 

@@ -55,7 +55,8 @@ def test_a_request_over_the_budget_waits_for_the_window(threads: str, tmp_path: 
 
 def test_a_bad_budget_is_refused_before_anything_runs(threads: str, tmp_path: Path) -> None:
     store = tmp_path / "results.sqlite"
-    with pytest.raises(InvalidOptionError, match=r"judge_budget=0: use an integer >= 1"):
+    expected = r"^judge_budget=0: use an integer >= 1 \(judge requests an hour\) or a RateLimiter\."
+    with pytest.raises(InvalidOptionError, match=expected):
         sweep_threads(helpers.GRAPH, threads, store=store, judge_budget=0)
     with pytest.raises(InvalidOptionError, match="judge_budget= holds the judge requests"):
         sweep_threads(helpers.GRAPH, threads, store=store, judge_budget=5, executor="ray")
