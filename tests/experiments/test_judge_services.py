@@ -75,14 +75,13 @@ def judge_calls(
     reply = verdict(reasoning="Fine.", score=True)
     model = TimedJudge(script=Script([reply], repeat_last=True), delay=delay)
     judge = create_trajectory_llm_as_judge(judge=model)
-    spans = []
     wait_at(barrier, parties)
     with services.active():
         for prompt in prompts:
             score = judge(outputs=[{"role": "user", "content": prompt}])["score"]
             assert score is True
-            if len(model.starts) > len(spans):  # the model was called (not a cache hit)
-                spans.append((model.starts[-1], time.monotonic()))
+    # each model call's span, as the model saw it (a cache hit makes none)
+    spans = list(zip(model.starts, model.ends, strict=True))
     return {"pid": os.getpid(), "model_calls": len(model.calls), "spans": spans}
 
 

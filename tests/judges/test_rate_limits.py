@@ -28,17 +28,25 @@ JITTER = 0.1
 
 
 class TimedJudge(ScriptedJudge):
-    """A scripted judge that records when each call started (``time.monotonic()``)."""
+    """A scripted judge that records when each call started and when its reply was ready
+    (``time.monotonic()``; the end is taken inside the call, while it still holds its slot)."""
 
     starts: list[float] = Field(default_factory=list)
+    ends: list[float] = Field(default_factory=list)
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
         self.starts.append(time.monotonic())
-        return super()._generate(messages, stop, run_manager, **kw)
+        try:
+            return super()._generate(messages, stop, run_manager, **kw)
+        finally:
+            self.ends.append(time.monotonic())
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw):
         self.starts.append(time.monotonic())
-        return await super()._agenerate(messages, stop, run_manager, **kw)
+        try:
+            return await super()._agenerate(messages, stop, run_manager, **kw)
+        finally:
+            self.ends.append(time.monotonic())
 
 
 def timed(delay: float = 0.0, tokens: tuple[int, int] = (100, 20)) -> TimedJudge:
