@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-from scipy import stats as scipy_stats
+if TYPE_CHECKING:
+    import numpy as np
 
 from lg_eval.arguments import checked_count, is_finite_number
 from lg_eval.errors import InvalidOptionError
@@ -43,6 +43,8 @@ from lg_eval.stats._resample import cluster_bootstrap
 
 
 def _z(level: float) -> float:
+    from scipy import stats as scipy_stats
+
     return float(scipy_stats.norm.ppf((1 + level) / 2))
 
 
@@ -316,6 +318,8 @@ class ClusterTotals:
 
 def _ratio(sums: np.ndarray) -> np.ndarray:
     """The mean of each resample: its total over its count."""
+    import numpy as np
+
     return np.asarray(sums[:, 0] / sums[:, 1])
 
 

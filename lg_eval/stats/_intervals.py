@@ -17,11 +17,9 @@ in memory that stops growing at :data:`BOOTSTRAP_LIMIT` (a streamed report of an
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-
-import numpy as np
-from scipy import stats as scipy_stats
 
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._models import Interval
@@ -43,7 +41,8 @@ def check_confidence(confidence: float, *, name: str = "confidence") -> float:
 
 
 def _count(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+    # numbers.Integral holds numpy's integers too, without importing numpy
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise InvalidOptionError(f"{name}={value!r}: expected a whole number of at least 0.")
     return int(value)
 
@@ -57,6 +56,8 @@ def wilson_interval(
         InvalidOptionError: a count is negative or not whole, ``successes`` exceeds
             ``trials``, or ``confidence`` is not in (0, 1).
     """
+    from scipy import stats as scipy_stats
+
     k, n = _count(successes, "successes"), _count(trials, "trials")
     level = check_confidence(confidence)
     if k > n:
@@ -72,11 +73,11 @@ def finite_values(values: Iterable[float]) -> list[float]:
     """``values`` as floats, refusing what is no list of finite numbers (bools count 0 / 1)."""
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
         raise InvalidOptionError(f"values={values!r:.80}: expected a list of numbers.")
-    out = []
+    out: list[float] = []
     for index, value in enumerate(values):
         if isinstance(value, bool):
             value = float(value)
-        if not isinstance(value, int | float | np.floating | np.integer):
+        if not isinstance(value, numbers.Real):  # numpy's numbers too
             raise InvalidOptionError(f"values[{index}]={value!r}: expected a finite number.")
         number = float(value)
         if not math.isfinite(number):
@@ -106,6 +107,9 @@ def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE) ->
 
 
 def _bootstrap(ordered: list[float], level: float) -> Interval:
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     lo, hi = ordered[0], ordered[-1]
     if lo == hi:
         return Interval(low=lo, high=hi, confidence=level, method="bootstrap")
@@ -135,6 +139,8 @@ def normal_interval(
     mean: float, variance: float, n: int, lo: float, hi: float, level: float
 ) -> Interval:
     """mean ± z·sqrt(variance / n), clipped to ``[lo, hi]``."""
+    from scipy import stats as scipy_stats
+
     half = float(scipy_stats.norm.ppf((1 + level) / 2)) * math.sqrt(max(variance, 0.0) / n)
     return Interval(
         low=max(mean - half, lo), high=min(mean + half, hi), confidence=level, method="normal"

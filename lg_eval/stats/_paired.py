@@ -32,10 +32,10 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-from scipy import stats as scipy_stats
+if TYPE_CHECKING:
+    import numpy as np
 
 from lg_eval.arguments import checked_sequence
 from lg_eval.errors import InvalidOptionError
@@ -92,6 +92,9 @@ def mcnemar_tests(
 ) -> list[PairedTest]:
     """:func:`mcnemar_test` of each sample (one case's pairs each), the binomial tails of
     all of them in one scipy call."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     level = check_alpha(alpha)
     _check_samples(samples, case_ids)
     counts = [_discordant(pairs) for pairs in samples]
@@ -243,6 +246,9 @@ def signed_rank_p_values(samples: Sequence[Sequence[float]]) -> list[float]:
     Raises:
         InvalidOptionError: ``samples`` is no list of lists of finite numbers.
     """
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     checked_sequence(samples, "samples", "a list of samples of differences")
     samples = [finite_values(sample) for sample in samples]
     found: list[float] = [1.0] * len(samples)
@@ -272,6 +278,9 @@ def signed_rank_p_values(samples: Sequence[Sequence[float]]) -> list[float]:
 def _exhaustive(differences: np.ndarray) -> Any:
     """Exact two-sided p-values of the rows of ``differences`` (equal sizes), every sign
     assignment enumerated by ``scipy.stats.permutation_test``."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     size = np.abs(differences)
     ranks = scipy_stats.rankdata(np.where(size == 0, np.nan, size), axis=-1, nan_policy="omit")
     signed = np.sign(differences) * np.where(size == 0, 0.0, ranks)
@@ -377,6 +386,8 @@ def _clustered(
     effect_interval: Interval | None,
 ) -> PairedTest:
     """Durkalski's statistic ``(Σd_k)² / Σd_k²`` of the cases' summed differences."""
+    from scipy import stats as scipy_stats
+
     total, squares = math.fsum(sums), math.fsum(d * d for d in sums)
     p = _p(scipy_stats.chi2.sf(total * total / squares, 1)) if squares else 1.0
     pairs = sum(sizes)
@@ -396,6 +407,9 @@ def _clustered(
 def adjust_per_case(tests: Sequence[PairedTest]) -> list[PairedTest]:
     """``tests`` with ``p_adjusted`` (Benjamini-Hochberg over the per-case tests of the same
     key) set and ``significant`` judged on it; pooled tests (``case_id`` None) unchanged."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     checked_sequence(tests, "tests", "a list of PairedTest")
     if not all(isinstance(test, PairedTest) for test in tests):
         raise InvalidOptionError("tests: every item must be a PairedTest.")

@@ -10,9 +10,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from lg_eval.arguments import checked_count
 from lg_eval.errors import InvalidOptionError
@@ -46,6 +47,8 @@ def cluster_bootstrap(
         InvalidOptionError: ``sums`` is no table of finite numbers, ``confidence`` is not in
             (0, 1), or ``resamples`` is below 1.
     """
+    import numpy as np
+
     level = check_confidence(confidence)
     drawn = cluster_resamples(sums, resamples=resamples, seed=seed)
     if drawn is None:
@@ -70,6 +73,8 @@ def cluster_resamples(sums: Any, *, resamples: int = RESAMPLES, seed: int = SEED
         InvalidOptionError: ``sums`` is no table of finite numbers, ``resamples`` is below
             1 or ``seed`` negative.
     """
+    import numpy as np
+
     checked_count(resamples, "resamples", 1)
     checked_count(seed, "seed", 0)
     data = _table(sums)
@@ -101,6 +106,8 @@ def percentile_interval(values: Any, *, confidence: float = CONFIDENCE) -> Inter
     Raises:
         InvalidOptionError: ``confidence`` is not in (0, 1).
     """
+    import numpy as np
+
     level = check_confidence(confidence)
     found = np.asarray(values, dtype=float).ravel()
     defined = found[np.isfinite(found)]
@@ -111,6 +118,8 @@ def percentile_interval(values: Any, *, confidence: float = CONFIDENCE) -> Inter
 
 
 def _table(sums: Any) -> np.ndarray:
+    import numpy as np
+
     try:
         data = np.asarray(sums, dtype=float)
     except (TypeError, ValueError):
