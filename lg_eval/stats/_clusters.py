@@ -37,16 +37,10 @@ from lg_eval.stats._intervals import (
     CONFIDENCE,
     check_confidence,
     wilson_interval,
+    z_score,
 )
 from lg_eval.stats._models import Interval
 from lg_eval.stats._resample import cluster_bootstrap
-
-
-def _z(level: float) -> float:
-    from scipy import stats as scipy_stats
-
-    return float(scipy_stats.norm.ppf((1 + level) / 2))
-
 
 # --------------------------------------------------------------------------- rates
 
@@ -142,7 +136,7 @@ def clustered_rate_interval(
 
 def _wilson(p: float, n: float, level: float) -> Interval:
     """The Wilson score interval of a proportion ``p`` over ``n`` (effective) trials."""
-    z = _z(level)
+    z = z_score(level)
     scale = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / scale
     half = z / scale * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
@@ -306,7 +300,7 @@ class ClusterTotals:
         else:
             mean = moments.total / moments.values
             g = moments.clusters
-            half = _z(level) * math.sqrt(moments.spread * g / (g - 1)) / moments.values
+            half = z_score(level) * math.sqrt(moments.spread * g / (g - 1)) / moments.values
             low, high, method = mean - half, mean + half, "cluster_normal"
         return Interval(
             low=min(max(low, lo), hi),
