@@ -16,9 +16,10 @@ added up) and a bootstrap resample is the sum of the matrices of the cases it dr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from lg_eval.calibration._estimates import Bootstrap, case_table, checked_options, none, read_items
 from lg_eval.calibration._models import Estimate, LabeledPair, Verdict, VerdictAgreement
@@ -46,6 +47,8 @@ def verdict_agreement(
             (case, turn) appears twice, the verdicts mix booleans and text, ``positive`` is
             of the other kind, or an option is out of range.
     """
+    import numpy as np
+
     level, resamples, seed = checked_options(confidence, resamples, seed)
     read = read_items(pairs, LabeledPair, "pairs")
     _check_keys(read)
@@ -133,6 +136,8 @@ def _estimates(
 ) -> dict[str, Estimate]:
     """Each statistic of the per-case confusion matrices (``p``: the positive verdict's
     index; ``positive`` it shown)."""
+    import numpy as np
+
     names = ("agreement", "tpr", "tnr", "precision", "kappa", "alpha")
     if not pairs:
         return {name: none("no labelled pairs") for name in names}
