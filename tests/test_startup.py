@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -60,39 +59,16 @@ def test_the_runner_loads_no_heavy_package_beyond_langgraphs_own(code: str) -> N
 def test_a_one_case_run_of_the_command_line_imports_no_statistics_library(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "two_nodes.py").write_text(
-        textwrap.dedent(
-            """
-            from typing import TypedDict
-
-            from langgraph.graph import END, START, StateGraph
-
-
-            class State(TypedDict):
-                x: int
-
-
-            def build(checkpointer=None):
-                builder = StateGraph(State)
-                builder.add_node("a", lambda s: {"x": s["x"] + 1})
-                builder.add_node("b", lambda s: {"x": s["x"] * 2})
-                builder.add_edge(START, "a")
-                builder.add_edge("a", "b")
-                builder.add_edge("b", END)
-                return builder.compile(checkpointer=checkpointer)
-            """
-        )
-    )
     (tmp_path / "one.yaml").write_text(
-        "name: one\ngraph: two_nodes:build\nevaluators: [graph_trajectory_strict_match]\n"
+        "name: one\ngraph: graphs.counter:build\nevaluators: [graph_trajectory_strict_match]\n"
         "cases:\n  - id: c1\n    turns: [{input: {x: 1}}]\n"
-        "    expected: {trajectory: {steps: [[__start__, a, b]]}}\n"
+        "    expected: {trajectory: {steps: [[__start__, add, double]]}}\n"
     )
     run = (
         "from lg_eval.cli import main\n"
         "sys.argv = ['lg-eval', 'run', 'one.yaml', '--store', 'sqlite:///r.sqlite',"
         " '--checkpointer', 'sqlite:///c.sqlite']\n"
-        "sys.path.insert(0, '.')\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
         "try:\n    main()\nexcept SystemExit as exit:\n    assert exit.code == 0, exit.code\n"
     )
     added = loaded_after("import langgraph.graph", run, cwd=tmp_path)

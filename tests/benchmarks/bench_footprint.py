@@ -36,29 +36,14 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import chdir
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
+
+from graphs.counter import build
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = "import langgraph.graph"
 LG_EVAL = "from lg_eval import run_experiment"
 RSS = "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
-
-
-class State(TypedDict):
-    x: int
-
-
-def build(checkpointer: Any = None) -> Any:
-    """The two-node graph every case runs: x -> x + 1 -> 2(x + 1)."""
-    from langgraph.graph import END, START, StateGraph
-
-    builder = StateGraph(State)
-    builder.add_node("add", lambda state: {"x": state["x"] + 1})
-    builder.add_node("double", lambda state: {"x": state["x"] * 2})
-    builder.add_edge(START, "add")
-    builder.add_edge("add", "double")
-    builder.add_edge("double", END)
-    return builder.compile(checkpointer=checkpointer)
 
 
 def dataset(cases: int) -> Any:
