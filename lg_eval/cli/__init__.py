@@ -50,7 +50,7 @@ COMMANDS: dict[str, Entry] = {
         "lg_eval.cli.runs",
         "compare",
         "Compare RUN_B with RUN_A case by case, with paired tests over the repetitions; exit 1 "
-        "on a regression (see --fail-on).",
+        "on a regression (see --fail-on), or when a --min-judge-kappa judge is not trusted.",
     ),
     "runs": Entry("lg_eval.cli.runs", "runs", "List the stored runs, newest first."),
     "extract": Entry(

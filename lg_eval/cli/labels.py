@@ -91,10 +91,12 @@ def calibrate(
     ] = 4,
     format: Annotated[Shown, typer.Option("--format", "-f")] = Shown.text,
 ) -> None:
-    """How far KEY's verdicts agree with people's labels of the same cases: the confusion
-    matrix, agreement, TPR, TNR, precision, Cohen's kappa and Krippendorff's alpha, each
-    with a 95% bootstrap interval over cases, and every disagreement with the judge's
-    reasoning beside the person's note. Exit 0, or 2 for bad input."""
+    """How far KEY's verdicts agree with people's labels: confusion, TPR/TNR, precision,
+    Cohen's kappa and Krippendorff's alpha with intervals, and every disagreement.
+
+    The labels and verdicts are paired on the same cases; agreement, TPR, TNR, precision,
+    kappa and alpha each carry a 95% bootstrap interval over cases, and every disagreement
+    shows the judge's reasoning beside the person's note. Exit 0, or 2 for bad input."""
     existing_store(store)
     with input_errors(), open_store(store) as results:
         found = calibrate_key(
