@@ -13,6 +13,7 @@ compiled graph and ``default_model()`` returning a fresh `ScriptedChatModel`
 * `graphs.functional` - Functional API (`entrypoint` / `task`) with an interrupt.
 * `graphs.flaky` - a node error and a retry with ``invoke(None)``.
 * `graphs.command_goto` - routing with ``Command(goto=..., update=...)``.
+* `graphs.counter` - two nodes and no model, the smallest case (benchmarks).
 
 `graphs.scenarios` holds the scripted human-in-the-loop conversation for each.
 """

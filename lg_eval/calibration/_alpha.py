@@ -18,9 +18,11 @@ changes no ``δ`` and keeps the sums small.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 from lg_eval.arguments import Count, ModelLike, Size, validated
 from lg_eval.calibration._estimates import Bootstrap, case_table, none
@@ -96,6 +98,8 @@ def _units(ratings: Sequence[Rating], level: Level) -> dict[Unit, list[Value]]:
 
 def _nominal(units: list[list[Value]]) -> tuple[list[list[float]], Any]:
     """Per unit ``[m, W_u, n_c...]`` and alpha of their sums."""
+    import numpy as np
+
     categories: dict[tuple[str, object], int] = {}
     keyed = [[_category(value) for value in values] for values in units]
     for values in keyed:
@@ -128,6 +132,8 @@ def _category(value: Value) -> tuple[str, object]:
 
 def _interval(units: list[list[Value]]) -> tuple[list[list[float]], Any]:
     """Per unit ``[m, W_u, Σx, Σx²]`` (x shifted by one rating) and alpha of their sums."""
+    import numpy as np
+
     shift = float(units[0][0])
     rows = []
     for values in units:

@@ -9,14 +9,16 @@ over the resamples, or None with the reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 from lg_eval.calibration._models import Estimate
 from lg_eval.stats import cluster_resamples, percentile_interval
 
-Statistic = Callable[[np.ndarray], np.ndarray]
+Statistic = Callable[["np.ndarray"], "np.ndarray"]  # numpy imported where used
 """Rows of summed per-case vectors (shape ``(n, K)``) → one value each (NaN: undefined)."""
 
 
@@ -32,6 +34,8 @@ class Bootstrap:
     def estimate(self, statistic: Statistic, undefined: str) -> Estimate:
         """``statistic`` on every case with its interval over the resamples; when it is not
         defined on every case, None with ``undefined`` as the reason."""
+        import numpy as np
+
         with np.errstate(divide="ignore", invalid="ignore"):
             value = float(statistic(self.total)[0])
             found = None if self.drawn is None else statistic(self.drawn)
@@ -48,6 +52,8 @@ def none(reason: str) -> Estimate:
 
 def case_table(case_ids: Sequence[str], rows: Any, width: int) -> np.ndarray:
     """Per-item vectors ``rows`` (each ``width`` long) added up per case, in first-seen order."""
+    import numpy as np
+
     index: dict[str, int] = {}
     at = np.fromiter((index.setdefault(case, len(index)) for case in case_ids), dtype=np.intp)
     table = np.zeros((len(index), width))

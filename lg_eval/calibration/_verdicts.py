@@ -16,9 +16,11 @@ added up) and a bootstrap resample is the sum of the matrices of the cases it dr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 from lg_eval.arguments import Count, ModelLike, Size, validated
 from lg_eval.calibration._estimates import Bootstrap, case_table, none
@@ -48,6 +50,8 @@ def verdict_agreement(
             (case, turn) appears twice, the verdicts mix booleans and text, ``positive`` is
             of the other kind, or an option is out of range.
     """
+    import numpy as np
+
     level = confidence
     read = cast(Sequence[LabeledPair], pairs)
     _check_keys(read)
@@ -135,6 +139,8 @@ def _estimates(
 ) -> dict[str, Estimate]:
     """Each statistic of the per-case confusion matrices (``p``: the positive verdict's
     index; ``positive`` it shown)."""
+    import numpy as np
+
     names = ("agreement", "tpr", "tnr", "precision", "kappa", "alpha")
     if not pairs:
         return {name: none("no labelled pairs") for name in names}

@@ -25,23 +25,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Annotated, NamedTuple
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 from annotated_types import MaxLen
 from pydantic import TypeAdapter, ValidationError
-from scipy import stats as scipy_stats
 
 from lg_eval.arguments import Count, FiniteFloat, Size, instance_of, invalid_option, validated
 from lg_eval.errors import InvalidOptionError
-from lg_eval.stats._intervals import BOOTSTRAP_LIMIT, CONFIDENCE, Confidence, wilson
+from lg_eval.stats._intervals import BOOTSTRAP_LIMIT, CONFIDENCE, Confidence, wilson, z_score
 from lg_eval.stats._models import Interval
 from lg_eval.stats._resample import bootstrap
-
-
-def _z(level: float) -> float:
-    return float(scipy_stats.norm.ppf((1 + level) / 2))
-
 
 # --------------------------------------------------------------------------- rates
 
@@ -140,7 +136,7 @@ def clustered_rate_interval(
 
 def _wilson(p: float, n: float, level: float) -> Interval:
     """The Wilson score interval of a proportion ``p`` over ``n`` (effective) trials."""
-    z = _z(level)
+    z = z_score(level)
     scale = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / scale
     half = z / scale * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
@@ -284,6 +280,8 @@ class ClusterTotals:
         """The interval of the mean ``Σy / Σm`` over clusters, clipped to the values'
         range ``[lo, hi]``; None for fewer than two clusters (``confidence``: a level
         checked by the caller, as :meth:`MeanSample.interval` checks it)."""
+        import numpy as np
+
         moments, pairs = self._final()
         if moments.clusters < 2:
             return None
@@ -296,7 +294,7 @@ class ClusterTotals:
         else:
             mean = moments.total / moments.values
             g = moments.clusters
-            half = _z(confidence) * math.sqrt(moments.spread * g / (g - 1)) / moments.values
+            half = z_score(confidence) * math.sqrt(moments.spread * g / (g - 1)) / moments.values
             low, high, method = mean - half, mean + half, "cluster_normal"
         return Interval(
             low=min(max(low, lo), hi),
@@ -308,6 +306,8 @@ class ClusterTotals:
 
 def _ratio(sums: np.ndarray) -> np.ndarray:
     """The mean of each resample: its total over its count."""
+    import numpy as np
+
     return np.asarray(sums[:, 0] / sums[:, 1])
 
 

@@ -32,11 +32,12 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 from annotated_types import MinLen
-from scipy import stats as scipy_stats
 
 from lg_eval.arguments import FiniteFloat, Flag, validated
 from lg_eval.errors import InvalidOptionError
@@ -110,6 +111,9 @@ def mcnemar_batch(
     samples: Sequence[Sample], case_ids: Sequence[str | None], key: str | None, level: float
 ) -> list[PairedTest]:
     """:func:`mcnemar_tests` of samples and options already checked."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     counts = [_discordant(pairs) for pairs in samples]
     smaller = np.asarray([min(worse, better) for worse, better in counts])
     discordant = np.asarray([worse + better for worse, better in counts])
@@ -237,6 +241,9 @@ def signed_rank_p_values(samples: Sequence[Sequence[FiniteFloat]]) -> list[float
 
 def signed_rank_p(samples: Sequence[Sequence[float]]) -> list[float]:
     """:func:`signed_rank_p_values` of finite differences."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     found: list[float] = [1.0] * len(samples)
     by_size: dict[int, list[int]] = defaultdict(list)
     for index, sample in enumerate(samples):
@@ -264,6 +271,9 @@ def signed_rank_p(samples: Sequence[Sequence[float]]) -> list[float]:
 def _exhaustive(differences: np.ndarray) -> Any:
     """Exact two-sided p-values of the rows of ``differences`` (equal sizes), every sign
     assignment enumerated by ``scipy.stats.permutation_test``."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     size = np.abs(differences)
     ranks = scipy_stats.rankdata(np.where(size == 0, np.nan, size), axis=-1, nan_policy="omit")
     signed = np.sign(differences) * np.where(size == 0, 0.0, ranks)
@@ -365,6 +375,8 @@ def _clustered(
     effect_interval: Interval | None,
 ) -> PairedTest:
     """Durkalski's statistic ``(Σd_k)² / Σd_k²`` of the cases' summed differences."""
+    from scipy import stats as scipy_stats
+
     total, squares = math.fsum(sums), math.fsum(d * d for d in sums)
     p = _p(scipy_stats.chi2.sf(total * total / squares, 1)) if squares else 1.0
     pairs = sum(sizes)
@@ -390,6 +402,9 @@ def adjust_per_case(tests: Sequence[PairedTest]) -> list[PairedTest]:
 
 def adjusted(tests: Sequence[PairedTest]) -> list[PairedTest]:
     """:func:`adjust_per_case` of tests lg_eval made."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
     groups: dict[str | None, list[int]] = defaultdict(list)
     for index, test in enumerate(tests):
         if test.case_id is not None:

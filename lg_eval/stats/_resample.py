@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 from lg_eval.arguments import Count, Size, validated
 from lg_eval.errors import InvalidOptionError
@@ -58,6 +60,8 @@ def bootstrap(
     seed: int = SEED,
 ) -> Interval | None:
     """:func:`cluster_bootstrap` of a table and options already checked."""
+    import numpy as np
+
     drawn = resampled(data, resamples, seed)
     if drawn is None:
         return None
@@ -87,6 +91,8 @@ def cluster_resamples(sums: Any, *, resamples: Count = RESAMPLES, seed: Size = S
 
 def resampled(data: np.ndarray, resamples: int, seed: int) -> Any:
     """:func:`cluster_resamples` of a table and options already checked."""
+    import numpy as np
+
     clusters = len(data)
     if clusters < 2:
         return None
@@ -121,6 +127,8 @@ def percentile_interval(values: Any, *, confidence: Confidence = CONFIDENCE) -> 
 
 def percentile(values: Any, level: float) -> Interval | None:
     """:func:`percentile_interval` at a level already checked."""
+    import numpy as np
+
     found = np.asarray(values, dtype=float).ravel()
     defined = found[np.isfinite(found)]
     if not defined.size:
@@ -130,6 +138,8 @@ def percentile(values: Any, level: float) -> Interval | None:
 
 
 def _table(sums: Any) -> np.ndarray:
+    import numpy as np
+
     try:
         data = np.asarray(sums, dtype=float)
     except (TypeError, ValueError):

@@ -1,0 +1,302 @@
+"""Benchmark: lg_eval's footprint beside a plain loop and a peer, measured in one run.
+
+Run with ``make bench`` or ``python -m tests.benchmarks --only footprint [--quick]``.
+Every number is printed as a ratio (or a cost above the plain loop) of things measured
+minutes apart at most on the same machine, so a busy machine slows both sides alike:
+
+1. Start-up: ``import langgraph.graph`` against ``from lg_eval import run_experiment``,
+   each in a fresh interpreter (``--rounds`` interleaved rounds, median wall time and
+   median peak RSS). Goal: at most 1.3x.
+2. Per-case cost: the same ``--cases`` trivial cases (one input each to a two-node
+   graph, one deterministic evaluator) through a plain ``invoke`` loop, pydantic_evals'
+   ``Dataset.evaluate_sync`` (``EqualsExpected``) and lg_eval's ``run_experiment``
+   (``graph_trajectory_strict_match``; results stored in a SQLite store), each on
+   ``memory://`` and on a SQLite checkpointer file, at concurrency 1 and at the tool's
+   default. Imports and a warm-up run are outside the clock; the variants alternate
+   over the rounds and the median counts; the cost is (tool - plain loop) / cases in ms.
+   Goal: lg_eval at most pydantic_evals (memory, concurrency 1).
+3. Sweep: ``sweep_threads`` over the threads a run left in a SQLite checkpointer
+   (list, extract, score with ``redundancy``, store) against a plain
+   loop reading each thread's ``get_state_history``. Goal: at most 1.5x.
+4. Memory: the peak RSS (``ru_maxrss``) of a fresh process running ``run_experiment``
+   over ``--memory-cases`` cases against one running a tenth of them (SQLite
+   checkpointer and store, default concurrency). Goal: at most 1.2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from contextlib import chdir
+from pathlib import Path
+from typing import Any
+
+from graphs.counter import build
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGGRAPH = "import langgraph.graph"
+LG_EVAL = "from lg_eval import run_experiment"
+RSS = "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+
+
+def dataset(cases: int) -> Any:
+    from lg_eval.datasets import Dataset
+
+    steps = {"trajectory": {"steps": [["__start__", "add", "double"]]}}
+    return Dataset.model_validate(
+        {
+            "name": "footprint",
+            "evaluators": ["graph_trajectory_strict_match"],
+            "cases": [
+                {"id": f"c{n}", "turns": [{"input": {"x": n}}], "expected": steps}
+                for n in range(cases)
+            ],
+        }
+    )
+
+
+# -- 1. start-up ----------------------------------------------------------------------
+
+
+def cold(code: str) -> tuple[float, float]:
+    """Seconds and peak MiB of a fresh interpreter running ``code``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", code + RSS], env=env, check=True, capture_output=True, text=True
+    )
+    return time.perf_counter() - started, int(out.stdout.split()[-1]) / 1024
+
+
+def startup(rounds: int) -> None:
+    found: dict[str, list[tuple[float, float]]] = {LANGGRAPH: [], LG_EVAL: []}
+    cold(LG_EVAL)  # the bytecode cache written outside the clock
+    for round_ in range(rounds):
+        for code in (LANGGRAPH, LG_EVAL)[:: 1 if round_ % 2 else -1]:
+            found[code].append(cold(code))
+    (lg_s, lg_mib), (ev_s, ev_mib) = (
+        (statistics.median(s for s, _ in found[c]), statistics.median(m for _, m in found[c]))
+        for c in (LANGGRAPH, LG_EVAL)
+    )
+    print(f"start-up over {rounds} interleaved rounds (median):")
+    print(f"  {LANGGRAPH:<36} {lg_s:6.3f} s {lg_mib:6.0f} MiB")
+    print(f"  {LG_EVAL:<36} {ev_s:6.3f} s {ev_mib:6.0f} MiB")
+    print(f"  ratio {ev_s / lg_s:.2f}x time, {ev_mib / lg_mib:.2f}x peak memory (goal <= 1.3x)")
+
+
+# -- 2. per-case cost ----------------------------------------------------------------------
+
+
+def saver(backend: str, folder: Path) -> Any:
+    if backend == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return SqliteSaver(sqlite3.connect(folder / "plain.sqlite", check_same_thread=False))
+
+
+def plain(cases: int, backend: str, folder: Path) -> None:
+    graph = build(saver(backend, folder))
+    for n in range(cases):
+        graph.invoke({"x": n}, {"configurable": {"thread_id": f"t{n}"}})
+
+
+def pydantic_evals(cases: int, backend: str, folder: Path, concurrency: int | None) -> None:
+    from pydantic_evals import Case, Dataset
+    from pydantic_evals.evaluators import EqualsExpected
+
+    graph = build(saver(backend, folder))
+    data = Dataset[int, int, Any](
+        name="footprint",
+        cases=[Case(name=f"c{n}", inputs=n, expected_output=2 * (n + 1)) for n in range(cases)],
+        evaluators=[EqualsExpected()],
+    )
+
+    def task(n: int) -> int:
+        return int(graph.invoke({"x": n}, {"configurable": {"thread_id": f"t{n}"}})["x"])
+
+    report = data.evaluate_sync(task, max_concurrency=concurrency, progress=False)
+    assert len(report.cases) == cases and not report.failures
+
+
+def lg_eval(cases: int, backend: str, folder: Path, concurrency: int | None) -> None:
+    from lg_eval import run_experiment
+
+    checkpointer = "memory://" if backend == "memory" else None  # None: the SQLite file
+    with chdir(folder):
+        run = run_experiment(
+            build(),
+            dataset(cases),
+            checkpointer=checkpointer,
+            **({} if concurrency is None else {"concurrency": concurrency}),
+        )
+    assert run.pass_rate == 1.0 and len(run.results) == cases, run.info
+
+
+Variant = tuple[str, str, Callable[[int, str, Path], None]]
+
+
+def variants() -> list[Variant]:
+    found: list[Variant] = []
+    for backend in ("memory", "sqlite"):
+        found.append((backend, "plain loop", plain))
+        for label, tool in (("pydantic_evals", pydantic_evals), ("lg_eval", lg_eval)):
+            for concurrency in (1, None):
+
+                def run(cases: int, b: str, folder: Path, tool: Any = tool, c: Any = concurrency):
+                    tool(cases, b, folder, c)
+
+                found.append((backend, f"{label} c={concurrency or 'default'}", run))
+    return found
+
+
+def per_case(cases: int, rounds: int) -> None:
+    import pydantic_evals as _p  # noqa: F401
+
+    import lg_eval as _  # noqa: F401  imports outside the clock
+
+    times: dict[tuple[str, str], list[float]] = {}
+    every = variants()
+    for round_ in range(rounds + 1):  # round 0: the warm-up, not counted
+        order = every if round_ % 2 else every[::-1]
+        for backend, label, run in order:
+            with tempfile.TemporaryDirectory() as folder:
+                started = time.perf_counter()
+                run(cases if round_ else 20, backend, Path(folder))
+                took = time.perf_counter() - started
+            if round_:
+                times.setdefault((backend, label), []).append(took)
+    print(f"\nper case, {cases} cases, median of {rounds} alternating rounds:")
+    above: dict[tuple[str, str], float] = {}
+    for (backend, label), found in times.items():
+        median = statistics.median(found)
+        loop = statistics.median(times[(backend, "plain loop")])
+        above[(backend, label)] = (median - loop) / cases * 1000
+        extra = "" if label == "plain loop" else f"  +{above[(backend, label)]:.2f} ms/case"
+        print(f"  {backend:<7} {label:<26} {median:7.3f} s  {median / loop:5.2f}x loop{extra}")
+    ours, peer = above[("memory", "lg_eval c=1")], above[("memory", "pydantic_evals c=1")]
+    print(
+        f"  lg_eval / pydantic_evals above the loop (memory, c=1): {ours / peer:.2f}x "
+        "(goal <= 1.0x)"
+    )
+
+
+# -- 3. sweep --------------------------------------------------------------------------------
+
+
+def sweep(cases: int, rounds: int) -> None:
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from lg_eval import run_experiment, sweep_threads
+
+    with tempfile.TemporaryDirectory() as folder:
+        with chdir(folder):
+            run_experiment(build(), dataset(cases))
+        path = Path(folder) / ".lg_eval" / "checkpoints.sqlite"
+        saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+        graph = build(saver)
+        ids = sorted({t.config["configurable"]["thread_id"] for t in saver.list(None)})
+
+        def history() -> None:
+            for thread_id in ids:
+                list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))
+
+        def swept() -> None:
+            with tempfile.TemporaryDirectory() as store:
+                result = sweep_threads(
+                    graph,
+                    saver,
+                    evaluators=["redundancy"],
+                    store=Path(store) / "results.sqlite",
+                )
+                assert result.scored == len(ids), result.counts
+
+        history(), swept()  # warm-up
+        found: dict[str, list[float]] = {"history": [], "sweep": []}
+        for round_ in range(rounds):
+            for name, work in (("history", history), ("sweep", swept))[:: 1 if round_ % 2 else -1]:
+                started = time.perf_counter()
+                work()
+                found[name].append(time.perf_counter() - started)
+        loop, ours = (statistics.median(found[k]) for k in ("history", "sweep"))
+        print(f"\nsweep of {len(ids)} threads (SQLite), median of {rounds} alternating rounds:")
+        print(f"  get_state_history loop {loop:.3f} s, sweep_threads {ours:.3f} s")
+        print(
+            f"  ratio {ours / loop:.2f}x (goal <= 1.5x), "
+            f"+{(ours - loop) / len(ids) * 1000:.2f} ms/thread"
+        )
+
+
+# -- 4. memory -------------------------------------------------------------------------------
+
+
+def memory_child(cases: int) -> None:
+    """In a fresh process: ``run_experiment`` over ``cases`` cases; prints the peak RSS."""
+    from lg_eval import run_experiment
+
+    with tempfile.TemporaryDirectory() as folder, chdir(folder):
+        run = run_experiment(build(), dataset(cases))
+        assert len(run.results) == cases, run.info
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def peak_mib(cases: int) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.benchmarks.bench_footprint", "--memory-child", str(cases)],
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def memory(cases: int) -> None:
+    small, large = peak_mib(cases // 10), peak_mib(cases)
+    print("\npeak memory of run_experiment (SQLite, fresh process, ru_maxrss):")
+    print(f"  {cases // 10:>6} cases {small:7.0f} MiB")
+    print(f"  {cases:>6} cases {large:7.0f} MiB")
+    print(f"  ratio {large / small:.2f}x (goal <= 1.2x)")
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    parser = argparse.ArgumentParser(prog="bench_footprint")
+    parser.add_argument("--quick", action="store_true", help="fewer cases and rounds")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cases", type=int, default=500)
+    parser.add_argument("--memory-cases", type=int, default=20_000)
+    parser.add_argument("--part", action="append", choices=["startup", "cases", "sweep", "memory"])
+    parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    args, _ = parser.parse_known_args(list(argv))
+    if args.memory_child:
+        return memory_child(args.memory_child)
+    rounds, cases = (3, 100) if args.quick else (args.rounds, args.cases)
+    memory_cases = 2_000 if args.quick else args.memory_cases
+    parts = args.part or ["startup", "cases", "sweep", "memory"]
+    if "startup" in parts:
+        startup(rounds)
+    if "cases" in parts:
+        per_case(cases, rounds)
+    if "sweep" in parts:
+        sweep(cases, rounds)
+    if "memory" in parts:
+        memory(memory_cases)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
