@@ -54,7 +54,7 @@ HOSTS: dict[str, tuple[str, Callable[[Any], object]]] = {
     "route": ("threshold=", lambda t: route_on_score(t, passed="a", failed="b")),
     "summary": ("threshold=", lambda t: pass_rate(scorer, threshold=t)),
     "run": (
-        "thresholds.k=",
+        "thresholds['k']=",
         lambda t: run_experiment("m:g", "missing.yaml", thresholds={"k": t}),
     ),
     "sweep": ("thresholds['k']=", lambda t: sweep_threads("m:g", None, thresholds={"k": t})),
@@ -82,7 +82,7 @@ def test_a_finite_threshold_is_kept_as_a_float(value: int | float) -> None:
 def test_none_is_no_threshold_where_a_threshold_is_optional_and_refused_inside_a_mapping() -> None:
     assert checked_thresholds(None) == {}
     assert EvalSpec(scorer).threshold is None
-    with pytest.raises(InvalidOptionError, match=r"^thresholds\.k=None: input should be a valid"):
+    with pytest.raises(InvalidOptionError, match=r"^thresholds\['k'\]=None: input should be a valid"):
         run_experiment("m:g", "missing.yaml", thresholds={"k": None})
     with pytest.raises(InvalidOptionError, match=r"^threshold=None: use a finite number"):
         pass_rate(scorer, threshold=None)
@@ -103,7 +103,7 @@ def test_none_is_no_threshold_where_a_threshold_is_optional_and_refused_inside_a
         ),
         (
             {1: 0.5},
-            r"^thresholds\.1\.\[key\]=1: input should be a valid string",
+            r"^thresholds key 1: input should be a valid string",
             r"^thresholds key 1: use the feedback key or evaluator name as text",
         ),
     ],
@@ -272,7 +272,7 @@ def test_a_percentile_takes_finite_values_and_a_rank_from_0_to_100(values: Any, 
     else:
         with pytest.raises(InvalidOptionError, match=r"^q=.*: input should be"):
             percentile(values, q)
-    with pytest.raises(InvalidOptionError, match=r"^values\.\d+=nan: input should be a finite"):
+    with pytest.raises(InvalidOptionError, match=r"^values\[\d+\]=nan: input should be a finite"):
         percentile([*values, math.nan], 50)
 
 
