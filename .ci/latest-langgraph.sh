@@ -10,7 +10,7 @@
 # exports it; with CI=true they fail instead of skipping without it).
 #
 # The fast reader (lg_eval/extract/fast) is tested on pinned versions
-# (lg_eval/extract/fast/versions.py); on others reader="auto" falls back to the generic reader
+# (lg_eval/extract/fast/_versions.py); on others reader="auto" falls back to the generic reader
 # with an ExtractionWarning. That fallback is a notice, not a failure: a banner says so, the
 # gating run skips the tests that need the fast reader (LG_EVAL_UNTESTED_LANGGRAPH=skip, see
 # tests/conftest.py), and a second, informational run forces the fast reader on the new versions
@@ -28,7 +28,7 @@ PACKAGES=(langgraph langchain-core langgraph-checkpoint langgraph-checkpoint-sql
 TESTS=(tests/test_extract*.py tests/test_checkpointers.py tests/test_agentevals_parity.py
   tests/test_graphs.py tests/test_messages.py tests/test_trajectory_state.py
   tests/play/test_turn_end.py)
-# The phrase every fast-reader fallback warning starts with (lg_eval.extract.thread).
+# The phrase every fast-reader fallback warning starts with (lg_eval.extract._thread).
 FALLBACK_PHRASE="fast checkpoint reader is off"
 
 log() { echo "[latest-langgraph] $*" >&2; }
@@ -136,7 +136,7 @@ if grep -qF "$FALLBACK_PHRASE" "$probe_out"; then
   banner "NOTICE: the fast reader FELL BACK to the generic reader on the newest LangGraph." \
     "Trajectories are unaffected (read generically, slower). Reason(s):" \
     "${reasons[@]}" \
-    "Widen lg_eval/extract/fast/versions.py once the informational run below passes."
+    "Widen lg_eval/extract/fast/_versions.py once the informational run below passes."
 else
   fell_back=0
   echo "The fast reader is in use on these versions (no fallback warning)."
@@ -155,8 +155,8 @@ LG_EVAL_UNTESTED_LANGGRAPH=skip run_pytest -q "${TESTS[@]}"
 log "fast-reader tests with the tested ranges widened to these versions (informational)"
 if LG_EVAL_UNTESTED_LANGGRAPH=widen run_pytest -q -m fast_reader "${TESTS[@]}"; then
   banner "The fast reader passes its tests on these versions:" \
-    "its ranges in lg_eval/extract/fast/versions.py can be widened."
+    "its ranges in lg_eval/extract/fast/_versions.py can be widened."
 else
   banner "The fast reader FAILS its tests on these versions (informational, not a CI failure):" \
-    "keep its ranges in lg_eval/extract/fast/versions.py until it is fixed for them."
+    "keep its ranges in lg_eval/extract/fast/_versions.py until it is fixed for them."
 fi

@@ -179,6 +179,3 @@ def _settle(future: asyncio.Future[R], result: R | None, error: BaseException | 
         future.set_exception(error)
     else:
         future.set_result(cast(R, result))
-
-
-__all__ = ["DaemonPool", "athread", "run_in_daemon"]

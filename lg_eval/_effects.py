@@ -87,6 +87,3 @@ async def adrive(core: Core[R]) -> R:
                 effect = core.send(result)
     except StopIteration as stop:
         return cast(R, stop.value)  # the generator's return value, typed by Core[R]
-
-
-__all__ = ["Core", "Effect", "adrive", "drive", "driven", "sleep"]

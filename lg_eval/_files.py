@@ -116,6 +116,3 @@ def _write_error(target: Path, exc: OSError) -> OutputWriteError:
         f"cannot write {target}: {reason}; the file was left as it was (free space or "
         "fix the permissions, then run again)."
     )
-
-
-__all__ = ["NEW_DIR_MODE", "NEW_FILE_MODE", "atomic_writer", "private_dirs", "write_atomic"]

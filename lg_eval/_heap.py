@@ -30,6 +30,3 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-__all__ = ["frozen_heap"]

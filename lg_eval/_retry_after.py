@@ -48,6 +48,3 @@ def _seconds(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, number) if math.isfinite(number) else None
-
-
-__all__ = ["asked_wait"]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-from lg_eval.trajectory import InterruptRecord, ThreadTrajectory, Turn
+from lg_eval._trajectory import InterruptRecord, ThreadTrajectory, Turn
 
 Call = Mapping[str, Any]
 """A proposed tool call: ``{"name", "args", "id"}``."""
@@ -312,6 +312,3 @@ def _strings(value: Any, into: set[str], depth: int) -> None:
     elif isinstance(value, list | tuple):
         for item in value:
             _strings(item, into, depth - 1)
-
-
-__all__ = ["Review", "any_edit", "edits", "reviews"]

@@ -141,13 +141,3 @@ def _head_text(content: Any) -> str:
         if isinstance(first, Mapping) and isinstance(first.get("text"), str):
             return str(first["text"])
     return ""
-
-
-__all__ = [
-    "HARNESS_SOURCE",
-    "as_run",
-    "executed_calls",
-    "harness_source",
-    "noted_edit",
-    "tool_results",
-]

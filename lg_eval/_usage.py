@@ -61,6 +61,3 @@ def _tokens(usage: Mapping[str, Any], names: tuple[str, ...], default: int, wher
 def _brief(value: Any) -> str:
     """A short repr of a user's value for an error message (safe on any nesting)."""
     return reprlib.repr(value)
-
-
-__all__ = ["token_usage"]

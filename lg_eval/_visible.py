@@ -67,6 +67,3 @@ def data_escaped(text: str) -> str:
 def has_data_escaped(text: str) -> bool:
     """Whether :func:`data_escaped` would change ``text``."""
     return any(char in _DATA_ESCAPED for char in text)
-
-
-__all__ = ["data_escaped", "has_data_escaped", "visible"]

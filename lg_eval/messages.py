@@ -27,6 +27,7 @@ from lg_eval._tool_results import (
     harness_source,
     tool_results,
 )
+from lg_eval._trajectory import GraphTrajectory, ThreadTrajectory
 from lg_eval._usage import token_usage
 from lg_eval.errors import (
     CheckpointNotFoundError,
@@ -35,7 +36,6 @@ from lg_eval.errors import (
     ThreadNotFoundError,
     TrajectoryFormatError,
 )
-from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory
 
 _EXPECTED = (
     "a list of messages (LangChain messages, OpenAI-style dicts or LangChain-style dicts), "

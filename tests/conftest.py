@@ -156,7 +156,7 @@ def async_saver(request: pytest.FixtureRequest) -> BaseCheckpointSaver:
 
 
 # --- a LangGraph outside the versions the fast reader was tested with ----------------------
-# (lg_eval/extract/fast/versions.py). There reader="fast" refuses, so the tests that need the
+# (lg_eval/extract/fast/_versions.py). There reader="fast" refuses, so the tests that need the
 # fast reader (marker `fast_reader`) fail: right for `make test`, which must run on tested
 # versions. .ci/latest-langgraph.sh, trying the newest LangGraph, sets instead
 #   LG_EVAL_UNTESTED_LANGGRAPH=skip   those tests skip, naming the mismatch; every other test
@@ -176,7 +176,7 @@ def _untested_mode() -> str:
 
 def _fast_reader_mismatches() -> list[str]:
     """Why the installed LangGraph packages are outside the fast reader's tested ranges."""
-    from lg_eval.extract.fast import versions
+    from lg_eval.extract.fast import _versions as versions
 
     found = [versions.mismatch(), *(versions.mismatch((p,)) for p in versions.STORAGE_TESTED)]
     return [reason for reason in found if reason is not None]
@@ -184,7 +184,7 @@ def _fast_reader_mismatches() -> list[str]:
 
 def _widen_tested_ranges() -> None:
     """Stretch every tested range to cover the installed version (mode ``widen``)."""
-    from lg_eval.extract.fast import versions
+    from lg_eval.extract.fast import _versions as versions
 
     for ranges in (versions.TESTED, versions.STORAGE_TESTED):
         for package, (low, high) in ranges.items():
@@ -202,7 +202,7 @@ def _untested_fast_reader() -> str:
     if _untested_mode() != "skip":
         return ""
     reasons = _fast_reader_mismatches()
-    from lg_eval.extract import thread
+    from lg_eval.extract import _thread as thread
 
     thread._warned_versions.update(reasons)
     return "; ".join(reasons)

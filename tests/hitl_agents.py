@@ -30,7 +30,7 @@ from langgraph.types import Command, StateSnapshot
 from graphs._scripted import ai, scripted_model, tool_call
 from graphs.scenarios import Turn as Step
 from graphs.scenarios import thread_config
-from lg_eval.trajectory import InterruptRecord, ThreadTrajectory, Turn
+from lg_eval._trajectory import InterruptRecord, ThreadTrajectory, Turn
 
 Mode = Literal["batched", "per_call"]
 MODES: tuple[Mode, ...] = ("batched", "per_call")

@@ -10,7 +10,7 @@ from langgraph.graph import START, StateGraph
 from rich.console import Console
 
 from lg_eval import extract_thread
-from lg_eval.display import print_trajectory, trajectory_text
+from lg_eval._display import print_trajectory, trajectory_text
 
 HOSTILE = "[link=http://x]click[/link] \x1b[31mred\x1b]8;;http://x\x07"
 

@@ -6,21 +6,18 @@ import inspect
 
 import pytest
 
-from lg_eval import (
-    Evaluator,
-    Feedback,
-    TrajectoryFormatError,
+from lg_eval import Evaluator, Feedback, make_evaluator
+from lg_eval._evaluator import async_twin
+from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
+from lg_eval.evaluators import (
     create_async_trajectory_match_evaluator,
     create_graph_trajectory_match_evaluator,
     create_text_evaluator,
     create_trajectory_match_evaluator,
+    exact_match,
     graph_trajectory_strict_match,
     graph_trajectory_strict_match_async,
-    make_evaluator,
 )
-from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import async_twin
-from lg_eval.evaluators import exact_match
 
 
 def doubled(*, outputs, **_):

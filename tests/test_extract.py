@@ -17,8 +17,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphs import weather
 from graphs.scenarios import APPROVED_SOURCES, SCENARIOS, VERDICT
 from lg_eval import aextract_thread, extract_thread
-from lg_eval.extract.thread import READERS
-from lg_eval.trajectory import ThreadTrajectory
+from lg_eval._trajectory import ThreadTrajectory
+from lg_eval.extract._thread import READERS
 from tests.extract.live import record
 
 READER_NAMES = [r for r in READERS if r != "auto"]

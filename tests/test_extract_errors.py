@@ -9,16 +9,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs import weather
 from graphs.scenarios import SCENARIOS
-from lg_eval import (
+from lg_eval import InvalidOptionError, aextract_thread, extract_thread
+from lg_eval.errors import (
     CheckpointNotFoundError,
     InvalidConfigError,
-    InvalidOptionError,
     MissingCheckpointerError,
     ThreadNotFoundError,
-    aextract_thread,
-    extract_thread,
 )
-from lg_eval.extract.agentevals_compat import extract_langgraph_trajectory_from_snapshots
+from lg_eval.extract._agentevals_compat import extract_langgraph_trajectory_from_snapshots
 
 
 @pytest.fixture

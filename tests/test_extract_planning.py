@@ -1,4 +1,4 @@
-"""Planning a stored checkpoint as ``get_state`` would (``lg_eval.extract.fast.planning``).
+"""Planning a stored checkpoint as ``get_state`` would (``lg_eval.extract.fast._planning``).
 
 The fast reader plans the checkpoints where a run stopped from their serialized form. These
 tests ask it to plan *every* checkpoint of every scenario, on every saver, and compare the
@@ -20,9 +20,9 @@ from langgraph.pregel import NodeBuilder, Pregel
 
 from graphs.scenarios import SCENARIOS
 from lg_eval._effects import drive
-from lg_eval.extract.fast import planning
-from lg_eval.extract.fast.reader import storage_for
-from lg_eval.extract.records import NULL_TASK_ID, RESUME
+from lg_eval.extract._records import NULL_TASK_ID, RESUME
+from lg_eval.extract.fast import _planning as planning
+from lg_eval.extract.fast._reader import storage_for
 
 
 def planned_and_expected(graph: Any, saver: Any, thread_id: str) -> list[tuple[Any, Any]]:

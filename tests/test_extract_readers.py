@@ -27,8 +27,8 @@ from langgraph.types import Command, Send, interrupt
 from graphs.scenarios import SCENARIOS
 from lg_eval import ExtractionWarning, aextract_thread, extract_thread
 from lg_eval.errors import ExtractionError
-from lg_eval.extract import thread as thread_module
-from lg_eval.extract.fast import versions
+from lg_eval.extract import _thread as thread_module
+from lg_eval.extract.fast import _versions as versions
 from tests.benchmarks.bench_extract import build_agent, run_thread
 from tests.test_extract_shapes import Log, chain, note, persistent_subgraph_graph
 
@@ -519,8 +519,8 @@ def test_a_sqlite_file_past_the_mapped_size_is_read_by_the_helper_process(
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from lg_eval.extract.fast import sqlite as sqlite_module
-    from lg_eval.extract.fast import sqlite_helper
+    from lg_eval.extract.fast import _sqlite as sqlite_module
+    from lg_eval.extract.fast import _sqlite_helper as sqlite_helper
 
     assert sqlite_helper.available(), "apsw is a dependency of lg_eval"
     conn = sqlite3.connect(str(tmp_path / "big.sqlite"), check_same_thread=False)
@@ -549,7 +549,7 @@ def test_a_short_sqlite_thread_is_read_in_one_pass(
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from lg_eval.extract.fast import sqlite as sqlite_module
+    from lg_eval.extract.fast import _sqlite as sqlite_module
 
     conn = sqlite3.connect(str(tmp_path / "short.sqlite"), check_same_thread=False)
     graph = build_agent(2, 0, SqliteSaver(conn))
@@ -586,8 +586,8 @@ def test_update_writers_are_matched_or_verified(weather_graph: Any) -> None:
     id they are verified as an update's; anything else stops the fast path."""
     from uuid import UUID, uuid5
 
-    from lg_eval.extract.fast.naming import Naming
-    from lg_eval.extract.fast.rows import CheckpointRow, FastPathUnavailable, WriteRow
+    from lg_eval.extract.fast._naming import Naming
+    from lg_eval.extract.fast._rows import CheckpointRow, FastPathUnavailable, WriteRow
 
     history = list(weather_graph.get_state_history(cfg()))
     at = next(s for s in history if [t.name for t in s.tasks] == ["agent"])

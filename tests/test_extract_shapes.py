@@ -13,7 +13,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, Send, interrupt
 
 from lg_eval import ExtractionWarning, extract_thread
-from lg_eval.extract.thread import READERS
+from lg_eval.extract._thread import READERS
 
 READER_NAMES = [r for r in READERS if r != "auto"]
 

@@ -1,4 +1,4 @@
-"""Reading stored checkpoints without decoding them (``lg_eval.extract.fast.stored``).
+"""Reading stored checkpoints without decoding them (``lg_eval.extract.fast._stored``).
 
 The fast reader plans the checkpoints where a run stopped from their serialized form:
 it slices a SQLite checkpoint into per-channel values, reads only the node names of
@@ -16,9 +16,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Send
 
-from lg_eval.extract.fast import naming
-from lg_eval.extract.fast.rows import json_fields
-from lg_eval.extract.fast.stored import (
+from lg_eval.extract.fast import _naming as naming
+from lg_eval.extract.fast._rows import json_fields
+from lg_eval.extract.fast._stored import (
     StoredCheckpoint,
     Unreadable,
     last_item,

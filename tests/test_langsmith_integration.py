@@ -15,15 +15,15 @@ from langsmith.schemas import Example
 
 from graphs import weather
 from graphs.scenarios import SCENARIOS
-from lg_eval import (
+from lg_eval import extract_thread
+from lg_eval.errors import TrajectoryFormatError
+from lg_eval.evaluators import (
     create_graph_trajectory_match_evaluator,
     create_trajectory_match_evaluator,
-    extract_langgraph_trajectory_from_thread,
-    extract_thread,
+    exact_match,
     graph_trajectory_strict_match,
 )
-from lg_eval.errors import TrajectoryFormatError
-from lg_eval.evaluators import exact_match
+from lg_eval.extract import extract_langgraph_trajectory_from_thread
 from lg_eval.judges import create_graph_trajectory_llm_as_judge
 from lg_eval.langsmith import offline, offline_client
 from tests.judges.fake_judge import ScriptedJudge, verdict

@@ -15,11 +15,56 @@ import lg_eval
 PACKAGE = Path(lg_eval.__file__).parent
 ROOT = PACKAGE.parent
 
+# The modules that are public import paths on purpose; every other module that is not a
+# package's __init__ (its face) or a __main__ is named _x.
+PUBLIC_MODULES = {
+    "errors.py",  # the error tree users catch
+    "compat/agentevals.py",  # `from agentevals.… import X` becomes an import from here
+    "compat/openevals.py",  # `from openevals.… import X` likewise
+    "testing/plugin.py",  # the pytest11 entry point (pyproject.toml)
+    "messages.py",  # the message readers the evaluators use, for users' own checks
+}
+
 
 def test_the_root_exports_the_core_only() -> None:
-    assert len(lg_eval.__all__) <= 70
+    assert len(lg_eval.__all__) <= 30
     assert len(set(lg_eval.__all__)) == len(lg_eval.__all__)
     assert all(hasattr(lg_eval, name) for name in lg_eval.__all__)
+
+
+def test_every_module_is_private_but_the_faces_and_the_public_ones() -> None:
+    public = sorted(
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if path.name not in ("__init__.py", "__main__.py") and not path.name.startswith("_")
+    )
+    assert public == sorted(PUBLIC_MODULES)
+
+
+def test_only_faces_declare_all() -> None:
+    # A package's __init__ says what the package offers; a private module's names are its
+    # package's business, and a public module's __all__ is its face.
+    declaring = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "__init__.py" and path.relative_to(PACKAGE).as_posix() not in PUBLIC_MODULES
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign)
+        and "__all__"
+        in ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target)
+    ]
+    assert declaring == []
+
+
+def test_every_name_a_face_lists_is_importable_from_it() -> None:
+    import importlib
+
+    missing = []
+    for path in sorted(PACKAGE.rglob("__init__.py")):
+        name = ".".join(("lg_eval", *path.parent.relative_to(PACKAGE).parts))
+        module = importlib.import_module(name)
+        missing += [f"{name}.{n}" for n in getattr(module, "__all__", ()) if not hasattr(module, n)]
+    assert missing == []
 
 
 def _imports(path: Path) -> list[ast.ImportFrom]:
@@ -151,8 +196,8 @@ def test_the_experiments_package_is_a_dozen_private_modules_behind_its_init() ->
 FLOORS: dict[str, int] = {
     # 1: typed errors, the effect core, executors and leaf helpers that know no lg_eval model
     "errors": 1,
-    "arguments": 1,
-    "describe": 1,
+    "_arguments": 1,
+    "_describe": 1,
     "_effects": 1,
     "_retry_after": 1,
     "executors": 1,
@@ -162,21 +207,21 @@ FLOORS: dict[str, int] = {
     "_tool_results": 1,
     "_usage": 1,
     "_visible": 1,
-    "offline": 1,
+    "_offline": 1,
     "stats": 1,
-    "urls": 1,
-    "importing": 1,
+    "_urls": 1,
+    "_importing": 1,
     # 2: the trajectory and feedback models
-    "trajectory": 2,
-    "feedback": 2,
-    "verdicts": 2,
-    "display": 2,
+    "_trajectory": 2,
+    "_feedback": 2,
+    "_verdicts": 2,
+    "_display": 2,
     "_reviews": 2,
     "calibration": 2,  # agreement with people's labels, on stats; no store, no model
     # 3: reading what users pass; threads into trajectories
-    "inputs": 3,
+    "_inputs": 3,
     "messages": 3,
-    "evaluator": 3,
+    "_evaluator": 3,
     "extract": 3,
     # 4: datasets
     "datasets": 4,
@@ -257,7 +302,7 @@ def test_the_floor_check_finds_a_lazy_upward_import_and_only_that(tmp_path: Path
     source = tmp_path / "mod.py"
     source.write_text(
         "from lg_eval import errors, trajectory\n"
-        "from lg_eval.extract.thread import extract_thread\n"
+        "from lg_eval.extract._thread import extract_thread\n"
         "def f():\n"
         "    from lg_eval.reports import build_report\n"
     )
@@ -280,6 +325,6 @@ def _documented_floors() -> dict[str, int]:
     return floors
 
 
-def test_the_architecture_page_gives_every_public_unit_its_floor() -> None:
-    public = {unit: floor for unit, floor in FLOORS.items() if not unit.startswith("_")}
-    assert _documented_floors() == public
+def test_the_architecture_page_gives_every_unit_its_floor() -> None:
+    units = {unit: floor for unit, floor in FLOORS.items() if unit not in ("__init__", "__main__")}
+    assert _documented_floors() == units

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 
+from lg_eval._trajectory import GraphTrajectory, ThreadTrajectory, Turn
 from lg_eval.errors import (
     CheckpointNotFoundError,
     InvalidConfigError,
@@ -23,7 +24,6 @@ from lg_eval.messages import (
     tool_calls_from_messages,
     tool_calls_from_thread,
 )
-from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory, Turn
 
 WEATHER = {"name": "get_weather", "args": {"city": "SF"}, "id": "c1"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 
-from lg_eval.trajectory import ThreadTrajectory, Turn
+from lg_eval._trajectory import ThreadTrajectory, Turn
 
 
 def _deferred(calls: list[int]) -> Turn:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-from lg_eval.arguments import Count, ModelLike, Size, validated
+from lg_eval._arguments import Count, ModelLike, Size, validated
 from lg_eval.calibration._estimates import Bootstrap, case_table, none
 from lg_eval.calibration._models import AlphaAgreement, Level, Rating, Value
 from lg_eval.errors import InvalidOptionError
@@ -147,6 +147,3 @@ def _interval(units: list[list[Value]]) -> tuple[list[list[float]], Any]:
         return np.asarray(1 - (n - 1) * within / (2 * n * squares - 2 * total * total))
 
     return rows, alpha
-
-
-__all__ = ["krippendorff_alpha"]

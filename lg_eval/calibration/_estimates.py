@@ -60,6 +60,3 @@ def case_table(case_ids: Sequence[str], rows: Any, width: int) -> np.ndarray:
     if len(at):
         np.add.at(table, at, np.asarray(rows, dtype=float).reshape(len(at), width))
     return table
-
-
-__all__ = ["Bootstrap", "Statistic", "case_table", "none"]

@@ -104,15 +104,3 @@ class AlphaAgreement(_Result):
     units: int = Field(description="Cases (or turns) rated at least twice: the pairable ones.")
     values: int = Field(description="Ratings of those units.")
     alpha: Estimate
-
-
-__all__ = [
-    "AlphaAgreement",
-    "Estimate",
-    "LabeledPair",
-    "Level",
-    "Rating",
-    "Value",
-    "Verdict",
-    "VerdictAgreement",
-]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-from lg_eval.arguments import Count, ModelLike, Size, validated
+from lg_eval._arguments import Count, ModelLike, Size, validated
 from lg_eval.calibration._estimates import Bootstrap, case_table, none
 from lg_eval.calibration._models import Estimate, LabeledPair, Verdict, VerdictAgreement
 from lg_eval.errors import InvalidOptionError
@@ -196,6 +196,3 @@ def _estimates(
             lambda s: tp(s) / cols(s)[:, p], f"the judge never said {positive}"
         ),
     }
-
-
-__all__ = ["verdict_agreement"]

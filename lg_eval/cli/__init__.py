@@ -37,61 +37,61 @@ class Entry:
 
 COMMANDS: dict[str, Entry] = {
     "run": Entry(
-        "lg_eval.cli.run",
+        "lg_eval.cli._run",
         "run",
         "Run DATASET: every case on a fresh thread, scored, stored as it finishes.",
     ),
     "report": Entry(
-        "lg_eval.cli.runs",
+        "lg_eval.cli._runs",
         "report",
         "Render a stored run as a terminal summary, HTML, Markdown, JSON or JUnit XML.",
     ),
     "compare": Entry(
-        "lg_eval.cli.runs",
+        "lg_eval.cli._runs",
         "compare",
         "Compare RUN_B with RUN_A case by case, with paired tests over the repetitions; exit 1 "
         "on a regression (see --fail-on), or when a --min-judge-kappa judge is not trusted.",
     ),
-    "runs": Entry("lg_eval.cli.runs", "runs", "List the stored runs, newest first."),
+    "runs": Entry("lg_eval.cli._runs", "runs", "List the stored runs, newest first."),
     "extract": Entry(
-        "lg_eval.cli.threads",
+        "lg_eval.cli._threads",
         "extract",
         "Extract a checkpointed thread and print it turn by turn (or as JSON).",
     ),
     "sweep": Entry(
-        "lg_eval.cli.sweep",
+        "lg_eval.cli._sweep",
         "sweep",
         "Sweep the threads of a checkpointer or a LangGraph Server: list them by time and "
         "metadata, extract, score and store those that changed since the last sweep, and "
         "report like an experiment.",
     ),
     "replay": Entry(
-        "lg_eval.cli.replay",
+        "lg_eval.cli._replay",
         "replay",
         "Replay production threads with a new graph: fork each at a point, run the new graph "
         "from there with the answers its humans gave, and show what changed.",
     ),
     "view": Entry(
-        "lg_eval.cli.view",
+        "lg_eval.cli._view",
         "view",
         "Open a web viewer over the results store: runs and their trend, a run's evaluators, "
         "charts and cases (failing first, filters, search), each case's turns, trajectory "
         "against the reference and feedback, and two runs compared case by case.",
     ),
     "calibrate": Entry(
-        "lg_eval.cli.labels",
+        "lg_eval.cli._labels",
         "calibrate",
         "How far KEY's verdicts agree with people's labels: confusion, TPR/TNR, precision, "
         "Cohen's kappa and Krippendorff's alpha with intervals, and every disagreement.",
     ),
     "labels": Entry(
-        "lg_eval.cli.labels",
+        "lg_eval.cli._labels",
         "labels_app",
         "Keep people's labels in the results store: import them from files, harvest them "
         "from the decisions in checkpointed threads.",
     ),
     "dataset": Entry(
-        "lg_eval.cli.threads",
+        "lg_eval.cli._threads",
         "dataset_app",
         "Check dataset files and grow them from checkpointed threads.",
     ),

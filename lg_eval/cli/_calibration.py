@@ -55,6 +55,3 @@ def calibrated(report: Report, store: ResultStore) -> Report:
     from lg_eval.reports import with_calibration
 
     return with_calibration(report, store)
-
-
-__all__ = ["MinJudgeKappa", "calibrated", "judge_minimums", "judges_trusted"]

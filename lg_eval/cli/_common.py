@@ -32,11 +32,11 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from lg_eval._describe import safe_text
 from lg_eval._files import write_atomic
+from lg_eval._urls import new_folder
 from lg_eval._visible import visible
-from lg_eval.describe import safe_text
 from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
-from lg_eval.urls import new_folder
 
 T = TypeVar("T")
 
@@ -165,28 +165,3 @@ def quiet_warnings() -> None:
 def interactive() -> bool:
     """Whether stderr is a terminal (live progress) or a log (plain lines)."""
     return sys.stderr.isatty()
-
-
-__all__ = [
-    "CASES_ERRORED",
-    "EXIT_CODES",
-    "GATE_FAILED",
-    "INPUT_ERROR",
-    "INTERRUPTED",
-    "PASSED",
-    "RUN_IN_USE",
-    "WRITE_FAILED",
-    "announce_new_folders",
-    "done",
-    "exit_code",
-    "fail",
-    "input_errors",
-    "interactive",
-    "parse_pairs",
-    "quiet_warnings",
-    "readable_warnings",
-    "say",
-    "stderr",
-    "stdout",
-    "write_file",
-]

@@ -88,6 +88,3 @@ class Command(TyperCommand):
                 name = name if param.required else f"[{name}]"
                 pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
-
-
-__all__ = ["METAVARS", "Command", "metavar"]

@@ -25,8 +25,8 @@ from typing import Any
 
 import click
 
+from lg_eval._urls import redact_url
 from lg_eval.cli._common import INTERRUPTED, fail
-from lg_eval.urls import redact_url
 
 ARGV_KEY = "lg_eval.argv"
 """Where the root group keeps the arguments it was given (``click.Context.meta``)."""
@@ -136,6 +136,3 @@ def _terminate_as_interrupt() -> Any:
             raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, as_interrupt)
-
-
-__all__ = ["ARGV_KEY", "interruptible", "resume_command", "sigterm_as_ctrl_c", "stored_in"]

@@ -157,7 +157,7 @@ def time_bound(option: str, value: str | None) -> datetime | None:
     ISO 8601 (UTC when it names no zone); a bad value is a usage error naming the option."""
     if value is None:
         return None
-    from lg_eval.sweeps.listing import parse_time
+    from lg_eval.sweeps._listing import parse_time
 
     try:
         return parse_time(value)
@@ -194,33 +194,3 @@ def simulated_reviewer(
     from lg_eval.play import SimulatedReviewer
 
     return SimulatedReviewer(model, persona=persona, instructions=instructions)
-
-
-__all__ = [
-    "DEFAULT_EVALUATORS",
-    "DEFAULT_PERSONA",
-    "Evaluators",
-    "ExecutorName",
-    "HtmlReport",
-    "JsonReport",
-    "JudgeInFlight",
-    "JudgeRpm",
-    "JudgeTpm",
-    "Metadata",
-    "NoCache",
-    "Quiet",
-    "RayAddress",
-    "RedactPattern",
-    "ReviewerInstructions",
-    "ReviewerModel",
-    "ReviewerPersona",
-    "RunId",
-    "Since",
-    "Store",
-    "Until",
-    "evaluator_specs",
-    "judge_limits",
-    "metadata_filter",
-    "simulated_reviewer",
-    "time_bound",
-]

@@ -29,13 +29,13 @@ Update = Callable[[int, int | None, int, int], None]
 
 def build_executor(name: str, address: str | None) -> str | Executor:
     """``--executor`` as what ``run_experiment`` / ``sweep_threads`` take: ``"local"``, or a
-    :class:`~lg_eval.executors.ray.RayExecutor` object (so its throughput can be shown)."""
+    :class:`~lg_eval.executors._ray.RayExecutor` object (so its throughput can be shown)."""
     if name == "local":
         if address is not None:
             raise InvalidOptionError("--ray-address needs --executor ray.")
         return "local"
     if name == "ray":
-        from lg_eval.executors.ray import RayExecutor
+        from lg_eval.executors._ray import RayExecutor
 
         return RayExecutor(address=address)
     raise InvalidOptionError(f"--executor {name!r}: use local or ray.")
@@ -123,6 +123,3 @@ def _live(unit: str, throughput: Throughput | None) -> Iterator[Update]:
     finally:
         if started:
             live.stop()
-
-
-__all__ = ["Update", "build_executor", "progress_display", "throughput_of"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lg_eval._urls import DEFAULT_SQLITE_PATH, redact_url, sqlite_file
 from lg_eval.cli._common import fail
-from lg_eval.urls import DEFAULT_SQLITE_PATH, redact_url, sqlite_file
 
 DEFAULT_STORE_PATH = Path(".lg_eval") / "results.sqlite"
 """The results store a command uses without ``--store``."""
@@ -47,6 +47,3 @@ def existing_checkpointer(url: str | None, option: str = "--checkpointer") -> No
             f"{option} with the URL of the SQLite file (sqlite:///path) or Postgres server "
             "that holds the threads."
         )
-
-
-__all__ = ["DEFAULT_STORE_PATH", "existing_checkpointer", "existing_store"]

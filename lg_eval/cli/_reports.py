@@ -28,6 +28,3 @@ def write_reports(
     for name, path in (("json", json_file), ("html", html), ("md", md), ("junit", junit)):
         if path is not None:
             write_file(path, RENDERERS[name](report))
-
-
-__all__ = ["RENDERERS", "write_reports"]

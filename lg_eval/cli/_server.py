@@ -46,6 +46,3 @@ def server_connection(url: str, api_key: str | None, headers: list[str] | None) 
     """The connection for ``--server URL --api-key ... --header ...`` (call it inside
     :func:`~lg_eval.cli._common.input_errors`: a bad URL is an ``InvalidOptionError``)."""
     return ServerConnection(url, api_key=api_key, headers=parse_headers(headers or []))
-
-
-__all__ = ["ApiKey", "Header", "parse_headers", "server_connection"]

@@ -19,7 +19,7 @@ from lg_eval.cli._common import INTERRUPTED, fail, input_errors, say
 from lg_eval.cli._interrupt import sigterm_as_ctrl_c
 from lg_eval.errors import InvalidOptionError
 from lg_eval.sweeps import Alert, SweepOptions, Watch, WatchPass
-from lg_eval.sweeps.alerts import shown_hook
+from lg_eval.sweeps._alerts import shown_hook
 
 _ALERT = re.compile(r"^\s*(?:(?P<stat>pass_rate|mean):)?(?P<key>[^<\s]+)\s*<\s*(?P<below>\S+)\s*$")
 
@@ -116,6 +116,3 @@ def pass_lines(name: str, done: WatchPass) -> list[str]:
             f"{len(fired.failing)} new failing thread(s) {sent}"
         )
     return lines
-
-
-__all__ = ["alerts", "pass_lines", "watch"]

@@ -13,9 +13,9 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, Protocol
 
+from lg_eval._evaluator import Evaluator
+from lg_eval._feedback import FeedbackDict
 from lg_eval.errors import JudgeError
-from lg_eval.evaluator import Evaluator
-from lg_eval.feedback import FeedbackDict
 
 P = ParamSpec("P")
 Shape = Callable[[FeedbackDict], Any]

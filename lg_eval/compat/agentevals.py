@@ -23,7 +23,7 @@ from lg_eval.compat._common import (
     graph_trajectory_strict_match_async,
 )
 from lg_eval.compat._shape import bare, peer_factories
-from lg_eval.evaluators.tool_match import create_trajectory_match_evaluator as own_match
+from lg_eval.evaluators._tool_match import create_trajectory_match_evaluator as own_match
 from lg_eval.extract import (
     aextract_langgraph_trajectory_from_thread,
     extract_langgraph_trajectory_from_snapshots,

@@ -10,19 +10,19 @@ misses a pairing under partial argument rules (see docs/agentevals.md).
 
 from __future__ import annotations
 
+from lg_eval._evaluator import Evaluator
 from lg_eval.compat._common import (
     MATCH_DOC,
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
 from lg_eval.compat._shape import bare, peer_factories
-from lg_eval.evaluator import Evaluator
-from lg_eval.evaluators.tool_match import (
+from lg_eval.evaluators._tool_match import (
     ToolArgsMatchMode,
     ToolArgsMatchOverrides,
     TrajectoryMatchMode,
 )
-from lg_eval.evaluators.tool_match import create_trajectory_match_evaluator as own_match
+from lg_eval.evaluators._tool_match import create_trajectory_match_evaluator as own_match
 
 
 def _required_fields_match(

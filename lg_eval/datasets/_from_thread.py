@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lg_eval.arguments import validated
+from lg_eval._arguments import validated
+from lg_eval._inputs import counted_calls, final_answer, state_messages
+from lg_eval._trajectory import GraphTrajectory, ThreadTrajectory, Turn
 from lg_eval.datasets._models import Case, Expected, ToolCallExpectation
 from lg_eval.datasets._turns import (
     ContinueTurn,
@@ -22,8 +24,6 @@ from lg_eval.datasets._turns import (
     UpdateTurn,
 )
 from lg_eval.errors import DatasetError
-from lg_eval.inputs import counted_calls, final_answer, state_messages
-from lg_eval.trajectory import GraphTrajectory, ThreadTrajectory, Turn
 
 
 @validated
@@ -105,6 +105,3 @@ def _script_turn(thread: ThreadTrajectory, case_id: str, turn: Turn) -> Any:
                 "turn as a resume_fn instead."
             )
     return ResumeByNodeTurn(resume_by_node=dict(by_node))
-
-
-__all__ = ["case_from_thread"]

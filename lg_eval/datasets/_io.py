@@ -22,9 +22,9 @@ import yaml
 from pydantic import SkipValidation, ValidationError
 from pydantic_core import ErrorDetails
 
+from lg_eval._arguments import FilePath, Flag, validated
 from lg_eval._files import write_atomic
 from lg_eval._visible import data_escaped, has_data_escaped
-from lg_eval.arguments import FilePath, Flag, validated
 from lg_eval.datasets._limits import check_data, check_yaml_tree
 from lg_eval.datasets._models import Case, Dataset
 from lg_eval.errors import DatasetError
@@ -362,6 +362,3 @@ def dataset_hash(dataset: Dataset) -> str:
     document = dataset.model_dump(mode="json", by_alias=True)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-__all__ = ["dataset_from_dict", "dataset_hash", "dump_dataset", "field_path", "load_dataset"]

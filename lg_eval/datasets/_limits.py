@@ -168,6 +168,3 @@ def _check_text(where: str, text: str, line: int | None) -> str:
         f"(U+{ord(text[lone]):04X}), which is not valid Unicode text; write the character "
         "itself (in YAML, \\U0001F600 escapes a character beyond U+FFFF)."
     )
-
-
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "check_data", "check_yaml_tree"]

@@ -33,8 +33,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from lg_eval._trajectory import GraphTrajectory
 from lg_eval.datasets._turns import ResumeFnTurn, ScriptTurn
-from lg_eval.trajectory import GraphTrajectory
 
 CODE_REFERENCE = r"^[\w.]+:[\w.]+$"
 _CODE = re.compile(CODE_REFERENCE)
@@ -405,18 +405,3 @@ class Dataset(BaseModel):
         for case in self.cases:
             refs += [(f"case {case.id!r}, {where}", ref) for where, ref in case.code_references()]
         return refs
-
-
-__all__ = [
-    "MODEL_PROVIDERS",
-    "Case",
-    "Dataset",
-    "EvaluatorRef",
-    "Expected",
-    "InterruptRoute",
-    "OutputExpectation",
-    "OutputMatch",
-    "ToolCallExpectation",
-    "UserSimulation",
-    "UserStop",
-]

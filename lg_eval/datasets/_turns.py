@@ -177,17 +177,3 @@ ScriptTurn = Annotated[
     BeforeValidator(_check_turn),
 ]
 """Any scripted turn; validates a mapping into the model its one key names."""
-
-__all__ = [
-    "REVIEWER",
-    "TURN_KEYS",
-    "ContinueTurn",
-    "InputTurn",
-    "ResumeByNodeTurn",
-    "ResumeFnTurn",
-    "ResumeTurn",
-    "ScriptTurn",
-    "StateUpdate",
-    "TurnKind",
-    "UpdateTurn",
-]

@@ -5,7 +5,7 @@ Every factory here returns an :class:`lg_eval.Evaluator`: call it as
 dict ``{"key", "score", "comment", "metadata"}``, or ``await
 evaluator.aevaluate(...)`` for the same feedback with its I/O awaited. Each
 evaluator reads its own field from dict-shaped ``outputs`` and
-``reference_outputs`` (see :mod:`lg_eval.inputs`). Built-ins are also
+``reference_outputs`` (see :mod:`lg_eval._inputs`). Built-ins are also
 available by name (:func:`get_evaluator`, :func:`available_evaluators`).
 
 Families:
@@ -28,39 +28,39 @@ Families:
 * :func:`create_composite_evaluator`: a weighted mean of other evaluators.
 """
 
+from lg_eval._feedback import FeedbackDict, ScoreRange, verdict
 from lg_eval.evaluators import _catalog  # noqa: F401  (registers the built-ins)
-from lg_eval.evaluators._graph_view import GraphViewOptions
-from lg_eval.evaluators._tool_args import TOOL_ARGS_MATCH_MODES
-from lg_eval.evaluators.approval_policy import (
+from lg_eval.evaluators._approval_policy import (
     ApprovalPolicy,
     ArgBound,
     create_approval_policy_evaluator,
 )
-from lg_eval.evaluators.composite import create_composite_evaluator
-from lg_eval.evaluators.graph_match import (
+from lg_eval.evaluators._composite import create_composite_evaluator
+from lg_eval.evaluators._graph_match import (
     GRAPH_MATCH_MODES,
     create_graph_trajectory_match_evaluator,
     graph_trajectory_strict_match,
     graph_trajectory_strict_match_async,
 )
-from lg_eval.evaluators.graph_similarity import create_graph_trajectory_similarity_evaluator
-from lg_eval.evaluators.hitl import create_hitl_evaluator
-from lg_eval.evaluators.metrics_reasoning import (
+from lg_eval.evaluators._graph_similarity import create_graph_trajectory_similarity_evaluator
+from lg_eval.evaluators._graph_view import GraphViewOptions
+from lg_eval.evaluators._hitl import create_hitl_evaluator
+from lg_eval.evaluators._metrics_reasoning import (
     create_reasoning_coherence_evaluator,
     create_source_citation_evaluator,
     create_specialized_tool_evaluator,
 )
-from lg_eval.evaluators.metrics_run import (
+from lg_eval.evaluators._metrics_run import (
     create_call_budget_evaluator,
     create_redundancy_evaluator,
     create_step_efficiency_evaluator,
 )
-from lg_eval.evaluators.metrics_tools import (
+from lg_eval.evaluators._metrics_tools import (
     create_argument_precision_evaluator,
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
 )
-from lg_eval.evaluators.registry import (
+from lg_eval.evaluators._registry import (
     available_evaluators,
     get_evaluator,
     near_name,
@@ -69,7 +69,7 @@ from lg_eval.evaluators.registry import (
     register_evaluator,
     resolve_evaluator,
 )
-from lg_eval.evaluators.text import (
+from lg_eval.evaluators._text import (
     TEXT_METRICS,
     bleu,
     contains,
@@ -81,13 +81,14 @@ from lg_eval.evaluators.text import (
     token_overlap,
     word_error_rate,
 )
-from lg_eval.evaluators.text_json import create_json_schema_evaluator, json_valid
-from lg_eval.evaluators.tool_match import (
+from lg_eval.evaluators._text_json import create_json_schema_evaluator, json_valid
+from lg_eval.evaluators._tool_args import TOOL_ARGS_MATCH_MODES
+from lg_eval.evaluators._tool_match import (
     TRAJECTORY_MATCH_MODES,
     create_async_trajectory_match_evaluator,
     create_trajectory_match_evaluator,
 )
-from lg_eval.evaluators.tool_sequence import SEQUENCE_MODES, create_tool_sequence_evaluator
+from lg_eval.evaluators._tool_sequence import SEQUENCE_MODES, create_tool_sequence_evaluator
 
 __all__ = [
     "GRAPH_MATCH_MODES",
@@ -97,7 +98,9 @@ __all__ = [
     "TRAJECTORY_MATCH_MODES",
     "ApprovalPolicy",
     "ArgBound",
+    "FeedbackDict",
     "GraphViewOptions",
+    "ScoreRange",
     "available_evaluators",
     "bleu",
     "contains",
@@ -134,5 +137,6 @@ __all__ = [
     "resolve_evaluator",
     "rouge_l",
     "token_overlap",
+    "verdict",
     "word_error_rate",
 ]

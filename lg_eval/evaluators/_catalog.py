@@ -10,34 +10,34 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from lg_eval.evaluators.approval_policy import create_approval_policy_evaluator
-from lg_eval.evaluators.composite import create_composite_evaluator
-from lg_eval.evaluators.graph_match import (
+from lg_eval.evaluators._approval_policy import create_approval_policy_evaluator
+from lg_eval.evaluators._composite import create_composite_evaluator
+from lg_eval.evaluators._graph_match import (
     create_graph_trajectory_match_evaluator,
     graph_trajectory_strict_match,
 )
-from lg_eval.evaluators.graph_similarity import create_graph_trajectory_similarity_evaluator
-from lg_eval.evaluators.hitl import create_hitl_evaluator
-from lg_eval.evaluators.metrics_reasoning import (
+from lg_eval.evaluators._graph_similarity import create_graph_trajectory_similarity_evaluator
+from lg_eval.evaluators._hitl import create_hitl_evaluator
+from lg_eval.evaluators._metrics_reasoning import (
     create_reasoning_coherence_evaluator,
     create_source_citation_evaluator,
     create_specialized_tool_evaluator,
 )
-from lg_eval.evaluators.metrics_run import (
+from lg_eval.evaluators._metrics_run import (
     create_call_budget_evaluator,
     create_redundancy_evaluator,
     create_step_efficiency_evaluator,
 )
-from lg_eval.evaluators.metrics_tools import (
+from lg_eval.evaluators._metrics_tools import (
     create_argument_precision_evaluator,
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
 )
-from lg_eval.evaluators.registry import register_builtin
-from lg_eval.evaluators.text import TEXT_METRICS, create_keywords_evaluator, create_text_evaluator
-from lg_eval.evaluators.text_json import create_json_schema_evaluator, json_valid
-from lg_eval.evaluators.tool_match import create_trajectory_match_evaluator
-from lg_eval.evaluators.tool_sequence import create_tool_sequence_evaluator
+from lg_eval.evaluators._registry import register_builtin
+from lg_eval.evaluators._text import TEXT_METRICS, create_keywords_evaluator, create_text_evaluator
+from lg_eval.evaluators._text_json import create_json_schema_evaluator, json_valid
+from lg_eval.evaluators._tool_match import create_trajectory_match_evaluator
+from lg_eval.evaluators._tool_sequence import create_tool_sequence_evaluator
 
 BUILTINS: dict[str, Callable[..., Any]] = {
     # graph trajectories

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack, get_args
 
+from lg_eval._inputs import GraphSide, graph_arg
+from lg_eval._trajectory import INTERRUPT, RESUMED_MODES
 from lg_eval.errors import InvalidOptionError
-from lg_eval.inputs import GraphSide, graph_arg
-from lg_eval.trajectory import INTERRUPT, RESUMED_MODES
 
 Scope = Literal["turn", "thread"]
 SubgraphMode = Literal["keep", "drop", "strip"]
@@ -203,13 +203,3 @@ def _canonical(tokens: list[Token], sizes: list[int] | None, by_block: bool) -> 
             out.extend(block)
     out.extend(tokens[start:])
     return out
-
-
-__all__ = [
-    "SCOPES",
-    "SUBGRAPH_MODES",
-    "GraphView",
-    "GraphViewOptions",
-    "Scope",
-    "SubgraphMode",
-]

@@ -15,14 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lg_eval._feedback import Feedback
+from lg_eval._inputs import describe_call
 from lg_eval._reviews import Review, edits, reviews
 from lg_eval._tool_results import as_run, tool_results
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.evaluators._hitl_values import show
-from lg_eval.feedback import Feedback
-from lg_eval.inputs import describe_call
 from lg_eval.messages import iter_tool_calls, to_openai_messages
-from lg_eval.trajectory import ThreadTrajectory
 
 Decision = Literal["approve", "edit", "reject", "respond"]
 Decide = Callable[[Any], Decision | list[Decision | None] | None]
@@ -157,18 +157,3 @@ def call_decisions(review: Review, decide: Decide) -> list[Decision | None]:
     if isinstance(decided, list):
         return [*decided[: len(review.calls)], *[None] * (len(review.calls) - len(decided))]
     return [decided] * len(review.calls)
-
-
-__all__ = [
-    "APPROVALS",
-    "EDITS",
-    "REJECTIONS",
-    "RESPONSES",
-    "Decide",
-    "Decision",
-    "ReviewedCalls",
-    "call_decisions",
-    "check_calls",
-    "decision_of",
-    "reviewed_calls",
-]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lg_eval._feedback import Feedback
 from lg_eval.errors import TrajectoryFormatError
 from lg_eval.evaluators._hitl_sides import EXPECTED, Side
 from lg_eval.evaluators._hitl_values import FieldRule, difference, drop, show
-from lg_eval.feedback import Feedback
 
 
 @dataclass(frozen=True)
@@ -188,6 +188,3 @@ def _first(reasons: list[str], unit: str) -> str | None:
         return None
     more = f" ({len(reasons) - 1} more {unit}(s) differ.)" if len(reasons) > 1 else ""
     return reasons[0] + more
-
-
-__all__ = ["Options", "judge"]

@@ -7,7 +7,7 @@ value of a resume turn (``None`` for other turns), or, when one resume answered
 several interrupts, the list of their values in the order of the questions they
 answer. A :class:`~lg_eval.GraphTrajectory` (or its dict) carries the same as
 its optional ``interrupts`` and ``resumes``. The shapes are read by
-:func:`lg_eval.inputs.recorded_trajectory`.
+:func:`lg_eval._inputs.recorded_trajectory`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lg_eval._inputs import recorded_trajectory
+from lg_eval._trajectory import GraphTrajectory, InterruptRecord, ThreadTrajectory, Turn
 from lg_eval.errors import TrajectoryFormatError
-from lg_eval.inputs import recorded_trajectory
-from lg_eval.trajectory import GraphTrajectory, InterruptRecord, ThreadTrajectory, Turn
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,3 @@ def from_graph(trajectory: GraphTrajectory, argument: str) -> Side:
             "a turn that was not a resume)."
         )
     return Side(questions, answers)
-
-
-__all__ = ["EXPECTED", "Side", "answer", "from_thread", "in_path_order", "read"]

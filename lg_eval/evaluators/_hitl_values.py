@@ -152,16 +152,3 @@ def join(shown: str, key: Any) -> str:
 def show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= SHOWN else f"{text[: SHOWN - 3]}..."
-
-
-__all__ = [
-    "SHOWN",
-    "FieldMode",
-    "FieldRule",
-    "Mismatch",
-    "difference",
-    "drop",
-    "equal",
-    "field_tree",
-    "show",
-]

@@ -249,10 +249,3 @@ def _greedy_assignment(weights: Sequence[Sequence[float]]) -> list[int]:
             result[r] = c
             taken.add(c)
     return result
-
-
-__all__ = [
-    "max_weight_assignment",
-    "maximum_matching",
-    "pair_args",
-]

@@ -21,14 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lg_eval.arguments import is_finite_number
+from lg_eval._arguments import is_finite_number
+from lg_eval._feedback import Feedback
+from lg_eval._inputs import describe_call
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.evaluators._hitl_calls import Decide, ReviewedCalls, call_decisions, reviewed_calls
-from lg_eval.feedback import Feedback
-from lg_eval.inputs import describe_call
-from lg_eval.trajectory import ThreadTrajectory
 
 if TYPE_CHECKING:
-    from lg_eval.evaluators.approval_policy import ApprovalPolicy, ArgBound
+    from lg_eval.evaluators._approval_policy import ApprovalPolicy, ArgBound
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -76,7 +76,7 @@ class Violation:
 
 
 def check_policy(policy: ApprovalPolicy, thread: ThreadTrajectory, decide: Decide) -> Feedback:
-    """The policy's feedback on ``thread`` (see :mod:`lg_eval.evaluators.approval_policy`)."""
+    """The policy's feedback on ``thread`` (see :mod:`lg_eval.evaluators._approval_policy`)."""
     read = reviewed_calls(thread)
     if read is None:
         return Feedback(
@@ -343,6 +343,3 @@ def _tool_call_id(message: Any) -> str | None:
     else:
         found = getattr(message, "tool_call_id", None)
     return found if isinstance(found, str) else None
-
-
-__all__ = ["Decided", "Violation", "check_policy"]

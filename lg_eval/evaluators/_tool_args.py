@@ -163,18 +163,3 @@ def override_rule(where: str, override: object, *, required_fields: bool = False
         "a non-empty list of field paths such as ['city', 'filters.date'], "
         "or a callable (actual_args, reference_args) -> bool."
     )
-
-
-__all__ = [
-    "TOOL_ARGS_MATCH_MODES",
-    "Args",
-    "ArgsRule",
-    "RuleKind",
-    "ToolArgsMatchMode",
-    "ToolArgsMatchOverride",
-    "ToolArgsMatchOverrides",
-    "field_value",
-    "freeze",
-    "mode_rule",
-    "override_rule",
-]

@@ -35,6 +35,15 @@ from typing import Any, Literal, cast, get_args
 from rapidfuzz.distance import LCSseq
 from typing_extensions import TypeIs
 
+from lg_eval._feedback import Feedback
+from lg_eval._inputs import (
+    WILDCARD,
+    CallsCounted,
+    CountedCalls,
+    describe_call,
+    describe_list,
+    expected_calls_arg,
+)
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators._matching import pair_args
 from lg_eval.evaluators._tool_args import (
@@ -44,15 +53,6 @@ from lg_eval.evaluators._tool_args import (
     field_value,
     mode_rule,
     override_rule,
-)
-from lg_eval.feedback import Feedback
-from lg_eval.inputs import (
-    WILDCARD,
-    CallsCounted,
-    CountedCalls,
-    describe_call,
-    describe_list,
-    expected_calls_arg,
 )
 
 Call = Mapping[str, Any]
@@ -539,27 +539,3 @@ def _out_of_order(order: OrderVerdict, expected: Sequence[Call]) -> str | None:
         return None
     calls = describe_list([describe_call(expected[j]) for j in order.out_of_order])
     return f"{count(len(order.out_of_order), 'expected call')} out of order: {calls}."
-
-
-__all__ = [
-    "CALL_MATCH_MODES",
-    "EXACT",
-    "NAMES_ONLY",
-    "ArgsPolicy",
-    "Call",
-    "CallMatchMode",
-    "CallPairing",
-    "OrderVerdict",
-    "calls_comment",
-    "check_mode",
-    "count",
-    "counted_feedback",
-    "fixed_calls",
-    "is_wildcard",
-    "listed_call",
-    "max_pairs",
-    "order_pairs",
-    "pair_tool_calls",
-    "pairing_feedback",
-    "same_tool_groups",
-]

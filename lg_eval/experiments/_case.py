@@ -47,6 +47,9 @@ from pydantic_core import to_jsonable_python
 
 from lg_eval._daemons import DaemonPool
 from lg_eval._effects import Core, adrive, drive, sleep
+from lg_eval._feedback import describe_error
+from lg_eval._importing import import_reference
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.datasets import Case, Dataset
 from lg_eval.errors import InfrastructureError, InvalidOptionError
 from lg_eval.experiments._judges import CASE_STATS, CacheStats
@@ -61,12 +64,9 @@ from lg_eval.experiments._results import (
 )
 from lg_eval.experiments._score import CaseEvaluator, EvaluatorResolver, reference_of, score_thread
 from lg_eval.extract import ExtractionWarning, ambiguous_resumes
-from lg_eval.extract.thread import extraction
-from lg_eval.feedback import describe_error
-from lg_eval.importing import import_reference
+from lg_eval.extract._thread import extraction
 from lg_eval.play import Graph, PlayedCase, Reviewer, Saver, playing, resolve_target
 from lg_eval.server import as_server_target
-from lg_eval.trajectory import ThreadTrajectory
 
 INFRASTRUCTURE = frozenset({"OperationalError", "InterfaceError", "PoolTimeout"})
 """Exception class names (anywhere in the MRO) that mean the infrastructure failed."""

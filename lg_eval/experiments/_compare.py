@@ -16,7 +16,7 @@ report shows the same numbers.
 
 Scores count as numbers (a bool is 1.0 or 0.0); a missing score (``None``) is left
 out of means. Percentiles interpolate linearly between the closest ranks. The public
-functions validate their arguments where they are called (:func:`lg_eval.arguments.validated`);
+functions validate their arguments where they are called (:func:`lg_eval._arguments.validated`);
 the rest trust the results they are given.
 
 Paired tests: is a change more than the agent's own noise?
@@ -46,10 +46,10 @@ from typing import Annotated, Any, Literal, NamedTuple
 from annotated_types import Ge, Le
 from pydantic import Strict
 
-from lg_eval.arguments import FiniteFloat, kind, validated
+from lg_eval._arguments import FiniteFloat, kind, validated
+from lg_eval._feedback import ScoreValue, is_finite_number
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments._results import CaseChange, CaseResult, Comparison, ExperimentRun
-from lg_eval.feedback import ScoreValue, is_finite_number
 from lg_eval.stats import (
     ALPHA,
     PairedTest,

@@ -54,8 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from lg_eval._files import private_dirs
-from lg_eval.errors import InvalidOptionError, StoreError
-from lg_eval.urls import (
+from lg_eval._urls import (
     is_keyword_dsn,
     keyword_dsn_problem,
     malformed_url_problem,
@@ -63,6 +62,7 @@ from lg_eval.urls import (
     redact_url,
     scrub,
 )
+from lg_eval.errors import InvalidOptionError, StoreError
 
 CONNECT_TIMEOUT = 10
 """Seconds to wait for a Postgres server before the store gives up."""

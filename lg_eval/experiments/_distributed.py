@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from lg_eval._daemons import DaemonPool
+from lg_eval._offline import offline
+from lg_eval._urls import parse_checkpointer_url
 from lg_eval.datasets import Dataset, dataset_hash, load_dataset
 from lg_eval.errors import InvalidOptionError
 from lg_eval.executors import Executor, get_executor
@@ -38,9 +40,7 @@ from lg_eval.experiments._options import ExecutorOptions, RunOptions, check_eval
 from lg_eval.experiments._results import CaseResult, ExperimentRun
 from lg_eval.experiments._score import EvaluatorResolver
 from lg_eval.experiments._store import ResultStore, open_store
-from lg_eval.offline import offline
 from lg_eval.play import open_checkpointer
-from lg_eval.urls import parse_checkpointer_url
 
 Partition = Sequence[tuple[int, int]]
 """``(ordinal of the case in the dataset, repetition)`` pairs."""

@@ -16,7 +16,7 @@ outside the limiter (cache → limiter → model) so that hits spend no rate bud
 process they are :class:`LocalJudgeServices`. On Ray, where 20 workers must not send the
 provider 20 times what one process may, :class:`JudgeServices` starts two actors on the
 driver's node that every worker talks to through the handles it holds: the **limiter
-actor** holds one :class:`~lg_eval.judges.rate_limits.Budget` (the bookkeeping of the local
+actor** holds one :class:`~lg_eval.judges._rate_limits.Budget` (the bookkeeping of the local
 limiter: a worker asks it for a grant before each request and settles the grant with the
 reply's usage after) and the **cache actor** serves the driver's cache file. Sync judges
 block on ``ray.get``; async judges await the object refs. Ray is imported only when called
@@ -25,7 +25,7 @@ block on ``ray.get``; async judges await the object refs. Ray is imported only w
 **One cap on judge calls in flight.** A judge call holds one slot of one cap: the run's
 ``judge_limits.max_concurrent`` when it sets one (the limiter's, across the cluster on Ray),
 else the judges' own process-wide :class:`~lg_eval.judges.JudgeConcurrency`, which steps
-aside inside a limiter that caps the calls in flight (:func:`lg_eval.judges.rate_limits.holding`).
+aside inside a limiter that caps the calls in flight (:func:`lg_eval.judges._rate_limits.holding`).
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, mes
 
 from lg_eval._effects import Core, Effect, driven
 from lg_eval.errors import InvalidOptionError
-from lg_eval.executors.ray import import_ray
+from lg_eval.executors._ray import import_ray
 from lg_eval.experiments._database import sqlite_connection
 from lg_eval.judges import OutputSpec, RequestHook, use_hook
-from lg_eval.judges.rate_limits import Budget, Gate, RateLimiter, RateLimits, holding
+from lg_eval.judges._rate_limits import Budget, Gate, RateLimiter, RateLimits, holding
 
 T = TypeVar("T")
 
@@ -471,14 +471,14 @@ def judge_services(
     In this process (``executor`` None, or a :class:`~lg_eval.executors.LocalExecutor`):
     :class:`LocalJudgeServices` (a cache given as a path is opened here and closed at the
     end; a :class:`JudgeCache` object is the caller's). On a
-    :class:`~lg_eval.executors.ray.RayExecutor`: :class:`JudgeServices` (Ray started first;
+    :class:`~lg_eval.executors._ray.RayExecutor`: :class:`JudgeServices` (Ray started first;
     the actors killed at the end). ``None`` when there is nothing to share (no limits, no
     cache); another executor (its own processes) gets None too and each worker opens the
     cache file itself, and limits are refused there (they would hold per process only).
     ``budget``: a limiter the caller keeps across runs (in this process only).
     """
     from lg_eval.executors import LocalExecutor
-    from lg_eval.executors.ray import RayExecutor
+    from lg_eval.executors._ray import RayExecutor
 
     checked = None if limits is None else RateLimits.of(limits)
     if checked is None and cache is None and budget is None:

@@ -61,6 +61,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lg_eval._urls import parse_checkpointer_url, redact_url
 from lg_eval.datasets import Dataset, dataset_hash
 from lg_eval.errors import InvalidOptionError, LeaseLostError, RunInUseError, StoreError
 from lg_eval.experiments._options import Progress, RunOptions
@@ -72,7 +73,6 @@ from lg_eval.experiments._results import (
     scrub_secrets,
 )
 from lg_eval.experiments._store import Read, ResultStore
-from lg_eval.urls import parse_checkpointer_url, redact_url
 
 DEFAULT_CHECKPOINTER = parse_checkpointer_url(None).url
 """Where a run keeps its threads when given no checkpointer."""

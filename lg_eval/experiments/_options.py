@@ -3,7 +3,7 @@
 The options are one ``TypedDict``, :class:`RunOptions` (and :class:`ExecutorOptions`, the
 three that only the blocking :func:`~lg_eval.experiments.run_experiment` takes). Each item's
 type states its contract and its default (``Annotated[..., Field(default=...)]``); the entry
-points take the options as ``**options: Unpack[...]`` under :func:`lg_eval.arguments.validated`
+points take the options as ``**options: Unpack[...]`` under :func:`lg_eval._arguments.validated`
 (pydantic's ``validate_call``). So mypy checks a caller's keywords, and when the entry point
 is called pydantic checks every value and fills in the defaults: a bad option is one
 :class:`~lg_eval.errors.InvalidOptionError` naming it, before anything is opened. The body
@@ -31,7 +31,9 @@ from pydantic import ConfigDict, Field, PlainValidator, Strict, with_config
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
-from lg_eval.arguments import Count, FiniteFloat, Flag, Fraction, Seconds, kind
+from lg_eval._arguments import Count, FiniteFloat, Flag, Fraction, Seconds, kind
+from lg_eval._feedback import describe_error
+from lg_eval._importing import import_reference
 from lg_eval.datasets import Dataset, EvaluatorRef
 from lg_eval.errors import InvalidOptionError, LgEvalError
 from lg_eval.evaluators import available_evaluators, near_name
@@ -40,8 +42,6 @@ from lg_eval.experiments._judges import JudgeCache
 from lg_eval.experiments._results import RedactOption, make_redactor
 from lg_eval.experiments._score import EvaluatorResolver, reference_gap
 from lg_eval.experiments._store import ResultStore, is_store_url
-from lg_eval.feedback import describe_error
-from lg_eval.importing import import_reference
 from lg_eval.judges import RateLimits
 from lg_eval.play import Reviewer
 

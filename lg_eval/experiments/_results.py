@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from lg_eval._feedback import ScoreValue
 from lg_eval.errors import InvalidOptionError
-from lg_eval.feedback import ScoreValue
 from lg_eval.stats import PairedTest
 
 CaseStatus = Literal["passed", "failed", "error", "timeout"]
@@ -132,7 +132,7 @@ class CaseResult(_Model):
         default=None,
         description="The answer the thread ended with, as a case's expected.output is compared "
         "with it: the last assistant message without tool calls of the final state, else its "
-        "first answer key (lg_eval.inputs.final_answer); None: it gave none.",
+        "first answer key (lg_eval._inputs.final_answer); None: it gave none.",
     )
     expected_output: str | dict[str, Any] | None = Field(
         default=None,

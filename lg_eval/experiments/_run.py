@@ -45,10 +45,11 @@ from typing import Any, Unpack
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from lg_eval._arguments import validated
 from lg_eval._daemons import DaemonPool
 from lg_eval._effects import adrive, drive
 from lg_eval._heap import frozen_heap
-from lg_eval.arguments import validated
+from lg_eval._offline import offline
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.experiments._case import CaseContext, CasePlan, CaseTargets, plan_for, play_cases
 from lg_eval.experiments._judges import judge_cache_of, judge_services, services_record
@@ -62,7 +63,6 @@ from lg_eval.experiments._options import (
 from lg_eval.experiments._results import CaseResult, ExperimentRun
 from lg_eval.experiments._score import EvaluatorResolver
 from lg_eval.experiments._store import ResultStore, open_store
-from lg_eval.offline import offline
 from lg_eval.play import aopen_checkpointer, open_checkpointer
 
 

@@ -12,7 +12,7 @@ and verdicts.
   so graph, tool-call and text evaluators each find their field; :func:`turn_answers`:
   what the agent answered, turn by turn.
 * :func:`score_rows`: read feedback to :class:`ScoreRow` with its pass/fail verdict (a
-  score outside its range, :func:`lg_eval.feedback.check_score`, is the row's error).
+  score outside its range, :func:`lg_eval._feedback.check_score`, is the row's error).
 * :func:`score_thread`: a thread scored into a :class:`CaseResult`, an effect core: one
   extracted thread, its evaluators and reference in; its rows, tool calls, usage and
   status written into the result. The runner, sweeps and replay score through it, and it
@@ -53,9 +53,13 @@ from langchain_core.messages import AIMessage
 from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core
+from lg_eval._evaluator import Evaluator, make_evaluator
+from lg_eval._feedback import Feedback
+from lg_eval._inputs import final_answer
+from lg_eval._trajectory import ThreadTrajectory
+from lg_eval._verdicts import case_verdict, verdict
 from lg_eval.datasets import Case, Dataset, EvaluatorRef, Expected
 from lg_eval.errors import LgEvalError
-from lg_eval.evaluator import Evaluator, make_evaluator
 from lg_eval.evaluators import (
     TEXT_METRICS,
     create_keywords_evaluator,
@@ -64,15 +68,11 @@ from lg_eval.evaluators import (
     graph_trajectory_strict_match,
     resolve_evaluator,
 )
-from lg_eval.evaluators.registry import is_builtin
+from lg_eval.evaluators._registry import is_builtin
 from lg_eval.experiments._results import CaseResult, CaseStatus, ScoreRow
-from lg_eval.feedback import Feedback
-from lg_eval.inputs import final_answer
 from lg_eval.judges import Usage
 from lg_eval.messages import CallOutcome, call_outcomes
 from lg_eval.scoring import EvaluatorCall, Scored, call_evaluators, read_outcome
-from lg_eval.trajectory import ThreadTrajectory
-from lg_eval.verdicts import case_verdict, verdict
 
 DEFAULT_THRESHOLD = 1.0
 
@@ -317,7 +317,7 @@ def _answer(thread: ThreadTrajectory, messages: list[Any] | None) -> str | None:
 
 def turn_answers(thread: ThreadTrajectory) -> list[str | None]:
     """What the agent answered, per turn of ``thread``: the final answer
-    (:func:`lg_eval.inputs.final_answer`) of a completed turn's flat result (its last
+    (:func:`lg_eval._inputs.final_answer`) of a completed turn's flat result (its last
     message, or its state values when they hold no messages), read without decoding the
     turn's state; None for a turn that paused or raised (it asked or failed instead), or
     whose last message is no assistant answer."""
@@ -351,7 +351,7 @@ def score_thread(
     """Score ``thread`` with ``evaluators`` into ``result`` (returned): its trajectory,
     tool calls, the agent's answers (the final one, :attr:`CaseResult.output`, and one per
     turn, :func:`turn_answers`), one row per feedback (an evaluator that raised is an error
-    row, named by :func:`lg_eval.feedback.describe_error`), tokens, cost, model calls and
+    row, named by :func:`lg_eval._feedback.describe_error`), tokens, cost, model calls and
     status.
 
     Each evaluator is handed ``outputs`` (:func:`case_outputs`), ``reference`` (or its

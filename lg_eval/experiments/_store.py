@@ -37,14 +37,14 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from lg_eval._arguments import kind, validated
+from lg_eval._urls import redact_url
 from lg_eval._visible import visible
-from lg_eval.arguments import kind, validated
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._compare import CaseCounts, Latencies
 from lg_eval.experiments._database import connect, driver_errors, prepare
 from lg_eval.experiments._results import CaseResult, ExperimentRun, RunInfo, ScoreRow
 from lg_eval.stats import RateMoments
-from lg_eval.urls import redact_url
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
 

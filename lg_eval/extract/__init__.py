@@ -11,18 +11,24 @@ shape; :func:`to_agentevals` converts an extracted trajectory to it.
 at once (a runner that sent that one resume itself knows there is no ambiguity).
 """
 
-from lg_eval.extract._turns import ambiguous_resumes
-from lg_eval.extract.agentevals_compat import (
+from lg_eval._display import print_trajectory, trajectory_text
+from lg_eval._trajectory import InterruptRecord, StateEdit, Superstep, TaskRun
+from lg_eval.extract._agentevals_compat import (
     aextract_langgraph_trajectory_from_thread,
     extract_langgraph_trajectory_from_snapshots,
     extract_langgraph_trajectory_from_thread,
     to_agentevals,
 )
-from lg_eval.extract.batch import aextract_threads, extract_threads
-from lg_eval.extract.thread import ExtractionWarning, aextract_thread, extract_thread
+from lg_eval.extract._batch import aextract_threads, extract_threads
+from lg_eval.extract._thread import ExtractionWarning, aextract_thread, extract_thread
+from lg_eval.extract._turns import ambiguous_resumes
 
 __all__ = [
     "ExtractionWarning",
+    "InterruptRecord",
+    "StateEdit",
+    "Superstep",
+    "TaskRun",
     "aextract_langgraph_trajectory_from_thread",
     "aextract_thread",
     "aextract_threads",
@@ -31,5 +37,7 @@ __all__ = [
     "extract_langgraph_trajectory_from_thread",
     "extract_thread",
     "extract_threads",
+    "print_trajectory",
     "to_agentevals",
+    "trajectory_text",
 ]

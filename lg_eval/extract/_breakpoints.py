@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lg_eval.extract._index import CheckpointIndex
 from lg_eval.extract._plans import Plan
-from lg_eval.extract.records import CheckpointRecord
+from lg_eval.extract._records import CheckpointRecord
 
 
 def stopped_before_running(
@@ -48,10 +48,3 @@ def limit_error(plans: list[Plan]) -> str:
         "GraphRecursionError('Recursion limit reached without hitting a stop condition: the "
         f"run stopped before running {names}, where no static breakpoint is compiled.')"
     )
-
-
-__all__ = [
-    "breakpoint_explains",
-    "limit_error",
-    "stopped_before_running",
-]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
-from lg_eval.extract.records import (
+from lg_eval.extract._records import (
     ROOT_NS,
     CheckpointRecord,
     TaskRecord,
@@ -78,8 +78,3 @@ class CheckpointIndex:
                     found.sort(key=lambda pair: pair[0])
                 return [lineage for _, lineage in found]
         return []
-
-
-__all__ = [
-    "CheckpointIndex",
-]

@@ -7,15 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from lg_eval._trajectory import StateEdit, Superstep, TurnKind, TurnStatus
 from lg_eval.extract._index import CheckpointIndex
-from lg_eval.extract.records import (
+from lg_eval.extract._records import (
     CheckpointRecord,
     TaskRecord,
     namespace_owner,
     parent_namespace,
     task_namespace,
 )
-from lg_eval.trajectory import StateEdit, Superstep, TurnKind, TurnStatus
 
 Outcome = Literal["paused", "error", "done"]
 
@@ -257,18 +257,3 @@ def shift_plan(plan: Plan, offset: int) -> None:
     plan.start += offset
     for call in plan.calls:
         call.start += offset
-
-
-__all__ = [
-    "ARRIVING_SOURCES",
-    "Outcome",
-    "Plan",
-    "Segment",
-    "entrypoint_plan",
-    "interrupt_id",
-    "leaf_plan",
-    "merge_executions",
-    "own_namespace",
-    "pending_before",
-    "shift_plan",
-]

@@ -3,9 +3,9 @@ answers placed, and how the visit ends its segment."""
 
 from __future__ import annotations
 
+from lg_eval._trajectory import InterruptRecord, Superstep, TaskRun, walk_tasks
 from lg_eval.extract._plans import Plan, Segment, interrupt_id, own_namespace
-from lg_eval.extract.records import CheckpointRecord, TaskRecord
-from lg_eval.trajectory import InterruptRecord, Superstep, TaskRun, walk_tasks
+from lg_eval.extract._records import CheckpointRecord, TaskRecord
 
 
 def runs_at(plans: list[Plan], visit: int, prefix: str, ckpt: CheckpointRecord) -> list[TaskRun]:
@@ -95,11 +95,3 @@ def halted(runs: list[TaskRun]) -> bool:
 
 def _errored(run: TaskRun) -> bool:
     return run.error is not None or any(_errored(t) for s in run.subgraph for t in s.tasks)
-
-
-__all__ = [
-    "close_segment",
-    "halted",
-    "has_answer",
-    "runs_at",
-]

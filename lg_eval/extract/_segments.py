@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from lg_eval._trajectory import StateEdit, Superstep, TurnKind
 from lg_eval.extract._breakpoints import breakpoint_explains, limit_error, stopped_before_running
 from lg_eval.extract._index import CheckpointIndex
 from lg_eval.extract._plans import (
@@ -18,10 +19,9 @@ from lg_eval.extract._plans import (
     pending_before,
     shift_plan,
 )
+from lg_eval.extract._records import CheckpointRecord, TaskRecord
 from lg_eval.extract._runs import close_segment, halted, has_answer, runs_at
 from lg_eval.extract._updates import update_of, update_writers
-from lg_eval.extract.records import CheckpointRecord, TaskRecord
-from lg_eval.trajectory import StateEdit, Superstep, TurnKind
 
 
 def lineage_segments(
@@ -197,8 +197,3 @@ def _plan_tasks(
                 plan.carried = (pending_before(ckpt, task.name, index), plan.carried[1])
             plans.append(plan)
     return plans
-
-
-__all__ = [
-    "lineage_segments",
-]

@@ -20,7 +20,7 @@ from types import FunctionType, MethodType, ModuleType
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from lg_eval.extract.records import NS_SEP, recast
+from lg_eval.extract._records import NS_SEP, recast
 
 AGENT = "lc_agent_name"
 """The metadata key under which ``create_agent`` records the agent a checkpoint belongs to."""
@@ -134,12 +134,3 @@ def _referenced(function: FunctionType) -> list[Any]:
         return []
     values = [*names.nonlocals.values(), *names.globals.values()]
     return [v for v in values if not isinstance(v, ModuleType | type)]
-
-
-__all__ = [
-    "AGENT",
-    "declared_subgraph",
-    "invoked_graphs",
-    "namespace_graph",
-    "snapshot_source",
-]

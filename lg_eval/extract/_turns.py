@@ -1,4 +1,4 @@
-"""Top-level segments as :class:`~lg_eval.trajectory.Turn` models: answers keyed by
+"""Top-level segments as :class:`~lg_eval._trajectory.Turn` models: answers keyed by
 interrupt id and by node, results decoded lazily, and the ambiguous-resume warning."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lg_eval._trajectory import TaskRun, Turn, walk_tasks
 from lg_eval.extract._plans import Segment
-from lg_eval.extract.records import CheckpointRecord
-from lg_eval.extract.results import turn_result
-from lg_eval.trajectory import TaskRun, Turn, walk_tasks
+from lg_eval.extract._records import CheckpointRecord
+from lg_eval.extract._results import turn_result
 
 
 def make_turn(index: int, segment: Segment) -> Turn:
@@ -99,9 +99,3 @@ def _once(load: Callable[[], Any]) -> Callable[[], Any]:
         return cache[0]
 
     return once
-
-
-__all__ = [
-    "ambiguous_resumes",
-    "make_turn",
-]

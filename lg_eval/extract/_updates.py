@@ -7,7 +7,7 @@ from typing import Any
 
 from lg_eval.extract._index import CheckpointIndex
 from lg_eval.extract._plans import ARRIVING_SOURCES
-from lg_eval.extract.records import CheckpointRecord, TaskRecord, is_state_channel
+from lg_eval.extract._records import CheckpointRecord, TaskRecord, is_state_channel
 
 
 def update_writers(
@@ -33,9 +33,3 @@ def update_of(ckpt: CheckpointRecord, writers: list[TaskRecord]) -> tuple[str | 
     values = {ch: v for t in writers for ch, v in t.writes if is_state_channel(ch)}
     values.update(ckpt.update_writes or {})
     return (names.pop() if len(names) == 1 else None), values or None
-
-
-__all__ = [
-    "update_of",
-    "update_writers",
-]

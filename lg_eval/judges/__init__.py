@@ -22,45 +22,45 @@ a prompt budget) and never raise when the model fails: the result then has
 ``score=None`` and ``metadata["error"]``.
 """
 
-from lg_eval.evaluators.registry import register_evaluator
+from lg_eval.evaluators._registry import register_evaluator
 from lg_eval.judges._ask import StructuredAnswer, structured_answer
-from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
-from lg_eval.judges._model import DEFAULT_MODEL, MODEL_ENV, REQUEST_HOOK, RequestHook, use_hook
-from lg_eval.judges._options import JudgeOptions
-from lg_eval.judges._retry import RetryPolicy, is_transient
-from lg_eval.judges._schema import OutputSpec
-from lg_eval.judges._text import escape
-from lg_eval.judges._usage import Usage
-from lg_eval.judges.consensus import REDUCERS
-from lg_eval.judges.conversation import (
+from lg_eval.judges._consensus import REDUCERS
+from lg_eval.judges._conversation import (
     create_goal_completion_judge,
     create_knowledge_retention_judge,
     create_user_frustration_judge,
 )
-from lg_eval.judges.graph import (
+from lg_eval.judges._graph import (
     create_async_graph_trajectory_llm_as_judge,
     create_graph_trajectory_llm_as_judge,
 )
-from lg_eval.judges.pairwise import (
+from lg_eval.judges._limits import JudgeConcurrency, set_judge_concurrency
+from lg_eval.judges._model import DEFAULT_MODEL, MODEL_ENV, REQUEST_HOOK, RequestHook, use_hook
+from lg_eval.judges._options import JudgeOptions
+from lg_eval.judges._pairwise import (
     create_pairwise_trajectory_judge,
 )
-from lg_eval.judges.prompts import (
+from lg_eval.judges._prompts import (
     GRAPH_TRAJECTORY_ACCURACY_PROMPT,
     PAIRWISE_TRAJECTORY_PROMPT,
     RUBRIC_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT,
     TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
 )
-from lg_eval.judges.rate_limits import LimiterStats, RateLimiter, RateLimits
-from lg_eval.judges.rubric import (
+from lg_eval.judges._rate_limits import LimiterStats, RateLimiter, RateLimits
+from lg_eval.judges._retry import RetryPolicy, is_transient
+from lg_eval.judges._rubric import (
     DEFAULT_RUBRIC,
     RubricDimension,
     create_rubric_judge,
 )
-from lg_eval.judges.trajectory import (
+from lg_eval.judges._schema import OutputSpec
+from lg_eval.judges._text import escape
+from lg_eval.judges._trajectory import (
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
+from lg_eval.judges._usage import Usage
 
 # REQUEST_HOOK, OutputSpec and Usage are the extension points for what wraps model calls
 # (lg_eval.experiments' judge cache, the RateLimiter): the hook sees each request, its answer

@@ -66,6 +66,3 @@ def structured_answer(
         error = (outcome.error or {}).get("message", "no usable answer")
         return StructuredAnswer(None, error, outcome.usage, latency)
     return StructuredAnswer(dict(outcome.judgment.fields), None, outcome.usage, latency)
-
-
-__all__ = ["StructuredAnswer", "structured_answer"]

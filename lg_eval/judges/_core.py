@@ -16,11 +16,12 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from lg_eval._describe import describe_error
 from lg_eval._effects import Core, Effect, adrive, drive, sleep
-from lg_eval.describe import describe_error
+from lg_eval._feedback import Feedback
 from lg_eval.errors import LgEvalError
-from lg_eval.feedback import Feedback
-from lg_eval.judges import prompts
+from lg_eval.judges import _prompts as prompts
+from lg_eval.judges._consensus import DEFAULT_THRESHOLD, combine
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
 from lg_eval.judges._model import JudgeClient, model_request
 from lg_eval.judges._prompting import Prompt, build_messages
@@ -36,7 +37,6 @@ from lg_eval.judges._schema import (
 )
 from lg_eval.judges._text import PromptText, Rendered
 from lg_eval.judges._usage import Usage
-from lg_eval.judges.consensus import DEFAULT_THRESHOLD, combine
 
 T = TypeVar("T")
 DEFAULT_MAX_CHARS = 32_000
@@ -322,13 +322,3 @@ def summaries(rendered: Mapping[str, Rendered | None]) -> dict[str, Any]:
     """Metadata stating which rendered trajectories were summarized, and how."""
     done = {name: r.summary for name, r in rendered.items() if r is not None and r.summary}
     return {"summarized": done} if done else {}
-
-
-__all__ = [
-    "Judge",
-    "Outcome",
-    "Request",
-    "failed",
-    "gather",
-    "summaries",
-]

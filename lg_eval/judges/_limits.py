@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
 
+from lg_eval._arguments import Count, validated
 from lg_eval._daemons import run_in_daemon
-from lg_eval.arguments import Count, validated
 from lg_eval.errors import InvalidOptionError
 
 T = TypeVar("T")
@@ -168,14 +168,3 @@ async def limited(
         raise _timed_out(timeout) from None
     finally:
         semaphore.release()
-
-
-__all__ = [
-    "CONCURRENCY_ENV",
-    "DEFAULT_CONCURRENCY",
-    "JudgeConcurrency",
-    "blocking",
-    "limited",
-    "limiter_caps",
-    "set_judge_concurrency",
-]

@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableLambda
 from lg_eval._daemons import athread
 from lg_eval._effects import Effect
 from lg_eval.errors import InvalidOptionError
-from lg_eval.judges import prompts
+from lg_eval.judges import _prompts as prompts
 from lg_eval.judges._limits import JudgeConcurrency, blocking, limited
 from lg_eval.judges._schema import OutputSpec
 
@@ -271,18 +271,3 @@ def _from_openai(response: Any) -> AIMessage:
         },
         response_metadata={"token_usage": raw_usage},
     )
-
-
-__all__ = [
-    "DEFAULT_MODEL",
-    "MODEL_ENV",
-    "REQUEST_HOOK",
-    "ChatModelClient",
-    "JudgeClient",
-    "OpenAIClient",
-    "RequestHook",
-    "StructuredOutput",
-    "compose",
-    "model_request",
-    "use_hook",
-]

@@ -9,7 +9,7 @@ from annotated_types import Ge, MinLen
 from pydantic import BaseModel, SkipValidation, Strict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
-from lg_eval.arguments import (
+from lg_eval._arguments import (
     BOUNDARY,
     Count,
     Delay,
@@ -20,6 +20,7 @@ from lg_eval.arguments import (
     invalid_option,
 )
 from lg_eval.errors import InvalidOptionError
+from lg_eval.judges._consensus import DEFAULT_THRESHOLD, Reducer
 from lg_eval.judges._core import DEFAULT_MAX_CHARS, Judge
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY, JudgeConcurrency
 from lg_eval.judges._model import StructuredOutput
@@ -27,7 +28,6 @@ from lg_eval.judges._prompting import Prompt, examples_block
 from lg_eval.judges._provider import resolve_client
 from lg_eval.judges._retry import RetryPolicy
 from lg_eval.judges._schema import OutputSpec, custom_spec, score_spec
-from lg_eval.judges.consensus import DEFAULT_THRESHOLD, Reducer
 
 
 @with_config(BOUNDARY)
@@ -155,12 +155,3 @@ def prompt_judge(prompt: Prompt | None, options: Mapping[str, Any]) -> Judge:
             )
         options = {**options, "output_schema": schema}
     return build_judge(options)
-
-
-__all__ = [
-    "OPTIONS",
-    "SCORE_OPTIONS",
-    "JudgeOptions",
-    "build_judge",
-    "prompt_judge",
-]

@@ -10,9 +10,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import convert_to_messages
 from langchain_core.runnables import Runnable
 
+from lg_eval._inputs import any_trajectory
 from lg_eval.errors import InvalidOptionError
-from lg_eval.inputs import any_trajectory
-from lg_eval.judges import prompts
+from lg_eval.judges import _prompts as prompts
 from lg_eval.judges._render import render_trajectory
 from lg_eval.judges._text import FULL, PromptText, Tally, escape, render_value
 
@@ -122,10 +122,3 @@ def _example_text(key: str, value: Any) -> str:
     if key in ("outputs", "reference_outputs"):
         return render_trajectory(any_trajectory(value, argument=key), FULL, Tally())
     return render_value(value)
-
-
-__all__ = [
-    "Prompt",
-    "build_messages",
-    "examples_block",
-]

@@ -135,10 +135,3 @@ def resolve_client(
         f"judge is a {type(judge).__name__}; pass a LangChain chat model, an OpenAI client "
         "(with model=), or leave it out and pass model='provider:model'."
     )
-
-
-__all__ = [
-    "OPENAI_PROVIDERS",
-    "LazyClient",
-    "resolve_client",
-]

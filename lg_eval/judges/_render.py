@@ -17,6 +17,15 @@ import json
 from collections.abc import Hashable
 from typing import Any
 
+from lg_eval._trajectory import (
+    INTERRUPT,
+    GraphTrajectory,
+    InterruptRecord,
+    Superstep,
+    TaskRun,
+    ThreadTrajectory,
+    Turn,
+)
 from lg_eval.judges._text import (
     Compression,
     Rendered,
@@ -30,15 +39,6 @@ from lg_eval.judges._text import (
     with_elision,
 )
 from lg_eval.messages import message_text
-from lg_eval.trajectory import (
-    INTERRUPT,
-    GraphTrajectory,
-    InterruptRecord,
-    Superstep,
-    TaskRun,
-    ThreadTrajectory,
-    Turn,
-)
 
 # --- graph trajectories -------------------------------------------------------------------
 
@@ -272,11 +272,3 @@ def render_trajectory(value: Any, level: Compression, tally: Tally) -> str:
 def render_fitted(value: Any, budget: int | None) -> Rendered:
     """A coerced trajectory (or any value) as text within ``budget`` characters."""
     return fit(lambda level, tally: render_trajectory(value, level, tally), budget)
-
-
-__all__ = [
-    "render_fitted",
-    "render_graph",
-    "render_messages",
-    "render_trajectory",
-]

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from langchain_core.exceptions import ModelError, ModelTimeoutError
 from pydantic.dataclasses import dataclass
 
+from lg_eval._arguments import BOUNDARY, Delay, Seconds, Size, validated
 from lg_eval._retry_after import asked_wait
-from lg_eval.arguments import BOUNDARY, Delay, Seconds, Size, validated
 
 _TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 _TRANSIENT_NAMES = {
@@ -98,12 +98,3 @@ class RetryPolicy:
         wait = cap / 2 + random.uniform(0, cap / 2)
         hint = retry_after(exc)
         return float(max(wait, min(hint, RETRY_AFTER_MAX))) if hint else float(wait)
-
-
-__all__ = [
-    "RETRY_AFTER_MAX",
-    "RetryPolicy",
-    "is_timeout",
-    "is_transient",
-    "retry_after",
-]

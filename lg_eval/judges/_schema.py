@@ -17,9 +17,9 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ValidationError
 
+from lg_eval._feedback import ScoreValue, is_finite_number
 from lg_eval.errors import InvalidOptionError
-from lg_eval.feedback import ScoreValue, is_finite_number
-from lg_eval.judges import prompts
+from lg_eval.judges import _prompts as prompts
 from lg_eval.messages import message_text
 
 JUDGMENT_TOOL = "record_judgment"
@@ -308,22 +308,3 @@ def describe_reply(reply: AIMessage, limit: int = 2000) -> str:
     else:
         text = message_text({"content": reply.content}) or "(an empty reply)"
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-__all__ = [
-    "JUDGMENT_TOOL",
-    "Judgment",
-    "MalformedOutput",
-    "OutputSpec",
-    "check",
-    "custom_spec",
-    "declared_range",
-    "describe_reply",
-    "json_object_in",
-    "object_schema",
-    "reasoning_property",
-    "require",
-    "score_problem",
-    "score_spec",
-    "tool_arguments",
-]

@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import convert_to_openai_messages
 from pydantic import BaseModel
 
-from lg_eval.judges.prompts import SUMMARY_NOTE
+from lg_eval.judges._prompts import SUMMARY_NOTE
 
 T = TypeVar("T")
 MAX_PERIOD = 4  # longest repeated block of steps or messages that is collapsed
@@ -243,23 +243,3 @@ def with_elision(
 def section(tag: str, body: str) -> str:
     """``body`` between ``<tag>`` and ``</tag>`` lines."""
     return f"<{tag}>\n{body}\n</{tag}>"
-
-
-__all__ = [
-    "FULL",
-    "Compression",
-    "PromptText",
-    "Rendered",
-    "Renderer",
-    "Tally",
-    "collapse_runs",
-    "cut",
-    "cut_text",
-    "elide",
-    "escape",
-    "fit",
-    "render_value",
-    "runs",
-    "section",
-    "with_elision",
-]

@@ -63,8 +63,3 @@ def _reported_cost(reply: AIMessage) -> float | None:
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             return float(cost)
     return None
-
-
-__all__ = [
-    "Usage",
-]

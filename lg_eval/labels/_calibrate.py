@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lg_eval.arguments import Fraction, validated
+from lg_eval._arguments import Fraction, validated
+from lg_eval._feedback import ScoreValue
 from lg_eval.calibration import (
     AlphaAgreement,
     Rating,
@@ -23,7 +24,6 @@ from lg_eval.calibration import (
     verdict_agreement,
 )
 from lg_eval.experiments import ResultStore
-from lg_eval.feedback import ScoreValue
 from lg_eval.labels._models import Split
 from lg_eval.labels._pairs import PairedLabel, paired_labels
 from lg_eval.labels._split import EXAMPLES_FRACTION
@@ -172,6 +172,3 @@ def _disagreement(paired: PairedLabel) -> Disagreement:
         labelers=list(paired.labelers),
         sources=list(paired.sources),
     )
-
-
-__all__ = ["Calibration", "Disagreement", "calibrate"]

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 from annotated_types import Le
 from pydantic import BaseModel, ConfigDict, Field
 
-from lg_eval.arguments import Count, Fraction, validated
+from lg_eval._arguments import Count, Fraction, validated
 from lg_eval.experiments import CaseResult, ResultStore
 from lg_eval.labels._pairs import PairedLabel, paired_labels
 from lg_eval.labels._split import EXAMPLES_FRACTION, case_hash
@@ -167,6 +167,3 @@ def _cut(value: Any) -> Any:
     if len(text) <= MAX_TEXT:
         return value
     return text[: MAX_TEXT - 1] + "…"
-
-
-__all__ = ["MAX_EXAMPLES", "MAX_TEXT", "MAX_TURNS", "Corrections", "correction_examples"]

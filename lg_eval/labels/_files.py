@@ -93,6 +93,3 @@ def _label(source: Path, line: int, fields: dict[str, Any]) -> Label:
             f"{source}:{line}: {where}={shown}: {error['msg']} (fields: "
             f"{', '.join(Label.model_fields)})."
         ) from None
-
-
-__all__ = ["MAX_LINE", "read_label_file"]

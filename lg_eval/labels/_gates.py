@@ -46,6 +46,3 @@ def judge_gate_problems(
                 f"--min-judge-kappa {key}={minimum:g}."
             )
     return found, problems
-
-
-__all__ = ["judge_gate_problems"]

@@ -14,7 +14,7 @@ Two kinds of answer in a thread are a person's label:
 The questions are paired with the calls they asked about by :func:`lg_eval._reviews.reviews`,
 the one reading of who decided what. A thread is read from any checkpointer
 (:func:`harvest_labels`) or from a LangGraph Server (:func:`harvest_server_labels`); both
-give the same :class:`~lg_eval.trajectory.ThreadTrajectory`, and :func:`labels_from_thread`
+give the same :class:`~lg_eval._trajectory.ThreadTrajectory`, and :func:`labels_from_thread`
 reads it.
 """
 
@@ -29,15 +29,15 @@ from pydantic import ValidationError
 
 from lg_eval._reviews import Review, reviews
 from lg_eval._tool_results import tool_results
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.extract import extract_thread
 from lg_eval.labels._models import Label
 from lg_eval.messages import call_outcomes, iter_tool_calls, to_openai_messages
-from lg_eval.nodes.evaluation_graph import REVIEW_QUESTION
-from lg_eval.nodes.evaluation_state import ReviewDecision
+from lg_eval.nodes._evaluation_graph import REVIEW_QUESTION
+from lg_eval.nodes._evaluation_state import ReviewDecision
 from lg_eval.play import open_checkpointer, resolve_target, thread_config
 from lg_eval.server import ServerConnection, extract_server_thread, list_server_threads
-from lg_eval.trajectory import ThreadTrajectory
 
 ACTION_KEY = "approved_actions"
 """The key of an interrupt decision's label: should this action happen (as proposed)."""
@@ -251,13 +251,3 @@ def harvest_server_labels(
         thread = extract_server_thread(connection, thread_id, graph=graph)
         labels.extend(labels_from_thread(thread, key=key, review_key=review_key, labeler=labeler))
     return labels
-
-
-__all__ = [
-    "ACTION_KEY",
-    "REVIEWER",
-    "REVIEW_KEY",
-    "harvest_labels",
-    "harvest_server_labels",
-    "labels_from_thread",
-]

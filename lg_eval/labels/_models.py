@@ -89,6 +89,3 @@ class Label(BaseModel):
     def whole(self) -> bool:
         """Whether the label is about the whole case (no turn, no item)."""
         return self.turn is None and self.item is None
-
-
-__all__ = ["Label", "Source", "Split"]

@@ -246,6 +246,3 @@ def _within(scope: set[str] | None, column: str) -> tuple[str, list[str]]:
         return "", []
     ordered = sorted(scope)
     return f" AND {column} IN ({', '.join('?' for _ in ordered) or 'NULL'})", ordered
-
-
-__all__ = ["PairedLabel", "Pairing", "Subject", "paired_labels"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from lg_eval.arguments import Fraction, validated
+from lg_eval._arguments import Fraction, validated
 
 EXAMPLES_FRACTION = 0.3
 """The share of labelled cases a judge's examples may come from (the rest are held out)."""
@@ -30,6 +30,3 @@ def case_hash(case: str, salt: str) -> float:
     """``case`` (with ``salt``) as a uniform number in ``[0, 1)``."""
     digest = hashlib.sha256(f"{salt}\x00{case}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
-
-
-__all__ = ["EXAMPLES_FRACTION", "case_hash", "label_split"]

@@ -118,6 +118,3 @@ def _unreadable(store: ResultStore, where: str, problem: str) -> StoreError:
         f"{problem}. It was changed or written by something else: delete it, or restore the "
         "store from a backup."
     )
-
-
-__all__ = ["COLUMNS", "labelled_keys", "load_labels", "read_rows", "row", "save_labels"]

@@ -13,6 +13,7 @@
   block in which nothing is traced.
 """
 
+from lg_eval._offline import OfflineClient, is_offline, offline, offline_client
 from lg_eval.langsmith._datasets import (
     PushResult,
     case_from_example,
@@ -40,7 +41,6 @@ from lg_eval.langsmith._target import (
     outputs_of,
     play_outputs,
 )
-from lg_eval.offline import OfflineClient, is_offline, offline, offline_client
 
 __all__ = [
     "Checkpointer",

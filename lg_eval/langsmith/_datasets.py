@@ -26,7 +26,7 @@ from langsmith import Client
 from langsmith.utils import LangSmithNotFoundError
 from pydantic import BaseModel, SkipValidation, ValidationError
 
-from lg_eval.arguments import validated
+from lg_eval._arguments import validated
 from lg_eval.datasets import Case, Dataset
 from lg_eval.langsmith._errors import LangSmithDatasetError
 
@@ -199,14 +199,3 @@ def pull_dataset(name: str, client: Client | None = None) -> Dataset:
         raise LangSmithDatasetError(
             f"LangSmith dataset {name!r} is not an lg_eval dataset: {exc}"
         ) from None
-
-
-__all__ = [
-    "NAMESPACE",
-    "PushResult",
-    "case_from_example",
-    "case_to_example",
-    "example_id",
-    "pull_dataset",
-    "push_dataset",
-]

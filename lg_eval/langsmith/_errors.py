@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from lg_eval.errors import (
-    LangSmithDatasetError,
-    LangSmithIntegrationError,
-    MissingAPIKeyError,
-    MissingTargetError,
-    OfflineError,
+    LangSmithDatasetError as LangSmithDatasetError,
 )
-
-__all__ = [
-    "LangSmithDatasetError",
-    "LangSmithIntegrationError",
-    "MissingAPIKeyError",
-    "MissingTargetError",
-    "OfflineError",
-]
+from lg_eval.errors import (
+    LangSmithIntegrationError as LangSmithIntegrationError,
+)
+from lg_eval.errors import (
+    MissingAPIKeyError as MissingAPIKeyError,
+)
+from lg_eval.errors import (
+    MissingTargetError as MissingTargetError,
+)
+from lg_eval.errors import (
+    OfflineError as OfflineError,
+)

@@ -82,6 +82,3 @@ def _no_target(dataset: str, *, remote: bool) -> str:
         f"Dataset {dataset!r} has no target to run: {reason}. Pass target= (a compiled "
         "graph, builder, factory or 'module:attr')."
     )
-
-
-__all__ = ["API_KEY_VARIABLES", "require_api_key", "run_langsmith_experiment"]

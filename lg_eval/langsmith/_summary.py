@@ -7,7 +7,7 @@ the same scores; for LLM judges that is a second judgment per row) and return
 one feedback per evaluator key: ``<key>:pass_rate`` / ``<key>:mean``, and, from
 :func:`pass_rate`, the rows' own ``pass_rate``.
 
-Verdicts follow the runner's rule (:mod:`lg_eval.verdicts`): a ``None`` score is
+Verdicts follow the runner's rule (:mod:`lg_eval._verdicts`): a ``None`` score is
 "no verdict", counted apart and never as a pass. An evaluator that raises on a row is
 that row's error, as a case's error in ``lg-eval run``: counted apart in the comment (with
 the first error's description), the row not passed, the other rows and keys summarised as
@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lg_eval.arguments import Flag, validated
+from lg_eval._arguments import Flag, validated
+from lg_eval._evaluator import Evaluator, evaluator_of
+from lg_eval._feedback import Minimum
+from lg_eval._verdicts import case_verdict, verdict
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import Evaluator, evaluator_of
-from lg_eval.feedback import Minimum
 from lg_eval.scoring import EvaluatorCall, call_evaluators, read_outcome
-from lg_eval.verdicts import case_verdict, verdict
 
 SummaryEvaluator = Callable[..., dict[str, Any]]
 Row = list[tuple[str, Any, str | None]]
@@ -155,6 +155,3 @@ def mean_score(*evaluators: Any) -> SummaryEvaluator:
 def _unjudged(scores: list[Any]) -> str:
     missing = sum(1 for s in scores if s is None)
     return f"; {missing} no verdict" if missing else ""
-
-
-__all__ = ["SummaryEvaluator", "mean_score", "pass_rate"]

@@ -11,7 +11,7 @@ turn player; nothing here builds a ``Command``), extracts the thread and returns
 "messages": [OpenAI-style dicts], "output": final answer text}``
 
 so graph, HITL, tool-call, text and judge evaluators each find their field
-(:data:`lg_eval.inputs.FIELD_KEYS`) without a wrapper.
+(:data:`lg_eval._inputs.FIELD_KEYS`) without a wrapper.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langsmith.run_helpers import tracing_context
 
-from lg_eval.arguments import validated
+from lg_eval._arguments import validated
+from lg_eval._importing import import_reference
+from lg_eval._inputs import text_arg
+from lg_eval._offline import tracing_is_local
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import TrajectoryFormatError
-from lg_eval.importing import import_reference
-from lg_eval.inputs import text_arg
 from lg_eval.messages import to_openai_messages
-from lg_eval.offline import tracing_is_local
-from lg_eval.trajectory import ThreadTrajectory
 
 if TYPE_CHECKING:
     from lg_eval.play import ScriptOptions
@@ -262,15 +262,3 @@ def _name(target: Any) -> str:
     if isinstance(target, str):
         return target.rpartition(":")[2] or "graph_target"
     return str(getattr(target, "name", None) or getattr(target, "__name__", "graph_target"))
-
-
-__all__ = [
-    "Checkpointer",
-    "TargetOutputs",
-    "agraph_target",
-    "aplay_outputs",
-    "case_from_inputs",
-    "graph_target",
-    "outputs_of",
-    "play_outputs",
-]

@@ -9,8 +9,8 @@
 """
 
 from lg_eval.errors import EvaluatorTimeoutError, InvalidScoreError, ReferenceKeyError
-from lg_eval.nodes.batch import BatchItem, abatch_evaluate, batch_evaluate
-from lg_eval.nodes.eval_node import (
+from lg_eval.nodes._batch import BatchItem, abatch_evaluate, batch_evaluate
+from lg_eval.nodes._eval_node import (
     THREAD,
     EvalNode,
     FromConfig,
@@ -18,22 +18,22 @@ from lg_eval.nodes.eval_node import (
     from_config,
     from_state,
 )
-from lg_eval.nodes.evaluation_graph import GRAPHS_KEY, create_evaluation_graph
-from lg_eval.nodes.evaluation_state import (
+from lg_eval.nodes._evaluation_graph import GRAPHS_KEY, create_evaluation_graph
+from lg_eval.nodes._evaluation_state import (
     EvalCase,
     EvaluationResult,
     Review,
     ReviewDecision,
     TargetRef,
 )
-from lg_eval.nodes.routing import (
+from lg_eval.nodes._routing import (
     evaluation_passed,
     latest_evaluation,
     route_on_score,
     weighted_score,
 )
-from lg_eval.nodes.spec import EvalSpec
-from lg_eval.nodes.state import EvalFeedback, EvalMessagesState, Evaluations, add_evaluations
+from lg_eval.nodes._spec import EvalSpec
+from lg_eval.nodes._state import EvalFeedback, EvalMessagesState, Evaluations, add_evaluations
 
 __all__ = [
     "GRAPHS_KEY",

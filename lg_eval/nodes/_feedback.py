@@ -5,16 +5,16 @@ range rule; this module writes its records: a score outside its range becomes an
 error feedback with ``passed=None`` (the refused score in
 ``metadata["rejected_score"]``), metadata is reduced to plain data
 (:mod:`lg_eval.nodes._plain`) naming what had to be dropped in
-``metadata["dropped"]``, and the verdict is :func:`lg_eval.feedback.verdict`
+``metadata["dropped"]``, and the verdict is :func:`lg_eval._feedback.verdict`
 against the spec's threshold.
 """
 
 from __future__ import annotations
 
-from lg_eval.feedback import describe_error, safe_text, verdict
+from lg_eval._feedback import describe_error, safe_text, verdict
 from lg_eval.nodes._plain import plain_metadata
-from lg_eval.nodes.spec import Bound
-from lg_eval.nodes.state import EvalFeedback
+from lg_eval.nodes._spec import Bound
+from lg_eval.nodes._state import EvalFeedback
 from lg_eval.scoring import EvaluatorCall, Outcome, Scored, read_outcome
 
 
@@ -64,6 +64,3 @@ def _record(bound: Bound, scored: Scored) -> EvalFeedback:
         weight=weight,
         passed=verdict(scored.score, bound.spec.threshold),
     )
-
-
-__all__ = ["to_feedback"]

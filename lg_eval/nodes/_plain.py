@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lg_eval.feedback import describe_error, is_finite_number, safe_text
+from lg_eval._feedback import describe_error, is_finite_number, safe_text
 
 MAX_DEPTH = 32
 
@@ -148,6 +148,3 @@ def _key(key: Any) -> str | None:
     if isinstance(key, enum.Enum):
         return _key(key.value)
     return None
-
-
-__all__ = ["DROP", "MAX_DEPTH", "MAX_DROPPED", "plain", "plain_metadata"]

@@ -37,6 +37,3 @@ class CoreNode(Runnable[Any, Any]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
-
-
-__all__ = ["CoreNode", "NodeCore"]

@@ -47,10 +47,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval._effects import Core, Effect, sleep
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import CheckpointNotFoundError, MissingCheckpointerError
-from lg_eval.extract.records import CONTROL, INTERRUPT
-from lg_eval.extract.thread import checkpointer_of, extraction, thread_of
-from lg_eval.trajectory import ThreadTrajectory
+from lg_eval.extract._records import CONTROL, INTERRUPT
+from lg_eval.extract._thread import checkpointer_of, extraction, thread_of
 
 POLL_SECONDS = 0.002
 MAX_POLL_SECONDS = 0.05
@@ -202,6 +202,3 @@ def in_flight(trajectory: ThreadTrajectory, checkpoint_id: str) -> tuple[ThreadT
         }
     )
     return trajectory.model_copy(update={"turns": [*turns[:-1], current]}), last.index
-
-
-__all__ = ["current_checkpoint", "in_flight", "read_in_flight"]

@@ -53,12 +53,12 @@ from lg_eval.play._recording import (
     RecordedAnswer,
     Recording,
 )
+from lg_eval.play._reviewer import Reviewer, ReviewerError, SimulatedReviewer
 from lg_eval.play._script import Script, ScriptOptions
 from lg_eval.play._targets import import_reference, resolve_target
 from lg_eval.play._thread import ThreadState, describe_asks, pending_interrupts, thread_config
 from lg_eval.play._types import Graph, Saver
-from lg_eval.play.reviewer import Reviewer, ReviewerError, SimulatedReviewer
-from lg_eval.play.user import Said, SimulatedUser, UserTurn
+from lg_eval.play._user import Said, SimulatedUser, UserTurn
 
 __all__ = [
     "MAX_CALLS",

@@ -121,6 +121,3 @@ def _read_as_one_value(value: Any) -> bool:
         if not _INTERRUPT_ID.fullmatch(key):
             return True
     return False  # every key looks like an id: read as a map
-
-
-__all__ = ["AnswerSource", "Move", "answers_by_id", "resume_value"]

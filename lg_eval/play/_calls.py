@@ -57,6 +57,3 @@ def call_user(fn: Callable[[Any], Any], arg: Any, what: str) -> Effect[Any]:
         return (await result) if inspect.isawaitable(result) else result
 
     return Effect(run, arun)
-
-
-__all__ = ["call_user", "read_state", "update_state"]

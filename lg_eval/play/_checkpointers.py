@@ -1,4 +1,4 @@
-"""Open the checkpointer a URL names (see :mod:`lg_eval.urls`), sync or async.
+"""Open the checkpointer a URL names (see :mod:`lg_eval._urls`), sync or async.
 
 SQLite files and the directories leading to them that lg_eval creates are
 owner-only (0600 / 0700, the ``-wal`` and ``-shm`` siblings too): checkpoints
@@ -22,9 +22,9 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lg_eval._files import private_dirs
+from lg_eval._urls import CheckpointerURL, parse_checkpointer_url, scrub
 from lg_eval.errors import CheckpointerError
 from lg_eval.play._types import Saver
-from lg_eval.urls import CheckpointerURL, parse_checkpointer_url, scrub
 
 FILE_MODE = 0o600
 SQLITE_SIBLINGS = ("-wal", "-shm", "-journal")
@@ -324,6 +324,3 @@ def _pg_storage(cur: Any) -> Storage:
         return ("postgres", *(str(value) for value in values))
     info = cur.connection.info  # neither answered: the address the connection reached
     return ("postgres", f"{info.host}:{info.port}", str(info.dbname), "")
-
-
-__all__ = ["Storage", "aopen_checkpointer", "open_checkpointer", "storage_of"]

@@ -34,6 +34,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from lg_eval._effects import Core
+from lg_eval._feedback import describe_error
+from lg_eval._inputs import final_answer, state_messages
 from lg_eval.datasets import InterruptRoute, ToolCallExpectation, TurnKind, UserSimulation
 from lg_eval.errors import (
     InvalidOptionError,
@@ -41,8 +43,6 @@ from lg_eval.errors import (
     SimulatedUserError,
     TrajectoryFormatError,
 )
-from lg_eval.feedback import describe_error
-from lg_eval.inputs import final_answer, state_messages
 from lg_eval.messages import call_outcomes, message_text
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
@@ -58,10 +58,10 @@ from lg_eval.play._models import (
 from lg_eval.play._questions import top_node
 from lg_eval.play._recording import MAX_CALLS
 from lg_eval.play._resume import turn_config
+from lg_eval.play._reviewer import Reviewer
 from lg_eval.play._targets import import_reference
 from lg_eval.play._thread import ThreadState, names
-from lg_eval.play.reviewer import Reviewer
-from lg_eval.play.user import Said, SimulatedUser
+from lg_eval.play._user import Said, SimulatedUser
 
 _ROUTE_ORDER: tuple[InterruptRoute, ...] = ("user", "reviewer", "script")
 
@@ -374,6 +374,3 @@ def _input_text(sent: Any) -> str:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-__all__ = ["Conversation", "reply_of", "simulated_user"]

@@ -152,15 +152,3 @@ class PlayedCase(BaseModel):
     def completed(self) -> bool:
         """Whether every scripted turn was played without ending in an error."""
         return self.error is None
-
-
-__all__ = [
-    "ConversationEnd",
-    "PendingInterrupt",
-    "PlayedCase",
-    "PlayedTurn",
-    "QuestionChange",
-    "Speaker",
-    "SpeakerUsage",
-    "StopReason",
-]

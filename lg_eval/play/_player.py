@@ -21,8 +21,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval._feedback import describe_error
 from lg_eval.datasets import Case
-from lg_eval.feedback import describe_error
 from lg_eval.play._answers import AnswerSource, Move
 from lg_eval.play._calls import read_state, update_state
 from lg_eval.play._models import PlayedCase, PlayedTurn
@@ -173,13 +173,3 @@ async def aplay_case(
 ) -> PlayedCase:
     """Async twin of :func:`play_case` (``ainvoke``; async checkpointers; async reviewers)."""
     return await adrive(playing(graph, case, thread_id=thread_id, config=config, **options))
-
-
-__all__ = [
-    "aplay_case",
-    "aplay_thread",
-    "play_case",
-    "play_thread",
-    "play_thread_core",
-    "playing",
-]

@@ -104,6 +104,3 @@ def describe_changes(changes: Sequence[QuestionChange]) -> str:
         f"{describe_question(change.asked)}"
         for change in changes
     )
-
-
-__all__ = ["describe_changes", "describe_question", "question_key", "same_question", "top_node"]

@@ -33,16 +33,16 @@ import pydantic
 from langchain_core.runnables import RunnableConfig
 from pydantic import SkipValidation
 
+from lg_eval._arguments import BOUNDARY, Count, instance_of, validated
 from lg_eval._effects import Core
-from lg_eval.arguments import BOUNDARY, Count, instance_of, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.play._answers import Move, answers_by_id, resume_value
 from lg_eval.play._calls import call_user
 from lg_eval.play._models import PendingInterrupt, PlayedCase, QuestionChange, Speaker
 from lg_eval.play._questions import describe_changes, same_question, top_node
+from lg_eval.play._reviewer import Reviewer
 from lg_eval.play._thread import ThreadState, describe_asks, names
 from lg_eval.play._types import Graph
-from lg_eval.play.reviewer import Reviewer
 
 OnNewQuestion = Literal["stop", "reviewer"]
 Opening = Literal["continue", "input"]
@@ -214,14 +214,3 @@ class FromRecording:
 
     def end(self, thread: ThreadState, played: PlayedCase) -> None:
         """A recording may end anywhere: what it stopped at is on the source."""
-
-
-__all__ = [
-    "MAX_CALLS",
-    "FromRecording",
-    "OnNewQuestion",
-    "Opening",
-    "RecordedAnswer",
-    "Recording",
-    "Taken",
-]

@@ -218,17 +218,3 @@ def _saver(graph: Graph) -> BaseCheckpointSaver[Any]:
 
 def _breakpoints(graph: Graph) -> bool:
     return bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes)
-
-
-__all__ = [
-    "MOVE_KEY",
-    "RECORDS_KEY",
-    "SENT_KEY",
-    "TURN_KEY",
-    "Progress",
-    "at_checkpoint",
-    "clear",
-    "progress",
-    "turn_config",
-    "unsaved",
-]

@@ -40,10 +40,10 @@ from lg_eval.play._calls import call_user, read_state
 from lg_eval.play._conversation import Conversation, reply_of, simulated_user
 from lg_eval.play._models import PlayedCase, PlayedTurn, Speaker
 from lg_eval.play._resume import at_checkpoint, clear, progress, turn_config
+from lg_eval.play._reviewer import Reviewer
 from lg_eval.play._targets import import_reference
 from lg_eval.play._thread import ThreadState, names, observe
 from lg_eval.play._types import Graph
-from lg_eval.play.reviewer import Reviewer
 
 
 class ScriptOptions(TypedDict, total=False):
@@ -260,6 +260,3 @@ class Script:
             answer = yield call_user(self.reviewer, pending, "the reviewer")
             return resume_value(answers_by_id(answer, pending), pending)
         return resume_value({ask.id: turn.resume for ask in pending}, pending)
-
-
-__all__ = ["Script", "ScriptOptions"]

@@ -8,7 +8,7 @@ Three forms, as a ``"module:attr"`` string or as the Python object itself:
 * a factory: called as ``factory(checkpointer=saver)``, returning either of the
   above (the example graphs' ``build`` functions are factories).
 
-:func:`~lg_eval.importing.import_reference` (re-exported here) is the one place
+:func:`~lg_eval._importing.import_reference` (re-exported here) is the one place
 lg_eval imports code named by data, and the one place that refuses to when the data
 did not come from a trusted local file.
 """
@@ -20,8 +20,8 @@ from typing import Any
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
+from lg_eval._importing import import_reference as import_reference
 from lg_eval.errors import InvalidOptionError
-from lg_eval.importing import import_reference
 from lg_eval.play._types import Graph, Saver
 
 
@@ -67,6 +67,3 @@ def _bind(obj: Any, checkpointer: Saver) -> Graph | None:
     if isinstance(obj, StateGraph):
         return obj.compile(checkpointer=checkpointer)
     return None
-
-
-__all__ = ["import_reference", "resolve_target"]

@@ -109,13 +109,3 @@ def _summary(value: Any) -> str:
 def names(items: Sequence[str]) -> str:
     """``'a', 'b'``: node names or paths, quoted, for messages."""
     return ", ".join(repr(n) for n in items)
-
-
-__all__ = [
-    "ThreadState",
-    "describe_asks",
-    "names",
-    "observe",
-    "pending_interrupts",
-    "thread_config",
-]

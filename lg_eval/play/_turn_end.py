@@ -98,6 +98,3 @@ def watched_turn(graph: Graph, payload: Any, config: RunnableConfig) -> Effect[T
         return MAY_PAUSE if stopped else ENDED
 
     return Effect(run, arun)
-
-
-__all__ = ["ENDED", "MAY_PAUSE", "TurnEnd", "ends_observably", "watched_turn"]

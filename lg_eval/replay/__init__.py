@@ -9,13 +9,13 @@ something they never answered), and scores old and new with the same evaluators.
 :class:`ReplayResult` says per thread whether the trajectory changed (with a diff) and
 how each score moved. The production threads are only read. A named replay (``run=``)
 into a kept target is incremental: forks finished at a thread's current newest
-checkpoint are reused (:mod:`lg_eval.replay.state`).
+checkpoint are reused (:mod:`lg_eval.replay._state`).
 """
 
-from lg_eval.replay.drive import MAX_CALLS, OnNewQuestion, Outcome
-from lg_eval.replay.fork import ForkSpec, Humans
-from lg_eval.replay.replay import DEFAULT_TARGET, new_run_name, replay_threads
-from lg_eval.replay.result import ReplayedThread, ReplayResult, ReplayStatus, ScoreChange
+from lg_eval.replay._drive import MAX_CALLS, OnNewQuestion, Outcome
+from lg_eval.replay._fork import ForkSpec, Humans
+from lg_eval.replay._replay import DEFAULT_TARGET, new_run_name, replay_threads
+from lg_eval.replay._result import ReplayedThread, ReplayResult, ReplayStatus, ScoreChange
 
 __all__ = [
     "DEFAULT_TARGET",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from lg_eval.arguments import validated
+from lg_eval._arguments import validated
 from lg_eval.experiments import CaseResult, Comparison, ExperimentRun, ScoreRow, percentile
 from lg_eval.reports._model import (
     Bins,

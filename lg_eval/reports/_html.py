@@ -21,8 +21,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from lg_eval._arguments import validated
 from lg_eval._visible import visible
-from lg_eval.arguments import validated
 from lg_eval.reports import _charts as charts
 from lg_eval.reports._calibration import agreement_text, shown_disagreements
 from lg_eval.reports._model import (

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from importlib.resources import files
 from typing import IO, Any
 
+from lg_eval._arguments import validated
 from lg_eval._visible import data_escaped
-from lg_eval.arguments import validated
 from lg_eval.experiments import ExperimentRun
 from lg_eval.reports._build import build_report
 from lg_eval.reports._model import SCHEMA, Report, ReportCase

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from lg_eval._arguments import validated
 from lg_eval._visible import visible
-from lg_eval.arguments import validated
 from lg_eval.experiments import ScoreRow
 from lg_eval.reports._model import Report, ReportCase, no_verdict, reason
 from lg_eval.reports._text import number, percent, shorten

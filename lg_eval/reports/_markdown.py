@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from lg_eval._arguments import validated
 from lg_eval._visible import visible
-from lg_eval.arguments import validated
 from lg_eval.experiments import Comparison
 from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word
 from lg_eval.reports._diff import Step

@@ -27,6 +27,7 @@ from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lg_eval._feedback import ScoreValue
 from lg_eval.experiments import (
     CaseChange,
     CaseResult,
@@ -35,7 +36,6 @@ from lg_eval.experiments import (
     RunInfo,
     ScoreRow,
 )
-from lg_eval.feedback import ScoreValue
 from lg_eval.labels import Calibration
 from lg_eval.reports._diff import TurnDiff, diff_turns, sides
 from lg_eval.reports._text import value_text

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 from pydantic import Strict
 
-from lg_eval.arguments import validated
+from lg_eval._arguments import validated
 from lg_eval.errors import StoreError
 from lg_eval.experiments import CaseResult, ResultStore, grouped_scores, with_scores
 from lg_eval.reports._keys import evaluator_table

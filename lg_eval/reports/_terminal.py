@@ -14,8 +14,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from lg_eval._arguments import validated
 from lg_eval._visible import visible
-from lg_eval.arguments import validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import Comparison, ScoreRow
 from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word

@@ -116,7 +116,7 @@ def test_verdict(test: PairedTest) -> str:
 
 
 def note_line(note: Any) -> str:
-    """A run note (:class:`~lg_eval.reports.model.RunNote`) as one line: its text, then how
+    """A run note (:class:`~lg_eval.reports._model.RunNote`) as one line: its text, then how
     many cases carry it and which: ``... (2 cases: refund, review)``."""
     more = "…" if note.cases > len(note.case_ids) else ""
     noun = "case" if note.cases == 1 else "cases"

@@ -10,12 +10,12 @@ node inside a graph, the evaluation graph) goes through the same two functions:
   LangGraph's control flow (``interrupt()``) propagates.
 * :func:`read_outcome`: what one evaluator returned (a feedback dict, a list of them, a
   LangSmith ``{"results": [...]}``, a pydantic model or a bare score) as :class:`Scored`
-  feedback, held to the one range rule (:func:`lg_eval.feedback.check_score`) against the
+  feedback, held to the one range rule (:func:`lg_eval._feedback.check_score`) against the
   ranges the evaluator declares; it never raises: garbage is that evaluator's error.
 
 What differs between hosts is only the record each writes: a results-store row
 (:mod:`lg_eval.experiments`), or a feedback record in graph state (:mod:`lg_eval.nodes`).
-Both take the pass/fail verdict from :func:`lg_eval.feedback.verdict`.
+Both take the pass/fail verdict from :func:`lg_eval._feedback.verdict`.
 """
 
 from lg_eval.scoring._calls import (

@@ -12,7 +12,7 @@ and one that does not finish in time becomes an :class:`EvaluatorTimeoutError`.
 References: a host gives every evaluator its whole reference. LangSmith-style
 references holding several expectations (``{"trajectory": ..., "tool_calls": ...,
 "output": ...}``) need no unwrapping for lg_eval's evaluators, which each take
-their own field from a dict (:func:`lg_eval.inputs.select_field`). An evaluator
+their own field from a dict (:func:`lg_eval._inputs.select_field`). An evaluator
 that reads the whole reference (a custom function) is given one part of it with
 ``reference_key``; a reference without that key is that evaluator's error
 outcome (:class:`ReferenceKeyError`), not a crash.
@@ -31,8 +31,8 @@ from langgraph.errors import GraphBubbleUp
 
 from lg_eval._daemons import athread, run_in_daemon
 from lg_eval._effects import Core, Effect, adrive, drive
+from lg_eval._evaluator import Evaluator
 from lg_eval.errors import EvaluatorTimeoutError, ReferenceKeyError
-from lg_eval.evaluator import Evaluator
 from lg_eval.scoring._reading import DeclaredRanges
 
 
@@ -70,7 +70,7 @@ class EvaluatorCall:
     def of(
         cls, evaluator: Evaluator[Any], kwargs: Mapping[str, Any], name: str | None = None
     ) -> EvaluatorCall:
-        """A call of an :class:`~lg_eval.evaluator.Evaluator`: called from sync code,
+        """A call of an :class:`~lg_eval._evaluator.Evaluator`: called from sync code,
         awaited (``aevaluate``) from async code, held to the ranges it declares."""
         return cls(
             name or evaluator.key,
@@ -248,13 +248,3 @@ def raise_first(outcomes: Sequence[Outcome]) -> None:
     for _, error in outcomes:
         if error is not None:
             raise error
-
-
-__all__ = [
-    "EvaluatorCall",
-    "Outcome",
-    "call_evaluators",
-    "raise_first",
-    "reference_part",
-    "run_blocking",
-]

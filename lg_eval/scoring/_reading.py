@@ -5,8 +5,8 @@ An evaluator may return a feedback dict, a list of them, LangSmith's
 number or None). :func:`read_outcome` reads any of them, and anything else (or
 an error the evaluator raised) as that evaluator's error, so a host never
 crashes on what a stranger's function returned. Each score is held to the range
-the evaluator declares for its key (:func:`lg_eval.feedback.check_score`): a
-score the :class:`~lg_eval.evaluator.Evaluator` core already refused, or one
+the evaluator declares for its key (:func:`lg_eval._feedback.check_score`): a
+score the :class:`~lg_eval._evaluator.Evaluator` core already refused, or one
 refused here, is kept out (``score=None``) with the reason.
 """
 
@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from lg_eval.errors import InvalidScoreError
-from lg_eval.evaluator import Evaluator
-from lg_eval.feedback import (
+from lg_eval._evaluator import Evaluator
+from lg_eval._feedback import (
     ScoreRange,
     ScoreValue,
     check_score,
@@ -29,6 +28,7 @@ from lg_eval.feedback import (
     refusal,
     refused_because,
 )
+from lg_eval.errors import InvalidScoreError
 
 if TYPE_CHECKING:
     from lg_eval.scoring._calls import EvaluatorCall, Outcome
@@ -40,7 +40,7 @@ class DeclaredRanges:
     ``default`` for any other key, or ``forced`` for every key (a host's override).
 
     ``None`` everywhere means it declares none: its scores must then be a bool or a number
-    from 0 to 1 (:data:`lg_eval.feedback.DEFAULT_RANGE`).
+    from 0 to 1 (:data:`lg_eval._feedback.DEFAULT_RANGE`).
     """
 
     by_key: Mapping[str, ScoreRange | None] = field(default_factory=dict)
@@ -49,7 +49,7 @@ class DeclaredRanges:
 
     @classmethod
     def of(cls, evaluator: Evaluator[Any], forced: ScoreRange | None = None) -> DeclaredRanges:
-        """What an :class:`~lg_eval.evaluator.Evaluator` declares: its own key's range and
+        """What an :class:`~lg_eval._evaluator.Evaluator` declares: its own key's range and
         its other keys' (``key_ranges``); one built by ``make_evaluator`` without
         ``score_range`` declares none."""
         by_key = {evaluator.key: evaluator.score_range, **evaluator.key_ranges}
@@ -151,6 +151,3 @@ def _text(call: EvaluatorCall, item: Mapping[str, Any], field: str) -> str | Non
         f"evaluator {call.name!r} returned a feedback whose {field} is a "
         f"{type(value).__name__}; expected text or None"
     )
-
-
-__all__ = ["DeclaredRanges", "Scored", "read_outcome"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from lg_eval._effects import adrive, drive
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.server._connection import API_KEY_ENV, ServerConnection
 from lg_eval.server._extraction import server_extraction
 from lg_eval.server._search import (
@@ -25,8 +26,7 @@ from lg_eval.server._search import (
     thread_filter,
     updated_threads,
 )
-from lg_eval.server.target import ServerTarget, as_server_target, remote_target, server_target
-from lg_eval.trajectory import ThreadTrajectory
+from lg_eval.server._target import ServerTarget, as_server_target, remote_target, server_target
 
 
 def _connection(server: ServerConnection | str) -> ServerConnection:

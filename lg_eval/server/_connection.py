@@ -31,9 +31,9 @@ from langgraph_sdk import errors as sdk_errors
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
 
 from lg_eval._effects import Core, Effect, sleep
+from lg_eval._urls import redact_url
 from lg_eval.errors import InvalidOptionError, ServerAuthError, ServerError, ThreadNotFoundError
 from lg_eval.server._retry import wait_before
-from lg_eval.urls import redact_url
 
 T = TypeVar("T")
 API_KEY_ENV = "LANGGRAPH_API_KEY"

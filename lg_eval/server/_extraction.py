@@ -7,12 +7,12 @@ import warnings
 from typing import Any
 
 from lg_eval._effects import Core
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import InvalidConfigError
-from lg_eval.extract.assemble import assemble
-from lg_eval.extract.thread import ExtractionWarning
+from lg_eval.extract._assemble import assemble
+from lg_eval.extract._thread import ExtractionWarning
 from lg_eval.server._connection import ServerConnection
 from lg_eval.server._history import read_server
-from lg_eval.trajectory import ThreadTrajectory
 
 
 def server_extraction(
@@ -24,7 +24,7 @@ def server_extraction(
     warn: bool = True,
 ) -> Core[ThreadTrajectory]:
     """Read thread ``thread_id`` of ``server`` and assemble it (warnings are emitted as
-    :class:`~lg_eval.extract.thread.ExtractionWarning`, unless ``warn=False`` leaves them
+    :class:`~lg_eval.extract._thread.ExtractionWarning`, unless ``warn=False`` leaves them
     to the caller)."""
     if not isinstance(thread_id, str) or not thread_id:
         raise InvalidConfigError(
@@ -36,6 +36,3 @@ def server_extraction(
     for message in trajectory.warnings if warn else ():
         warnings.warn(message, ExtractionWarning, stacklevel=4)
     return trajectory
-
-
-__all__ = ["server_extraction"]

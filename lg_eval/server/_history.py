@@ -4,7 +4,7 @@ The server's threads API gives, per checkpoint of every namespace, the tasks Lan
 planned there with their interrupts (ids and payloads), errors and results, and each
 run's input or ``Command``. It does not give the stored control writes a local reader
 sees, so this module restates them from what it does give, in LangGraph's own
-vocabulary, and hands them to :func:`lg_eval.extract.generic.build_record`, the same
+vocabulary, and hands them to :func:`lg_eval.extract._generic.build_record`, the same
 function the local readers use:
 
 - a task with a ``result`` finished (its result holds its state writes);
@@ -29,8 +29,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.types import Interrupt
 
 from lg_eval._effects import Core
-from lg_eval.extract.generic import StoredFields, build_record, goto_tasks
-from lg_eval.extract.records import (
+from lg_eval.extract._generic import StoredFields, build_record, goto_tasks
+from lg_eval.extract._records import (
     ERROR,
     INTERRUPT,
     NS_SEP,
@@ -47,7 +47,7 @@ from lg_eval.extract.records import (
     planned_by_name,
     recast,
 )
-from lg_eval.extract.selection import choose_tip, group_by_namespace
+from lg_eval.extract._selection import choose_tip, group_by_namespace
 from lg_eval.server._connection import ServerConnection, request
 from lg_eval.server._names import as_list, stored_names
 
@@ -158,7 +158,7 @@ def restate(
         GraphMismatchError: ``graph`` lacks a node the history's tasks or next nodes or a
             run's ``Command(goto=...)`` name, or a state channel its values hold, in the
             namespace they were read in (the one check every reader makes,
-            :mod:`lg_eval.extract.mismatch`).
+            :mod:`lg_eval.extract._mismatch`).
     """
     if graph is not None:
         stored_names(states, thread_runs).check(graph, thread_id)

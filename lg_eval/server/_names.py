@@ -1,7 +1,7 @@
 """The names a server thread's history and runs record, for the graph-mismatch check.
 
 A LangGraph Server gives no checkpoint's ``versions_seen`` or channel versions, which the
-local readers check a graph against (:mod:`lg_eval.extract.mismatch`); what it does give
+local readers check a graph against (:mod:`lg_eval.extract._mismatch`); what it does give
 names the same things: each state's tasks and next nodes, the keys of its values, and the
 nodes a run's ``Command(goto=...)`` went to.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lg_eval.extract.mismatch import StoredNames
-from lg_eval.extract.records import ROOT_NS
+from lg_eval.extract._mismatch import StoredNames
+from lg_eval.extract._records import ROOT_NS
 
 
 def stored_names(
@@ -40,6 +40,3 @@ def as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list | tuple) else [value]
-
-
-__all__ = ["as_list", "stored_names"]

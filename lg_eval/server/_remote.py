@@ -17,8 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel.remote import RemoteException, RemoteGraph
 from langgraph.types import Interrupt, PregelTask, StateSnapshot
 
+from lg_eval._describe import safe_text
 from lg_eval._effects import Core, adrive, drive
-from lg_eval.describe import safe_text
 from lg_eval.errors import InvalidOptionError, ServerRunError
 from lg_eval.server._connection import ServerConnection, request
 
@@ -181,6 +181,3 @@ def _get_state(thread_id: str, subgraphs: bool, client: Any) -> Any:
 
 def _update_state(thread_id: str, values: Any, as_node: str | None, client: Any) -> Any:
     return client.threads.update_state(thread_id, values, as_node=as_node)
-
-
-__all__ = ["ServerGraph", "run_failure", "snapshot_of"]

@@ -28,6 +28,3 @@ def wait_before(attempt: int, backoff: float, response: httpx.Response | None) -
     asked = retry_after(response)
     wait = asked if asked is not None else backoff * 2 ** (attempt - 1)
     return min(wait, MAX_WAIT)
-
-
-__all__ = ["MAX_WAIT", "retry_after", "wait_before"]

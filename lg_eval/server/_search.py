@@ -206,16 +206,3 @@ def _time(value: Any) -> datetime:
     if isinstance(value, datetime):
         return value
     return datetime.fromisoformat(str(value))
-
-
-__all__ = [
-    "MAX_PAGE",
-    "STATUSES",
-    "ServerThread",
-    "ThreadStatus",
-    "list_server_threads",
-    "newest_checkpoint",
-    "search_page",
-    "thread_filter",
-    "updated_threads",
-]

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 from annotated_types import MaxLen
 from pydantic import TypeAdapter, ValidationError
 
-from lg_eval.arguments import Count, FiniteFloat, Size, instance_of, invalid_option, validated
+from lg_eval._arguments import Count, FiniteFloat, Size, instance_of, invalid_option, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._intervals import BOOTSTRAP_LIMIT, CONFIDENCE, Confidence, wilson, z_score
 from lg_eval.stats._models import Interval
@@ -309,6 +309,3 @@ def _ratio(sums: np.ndarray) -> np.ndarray:
     import numpy as np
 
     return np.asarray(sums[:, 0] / sums[:, 1])
-
-
-__all__ = ["ClusterTotals", "RateMoments", "clustered_rate_interval"]

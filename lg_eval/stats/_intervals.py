@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 from annotated_types import Gt, Lt
 from pydantic import Field, Strict
 
-from lg_eval.arguments import FiniteFloat, Size, validated
+from lg_eval._arguments import FiniteFloat, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._models import Interval
 
@@ -142,17 +142,3 @@ def normal_interval(
     return Interval(
         low=max(mean - half, lo), high=min(mean + half, hi), confidence=level, method="normal"
     )
-
-
-__all__ = [
-    "BOOTSTRAP_LIMIT",
-    "CONFIDENCE",
-    "RESAMPLES",
-    "SEED",
-    "Confidence",
-    "mean_interval",
-    "mean_of",
-    "normal_interval",
-    "wilson",
-    "wilson_interval",
-]

@@ -79,6 +79,3 @@ class PairedTest(_Model):
     def improvement(self) -> bool:
         """A significant rise from A to B."""
         return self.significant and self.effect > 0
-
-
-__all__ = ["Interval", "IntervalMethod", "PairedTest", "PairedTestKind"]

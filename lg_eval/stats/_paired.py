@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 from annotated_types import MinLen
 
-from lg_eval.arguments import FiniteFloat, Flag, validated
+from lg_eval._arguments import FiniteFloat, Flag, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._intervals import CONFIDENCE, Confidence, mean_of
 from lg_eval.stats._models import Interval, PairedTest, PairedTestKind
@@ -419,24 +419,3 @@ def adjusted(tests: Sequence[PairedTest]) -> list[PairedTest]:
                 update={"p_adjusted": q, "significant": q < tests[i].alpha}
             )
     return out
-
-
-__all__ = [
-    "ALPHA",
-    "EXHAUSTIVE",
-    "adjust_per_case",
-    "adjusted",
-    "check_alpha",
-    "clustered_difference",
-    "clustered_difference_test",
-    "clustered_mcnemar",
-    "clustered_mcnemar_test",
-    "mcnemar_batch",
-    "mcnemar_test",
-    "mcnemar_tests",
-    "signed_rank_p",
-    "signed_rank_p_values",
-    "wilcoxon_batch",
-    "wilcoxon_test",
-    "wilcoxon_tests",
-]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-from lg_eval.arguments import Count, Size, validated
+from lg_eval._arguments import Count, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._intervals import CONFIDENCE, RESAMPLES, SEED, Confidence
 from lg_eval.stats._models import Interval
@@ -149,13 +149,3 @@ def _table(sums: Any) -> np.ndarray:
             f"sums={sums!r:.80}: expected one row of finite numbers per cluster."
         )
     return data
-
-
-__all__ = [
-    "bootstrap",
-    "cluster_bootstrap",
-    "cluster_resamples",
-    "percentile",
-    "percentile_interval",
-    "resampled",
-]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from lg_eval.arguments import FiniteFloat, Flag, Size, validated
+from lg_eval._arguments import FiniteFloat, Flag, Size, validated
 from lg_eval.errors import InvalidOptionError
 from lg_eval.stats._clusters import ClusterTotals
 from lg_eval.stats._intervals import (
@@ -100,6 +100,3 @@ class MeanSample:
         return normal_interval(
             self.mean, self.m2 / (self.n - 1), self.n, self.lo, self.hi, confidence
         )
-
-
-__all__ = ["MeanSample", "resamples_clusters"]

@@ -9,13 +9,13 @@ keeps sweeping as threads change (scoring each when its run stops), and calls th
 its :class:`Alert` s when a key's pass rate falls.
 """
 
+from lg_eval.sweeps._alerts import Alert, Fired
+from lg_eval.sweeps._listing import SweepError, ThreadHead, checkpoint_bound, checkpoint_time
 from lg_eval.sweeps._options import SweepOptions
-from lg_eval.sweeps.alerts import Alert, Fired
-from lg_eval.sweeps.listing import SweepError, ThreadHead, checkpoint_bound, checkpoint_time
-from lg_eval.sweeps.report import sweep_json, write_sweep_html, write_sweep_json
-from lg_eval.sweeps.result import SweepResult, WorstThread
-from lg_eval.sweeps.sweep import sweep_threads
-from lg_eval.sweeps.watch import Watch, WatchPass, WatchTotals
+from lg_eval.sweeps._report import sweep_json, write_sweep_html, write_sweep_json
+from lg_eval.sweeps._result import SweepResult, WorstThread
+from lg_eval.sweeps._sweep import sweep_threads
+from lg_eval.sweeps._watch import Watch, WatchPass, WatchTotals
 
 __all__ = [
     "Alert",

@@ -21,13 +21,13 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
-from lg_eval.arguments import Count, Flag, ModelLike, Share, Size
+from lg_eval._arguments import Count, Flag, ModelLike, Share, Size
+from lg_eval._feedback import Thresholds
 from lg_eval.executors import Executor
 from lg_eval.experiments import RedactOption, ResultStore, make_redactor
-from lg_eval.feedback import Thresholds
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.server import ServerConnection, ThreadStatus
-from lg_eval.sweeps.listing import parse_time
+from lg_eval.sweeps._listing import parse_time
 
 SweepProgress = Callable[[int, int, int], None]
 """``progress(scored, passed, failed)`` after each partition is stored."""
@@ -119,6 +119,3 @@ class SweepOptions(TypedDict, total=False):
     judge_budget: Annotated[int | RateLimiter | None, PlainValidator(hourly_budget)]
     worst: Annotated[Size, Field(default=20)]
     history: Annotated[Size, Field(default=10)]
-
-
-__all__ = ["SweepOptions", "SweepProgress", "TimeOption", "hourly_budget"]

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lg_eval.server import ServerConnection, list_server_threads, updated_threads
-from lg_eval.sweeps.changes import CheckpointChanges
-from lg_eval.sweeps.listing import ThreadHead, checkpoint_time, list_threads
-from lg_eval.sweeps.settle import Reason, server_reason, stop_reason
+from lg_eval.sweeps._changes import CheckpointChanges
+from lg_eval.sweeps._listing import ThreadHead, checkpoint_time, list_threads
+from lg_eval.sweeps._settle import Reason, server_reason, stop_reason
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,3 @@ class ServerSource(Source):
 
     def reason(self, head: ThreadHead) -> Reason | None:
         return server_reason(self._status.get(head.thread_id, "busy"))
-
-
-__all__ = ["CheckpointSource", "Filters", "ServerSource", "Source"]

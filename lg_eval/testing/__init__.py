@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lg_eval._feedback import unusable_score
 from lg_eval.errors import InvalidOptionError
-from lg_eval.feedback import unusable_score
 from lg_eval.testing._asserts import (
     MODES,
     TrajectoryMode,

@@ -13,9 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
-from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators import create_tool_sequence_evaluator
-from lg_eval.inputs import (
+from lg_eval._inputs import (
     CallsCounted,
     check_counted,
     counted_calls,
@@ -23,7 +21,9 @@ from lg_eval.inputs import (
     graph_arg,
     select_field,
 )
-from lg_eval.trajectory import ThreadTrajectory
+from lg_eval._trajectory import ThreadTrajectory
+from lg_eval.errors import InvalidOptionError
+from lg_eval.evaluators import create_tool_sequence_evaluator
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]
 MODES: tuple[TrajectoryMode, ...] = get_args(TrajectoryMode)
@@ -215,6 +215,3 @@ def _pauses(items: Sequence[tuple[str, Any, bool]]) -> str:
     if not items:
         return "(no interrupt)"
     return ", ".join(f"{p} asked {v!r}" if check else p for p, v, check in items)
-
-
-__all__ = ["MODES", "TrajectoryMode", "assert_hitl", "assert_tool_calls", "assert_trajectory"]

@@ -76,6 +76,3 @@ def _case(case: Any) -> Any:
     raise InvalidOptionError(
         f"lg_eval_play plays a Case, a case dict or a list of turns, not {type(case).__name__}."
     )
-
-
-__all__ = ["Played", "Player"]

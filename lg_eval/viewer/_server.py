@@ -34,8 +34,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from lg_eval._describe import safe_text
 from lg_eval._visible import visible
-from lg_eval.describe import safe_text
 from lg_eval.errors import LgEvalError
 from lg_eval.viewer._pages import Page, Pages
 

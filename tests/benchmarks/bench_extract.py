@@ -52,7 +52,7 @@ from graphs._scripted import ai, scripted_model, tool_call
 from lg_eval import extract_thread
 from lg_eval._effects import drive
 from lg_eval.extract import extract_threads
-from lg_eval.extract.agentevals_compat import to_agentevals
+from lg_eval.extract._agentevals_compat import to_agentevals
 from lg_eval.extract.fast import storage_for
 
 EVERY = 50

@@ -31,12 +31,12 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lg_eval._effects import Core, adrive, drive, sleep
-from lg_eval.evaluator import make_evaluator
+from lg_eval._evaluator import make_evaluator
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.evaluators import resolve_evaluator
 from lg_eval.experiments import CaseEvaluator, CaseResult, score_thread
 from lg_eval.experiments._score import case_outputs, final_messages, recorded_tool_calls
 from lg_eval.extract import extract_thread
-from lg_eval.trajectory import ThreadTrajectory
 from tests.sweeps import helpers
 
 LATENCY = 0.02

@@ -48,8 +48,8 @@ from lg_eval.extract import extract_thread
 from lg_eval.play import open_checkpointer
 from lg_eval.reports import stream_report
 from lg_eval.sweeps import sweep_threads, write_sweep_json
-from lg_eval.sweeps.listing import list_threads
-from lg_eval.sweeps.worker import PartitionScorer, resolve_evaluators
+from lg_eval.sweeps._listing import list_threads
+from lg_eval.sweeps._worker import PartitionScorer, resolve_evaluators
 from tests.sweeps import helpers
 
 GRAPH = "tests.sweeps.helpers:build"
@@ -328,7 +328,7 @@ def _postgres(dsn: str, tmp: Path, n: int, played: Sequence[str], args: Any) -> 
         num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}}
     )
     try:
-        from lg_eval.executors.ray import RayExecutor
+        from lg_eval.executors._ray import RayExecutor
 
         _ray_overhead(dsn, RayExecutor())
         _sweep(dsn, tmp / "warm.sqlite", RayExecutor(), 2000)  # worker start-up

@@ -37,7 +37,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lg_eval.play import open_checkpointer
 from lg_eval.sweeps import Watch
-from lg_eval.sweeps.listing import checkpoint_bound, in_sample
+from lg_eval.sweeps._listing import checkpoint_bound, in_sample
 from tests.benchmarks.bench_sweep import DATABASE, _recreate, _server_db, clone_threads
 from tests.sweeps import helpers
 

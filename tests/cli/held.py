@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lg_eval.evaluator import make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
 from tests.experiments.graphs import record_start, wait_for
 
 

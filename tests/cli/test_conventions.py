@@ -128,7 +128,7 @@ def test_the_root_package_imports_its_names_on_first_use() -> None:
     from lg_eval.experiments import run_experiment
 
     assert lg_eval.run_experiment is run_experiment
-    assert lg_eval.graph_trajectory_strict_match is graph_trajectory_strict_match
+    assert lg_eval.evaluators.graph_trajectory_strict_match is graph_trajectory_strict_match
     assert set(lg_eval.__all__) <= set(dir(lg_eval))
     for name in lg_eval.__all__:
         assert getattr(lg_eval, name) is not None

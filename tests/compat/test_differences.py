@@ -122,7 +122,7 @@ def test_a_missing_reference_is_an_error_not_an_empty_trajectory() -> None:
 
 
 def test_the_root_names_are_lg_evals_own_evaluators_with_their_feedback() -> None:
-    evaluator = lg_eval.create_trajectory_match_evaluator(
+    evaluator = lg_eval.evaluators.create_trajectory_match_evaluator(
         tool_args_match_overrides={"f": ["time.start"]}, require_override_fields=True
     )
     got = evaluator(outputs=said(f(time={"end": 1})), reference_outputs=said(f(time={"end": 1})))

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from lg_eval.arguments import Count, Flag, Fraction, Seconds, invalid_option, validated
+from lg_eval._arguments import Count, Flag, Fraction, Seconds, invalid_option, validated
 from lg_eval.errors import InvalidOptionError
 
 CALLS: list[tuple[object, ...]] = []

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lg_eval import Evaluator, inputs, messages
+from lg_eval import Evaluator, messages
+from lg_eval import _inputs as inputs
 from lg_eval import evaluators as builtins
+from lg_eval._feedback import Feedback
 from lg_eval.evaluators import available_evaluators, get_evaluator
-from lg_eval.feedback import Feedback
 from lg_eval.messages import ReactTrace
 from tests.contract.contract import check_evaluator, check_helper, fuzz
 from tests.contract.strategies import (

@@ -1,5 +1,5 @@
-"""Options are checked where they are given, each by one contract (:mod:`lg_eval.arguments`,
-:data:`lg_eval.feedback.Threshold`), and refused with an :class:`InvalidOptionError`
+"""Options are checked where they are given, each by one contract (:mod:`lg_eval._arguments`,
+:data:`lg_eval._feedback.Threshold`), and refused with an :class:`InvalidOptionError`
 naming the argument: thresholds in every host (a NaN minimum would fail every numeric
 score silently, a string would raise deep inside the first verdict), then every other
 option of ``run_experiment`` (its ``RunOptions``, validated by pydantic where the run is
@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from lg_eval._feedback import checked_thresholds
 from lg_eval.errors import DatasetError, InvalidOptionError
 from lg_eval.experiments import RunOptions, run_experiment
-from lg_eval.feedback import checked_thresholds
 from lg_eval.langsmith import pass_rate
 from lg_eval.nodes import EvalSpec, create_evaluation_graph, route_on_score
 from lg_eval.sweeps import sweep_threads
@@ -389,9 +389,9 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name(
 
 
 def test_the_edges_refuse_an_argument_of_the_wrong_kind_by_name() -> None:
+    from lg_eval._importing import import_reference
     from lg_eval.errors import TrajectoryFormatError
     from lg_eval.extract import extract_langgraph_trajectory_from_snapshots, to_agentevals
-    from lg_eval.importing import import_reference
     from lg_eval.langsmith import case_to_example, outputs_of
     from lg_eval.server import remote_target
 
@@ -466,9 +466,9 @@ def test_a_pair_that_is_no_pair_is_refused_by_its_index(pair: Any) -> None:
 def test_an_import_that_fails_with_an_unprintable_error_is_described_not_raised_again(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import lg_eval.describe
-    import lg_eval.feedback
-    from lg_eval.importing import import_reference
+    import lg_eval._describe
+    import lg_eval._feedback
+    from lg_eval._importing import import_reference
 
     (tmp_path / "unprintable_mod.py").write_text(
         "class Odd(Exception):\n"
@@ -480,11 +480,11 @@ def test_an_import_that_fails_with_an_unprintable_error_is_described_not_raised_
     with pytest.raises(InvalidOptionError, match=r"failed with Odd: Odd\(\)"):
         import_reference("unprintable_mod:graph")
     # one description of an error, re-exported where feedback is read
-    assert lg_eval.feedback.describe_error is lg_eval.describe.describe_error
+    assert lg_eval._feedback.describe_error is lg_eval._describe.describe_error
 
 
 def test_routes_sweep_helpers_and_the_range_rule_refuse_the_wrong_kind_by_name() -> None:
-    from lg_eval.feedback import check_score, checked_score
+    from lg_eval._feedback import check_score, checked_score
     from lg_eval.sweeps import checkpoint_bound, checkpoint_time, sweep_json, write_sweep_html
 
     with pytest.raises(InvalidOptionError, match=r"^passed=\['a'\]: use the name of a node"):
@@ -525,8 +525,8 @@ def test_a_checkpoint_id_s_time_is_when_langgraph_made_it() -> None:
 
 
 def test_a_scorer_s_format_error_whose_text_raises_stays_a_format_error() -> None:
+    from lg_eval._evaluator import make_evaluator
     from lg_eval.errors import TrajectoryFormatError
-    from lg_eval.evaluator import make_evaluator
 
     class Odd(TrajectoryFormatError):
         def __str__(self) -> str:

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from lg_eval import Evaluator, Feedback, make_evaluator
+from lg_eval._feedback import ScoreRange
 from lg_eval.errors import InvalidOptionError, LgEvalError, TrajectoryFormatError
 from lg_eval.evaluators import (
     create_call_budget_evaluator,
@@ -21,7 +22,6 @@ from lg_eval.evaluators import (
     graph_trajectory_strict_match,
     json_valid,
 )
-from lg_eval.feedback import ScoreRange
 from lg_eval.messages import (
     message_text,
     parse_arguments,
@@ -303,7 +303,7 @@ def test_malformed_score_choices_are_refused(choices):
 @pytest.mark.parametrize("field", ["steps", "results", "inputs"])
 def test_a_graph_trajectory_field_that_is_no_list_is_a_typed_error(field):
     # found by the contract fuzz: {'steps': 1.0} raised TypeError from len()
-    from lg_eval.inputs import graph_trajectory
+    from lg_eval._inputs import graph_trajectory
 
     with pytest.raises(TrajectoryFormatError, match=rf"outputs\['{field}'\] is a float"):
         graph_trajectory({"steps": [["a"]], "results": [{}], field: 1.0})
@@ -318,6 +318,6 @@ def test_an_answer_dict_nested_too_deep_is_a_typed_error():
 
 
 def test_an_answer_dict_with_keys_that_do_not_sort_is_read_as_text():
-    from lg_eval.inputs import text_arg
+    from lg_eval._inputs import text_arg
 
     assert text_arg({1: "a", "b": 2}, "outputs") == "{1: 'a', 'b': 2}"

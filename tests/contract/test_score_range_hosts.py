@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lg_eval.evaluator import evaluator_of
+from lg_eval._evaluator import evaluator_of
 from lg_eval.experiments import CaseEvaluator
 from lg_eval.experiments._score import score_rows
 from lg_eval.langsmith import mean_score
@@ -21,7 +21,7 @@ from lg_eval.nodes import (
     create_evaluation_graph,
 )
 from lg_eval.scoring import call_evaluators, read_outcome
-from lg_eval.sweeps.worker import resolve_evaluators
+from lg_eval.sweeps._worker import resolve_evaluators
 from tests.nodes.hosts_contract import run
 
 UNDECLARED = (

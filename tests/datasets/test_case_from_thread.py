@@ -13,6 +13,7 @@ from graphs import breakpoint as static_breakpoint
 from graphs import flaky, hitl_agent
 from graphs.scenarios import SCENARIOS
 from lg_eval import extract_thread
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.datasets import (
     Case,
     ContinueTurn,
@@ -27,7 +28,6 @@ from lg_eval.datasets import (
     load_dataset,
 )
 from lg_eval.play import play_case
-from lg_eval.trajectory import ThreadTrajectory
 
 CONFIG = {"configurable": {"thread_id": "t"}}
 

@@ -24,6 +24,8 @@ from langgraph.types import Command, interrupt
 
 from graphs.scenarios import drive
 from lg_eval import extract_thread
+from lg_eval._feedback import FeedbackDict
+from lg_eval._trajectory import GraphTrajectory
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import (
     ArgBound,
@@ -32,10 +34,8 @@ from lg_eval.evaluators import (
     needs_reference,
 )
 from lg_eval.experiments import run_experiment
-from lg_eval.feedback import FeedbackDict
 from lg_eval.nodes import EvalNode, Evaluations
 from lg_eval.replay import replay_threads
-from lg_eval.trajectory import GraphTrajectory
 from tests import hitl_agents, travel
 from tests.thirdparty import agents as thirdparty
 

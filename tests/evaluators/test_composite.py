@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from lg_eval import make_evaluator
+from lg_eval._feedback import Feedback
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import (
     create_composite_evaluator,
     create_tool_order_evaluator,
     create_tool_selection_evaluator,
 )
-from lg_eval.feedback import Feedback
 
 OUTPUTS = [{"name": "b", "args": {}}, {"name": "a", "args": {}}]
 EXPECTED = ["a", "b"]

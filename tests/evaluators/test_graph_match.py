@@ -9,19 +9,19 @@ from agentevals.graph_trajectory.strict import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
-from lg_eval.evaluators import (
-    create_graph_trajectory_match_evaluator,
-    graph_trajectory_strict_match,
-    graph_trajectory_strict_match_async,
-)
-from lg_eval.trajectory import (
+from lg_eval._trajectory import (
     GraphTrajectory,
     InterruptRecord,
     Superstep,
     TaskRun,
     ThreadTrajectory,
     Turn,
+)
+from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
+from lg_eval.evaluators import (
+    create_graph_trajectory_match_evaluator,
+    graph_trajectory_strict_match,
+    graph_trajectory_strict_match_async,
 )
 
 MODES = ("strict", "unordered", "subset", "superset", "prefix")

@@ -15,13 +15,13 @@ from langgraph.types import Command, interrupt
 
 from graphs.scenarios import SCENARIOS, thread_config
 from lg_eval import GraphTrajectory, ThreadTrajectory, extract_thread
+from lg_eval._trajectory import InterruptRecord, Turn
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators import (
     create_hitl_evaluator,
     get_evaluator,
     graph_trajectory_strict_match,
 )
-from lg_eval.trajectory import InterruptRecord, Turn
 
 QUESTION = "Approve refund?"
 

@@ -39,7 +39,7 @@ def thread() -> lg_eval.ThreadTrajectory:
 
 def test_a_flat_reference_list_is_a_typed_error_naming_the_per_turn_shape(thread) -> None:
     with pytest.raises(TrajectoryFormatError) as error:
-        lg_eval.graph_trajectory_strict_match(
+        lg_eval.evaluators.graph_trajectory_strict_match(
             outputs=thread, reference_outputs=["__start__", "agent"]
         )
     message = str(error.value)
@@ -51,7 +51,9 @@ def test_a_flat_reference_list_is_a_typed_error_naming_the_per_turn_shape(thread
 
 def test_the_same_names_as_per_turn_lists_are_scored(thread) -> None:
     reference = [["__start__", "draft", "approve", "__interrupt__"], ["send"]]
-    result = lg_eval.graph_trajectory_strict_match(outputs=thread, reference_outputs=reference)
+    result = lg_eval.evaluators.graph_trajectory_strict_match(
+        outputs=thread, reference_outputs=reference
+    )
     assert result["score"] is True
 
 
@@ -67,6 +69,6 @@ def test_any_flat_list_of_names_is_refused_for_either_argument(flat: list[str]) 
         (reference, flat, "reference_outputs"),
     ):
         with pytest.raises(TrajectoryFormatError, match=rf"^{re.escape(argument)} is a flat list"):
-            lg_eval.graph_trajectory_strict_match(
+            lg_eval.evaluators.graph_trajectory_strict_match(
                 outputs=outputs, reference_outputs=reference_outputs
             )

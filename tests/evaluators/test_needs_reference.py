@@ -27,7 +27,7 @@ from lg_eval.evaluators import (
     register_evaluator,
 )
 from lg_eval.evaluators._catalog import BUILTINS, NEEDS_REFERENCE
-from lg_eval.evaluators.registry import _NEEDS_REFERENCE, _REGISTRY, is_builtin
+from lg_eval.evaluators._registry import _NEEDS_REFERENCE, _REGISTRY, is_builtin
 from lg_eval.experiments._score import case_outputs, final_messages, reference_of
 from lg_eval.extract import extract_thread
 from tests.experiments.conftest import USER

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluator import make_evaluator
 from lg_eval.evaluators import available_evaluators, get_evaluator, register_evaluator
-from lg_eval.evaluators.registry import _REGISTRY, is_builtin
-from lg_eval.feedback import Feedback
+from lg_eval.evaluators._registry import _REGISTRY, is_builtin
 
 BUILTINS = {
     "graph_trajectory_accuracy",

@@ -23,8 +23,8 @@ from lg_eval.evaluators import (
     token_overlap,
     word_error_rate,
 )
-from lg_eval.evaluators import text as text_module
-from lg_eval.evaluators.text import _Automaton
+from lg_eval.evaluators import _text as text_module
+from lg_eval.evaluators._text import _Automaton
 
 
 @pytest.mark.parametrize(

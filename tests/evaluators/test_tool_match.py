@@ -10,12 +10,12 @@ from agentevals.trajectory.match import (
 )
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from lg_eval._trajectory import ThreadTrajectory, Turn
 from lg_eval.errors import InvalidOptionError, TrajectoryFormatError
 from lg_eval.evaluators import (
     create_async_trajectory_match_evaluator,
     create_trajectory_match_evaluator,
 )
-from lg_eval.trajectory import ThreadTrajectory, Turn
 
 from .builders import ai, call, run, tool, user
 

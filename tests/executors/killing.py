@@ -13,7 +13,7 @@ import signal
 import threading
 from pathlib import Path
 
-from lg_eval.executors.throughput import worker_id
+from lg_eval.executors._throughput import worker_id
 
 KILL_DIR = "LG_EVAL_KILL_DIR"
 _calls = 0

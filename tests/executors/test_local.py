@@ -54,7 +54,7 @@ def test_get_executor() -> None:
 
 
 def test_local_throughput_is_one_worker_counting_every_partition_and_item() -> None:
-    from lg_eval.executors.throughput import worker_id
+    from lg_eval.executors._throughput import worker_id
 
     ex = LocalExecutor(2)
     out = list(ex.map_partitions(len, ([0] * (i % 4 + 1) for i in range(20))))

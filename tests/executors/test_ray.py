@@ -25,7 +25,7 @@ def kill_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _executor(**kw: Any) -> Any:
-    from lg_eval.executors.ray import RayExecutor
+    from lg_eval.executors._ray import RayExecutor
 
     return RayExecutor(**kw)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lg_eval.errors import InvalidOptionError
-from lg_eval.executors.ray import RayExecutor
+from lg_eval.executors._ray import RayExecutor
 from lg_eval.experiments import open_store, run_experiment
 from tests.experiments.conftest import ask, dataset
 

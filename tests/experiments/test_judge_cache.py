@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from lg_eval.evaluators.registry import _REGISTRY
+from lg_eval.evaluators._registry import _REGISTRY
 from lg_eval.experiments import JudgeCache, arun_experiment, run_experiment
 from lg_eval.judges import create_trajectory_llm_as_judge
 from tests.experiments.conftest import USER, dataset

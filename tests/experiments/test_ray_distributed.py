@@ -155,7 +155,7 @@ def test_resuming_a_finished_run_plays_nothing_and_starts_no_executor(where: Any
 
 
 def _ray_executor() -> Any:
-    from lg_eval.executors.ray import RayExecutor
+    from lg_eval.executors._ray import RayExecutor
 
     return RayExecutor()
 

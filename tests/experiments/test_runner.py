@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from graphs import approval
-from lg_eval.evaluators import registry
+from lg_eval.evaluators import _registry as registry
 from lg_eval.experiments import (
     CaseResult,
     ResultStore,

@@ -18,8 +18,8 @@ from langgraph.types import Command
 from graphs import breakpoint as static_breakpoint
 from graphs import flaky, shapes
 from lg_eval import extract_thread
+from lg_eval._display import trajectory_text
 from lg_eval.datasets import load_dataset
-from lg_eval.display import trajectory_text
 from lg_eval.errors import DatasetError
 from lg_eval.experiments import run_experiment
 from lg_eval.reports import build_report, render_html, render_junit, render_markdown

@@ -38,7 +38,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from graphs.scenarios import Scenario, adrive, drive
-from lg_eval.trajectory import INTERRUPT, START, Superstep, ThreadTrajectory
+from lg_eval._trajectory import INTERRUPT, START, Superstep, ThreadTrajectory
 
 MODES = ["tasks", "updates"]
 

@@ -29,7 +29,7 @@ from lg_eval.errors import (
     ThreadNotFoundError,
 )
 from lg_eval.extract import aextract_threads, extract_threads
-from lg_eval.sweeps.worker import PartitionScorer
+from lg_eval.sweeps._worker import PartitionScorer
 from tests.sweeps import helpers
 
 MISSING = "no-such-thread"
@@ -295,7 +295,7 @@ def test_the_postgres_batch_query_is_costed_below_the_jit_threshold(postgres_sav
     """With ``jsonb_each_text``'s estimate of 100 rows per checkpoint, a batch of 50 from a
     table of 150 threads was costed past ``jit_above_cost`` (the default, 100,000) and the
     server compiled it, tens of milliseconds each time."""
-    from lg_eval.extract.fast.postgres import THREADS_SQL
+    from lg_eval.extract.fast._postgres import THREADS_SQL
 
     weather_threads(postgres_saver, 150)
     conn = postgres_saver.conn

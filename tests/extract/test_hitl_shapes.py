@@ -16,7 +16,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from graphs.scenarios import SHAPES
 from lg_eval import ExtractionWarning, aextract_thread, extract_thread
 from lg_eval.errors import GraphMismatchError, InvalidConfigError
-from lg_eval.extract import thread as thread_module
+from lg_eval.extract import _thread as thread_module
 from tests.benchmarks.bench_extract import build_agent, run_thread
 
 CONFIG = {"configurable": {"thread_id": "t"}}

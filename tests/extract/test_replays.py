@@ -13,7 +13,7 @@ from langgraph.types import Command
 from graphs import shapes
 from graphs.scenarios import SHAPES, Turn, drive
 from lg_eval import ExtractionWarning, extract_thread
-from lg_eval.trajectory import INTERRUPT, ThreadTrajectory
+from lg_eval._trajectory import INTERRUPT, ThreadTrajectory
 from tests.extract.live import check, record, recorder
 
 CONFIG = {"configurable": {"thread_id": "t"}}

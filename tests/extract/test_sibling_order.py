@@ -21,7 +21,7 @@ from graphs import shapes
 from graphs.scenarios import SHAPES, Scenario, Turn
 from lg_eval import aextract_thread, extract_thread
 from lg_eval.extract import aextract_threads, extract_threads
-from lg_eval.extract.records import PlanSource, planned_by_name
+from lg_eval.extract._records import PlanSource, planned_by_name
 from tests.extract.live import LiveTurn, arecord, check, record
 
 CONFIG = {"configurable": {"thread_id": "t"}}

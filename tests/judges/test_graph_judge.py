@@ -13,7 +13,7 @@ from lg_eval.judges import (
     create_async_graph_trajectory_llm_as_judge,
     create_graph_trajectory_llm_as_judge,
 )
-from lg_eval.judges.prompts import GRAPH_REFERENCE_BLOCK
+from lg_eval.judges._prompts import GRAPH_REFERENCE_BLOCK
 from tests.judges.fake_judge import ScriptedJudge, verdict
 from tests.judges.threads import WEATHER_THREAD_TEXT, weather_thread
 

@@ -9,8 +9,8 @@ from lg_eval.judges import (
     create_async_graph_trajectory_llm_as_judge,
     create_graph_trajectory_llm_as_judge,
 )
+from lg_eval.judges._consensus import combine, reduce_values, spread
 from lg_eval.judges._schema import Judgment
-from lg_eval.judges.consensus import combine, reduce_values, spread
 from tests.judges.fake_judge import ScriptedJudge, invalid_json, verdict
 from tests.judges.threads import weather_thread
 

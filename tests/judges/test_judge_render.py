@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from lg_eval.inputs import any_trajectory
-from lg_eval.judges._render import render_fitted
-from lg_eval.judges._text import collapse_runs
-from lg_eval.messages import to_openai_messages
-from lg_eval.trajectory import (
+from lg_eval._inputs import any_trajectory
+from lg_eval._trajectory import (
     GraphTrajectory,
     InterruptRecord,
     Superstep,
@@ -16,6 +13,9 @@ from lg_eval.trajectory import (
     ThreadTrajectory,
     Turn,
 )
+from lg_eval.judges._render import render_fitted
+from lg_eval.judges._text import collapse_runs
+from lg_eval.messages import to_openai_messages
 from tests.judges.threads import (
     RESEARCH_THREAD_TEXT,
     WEATHER_THREAD_TEXT,

@@ -19,8 +19,8 @@ from lg_eval.judges import (
     set_judge_concurrency,
 )
 from lg_eval.judges._limits import DEFAULT_CONCURRENCY
+from lg_eval.judges._prompts import TEXT_MODE_INSTRUCTIONS
 from lg_eval.judges._retry import RetryPolicy, is_transient
-from lg_eval.judges.prompts import TEXT_MODE_INSTRUCTIONS
 from tests.judges.fake_judge import (
     PlainChatModel,
     ScriptedJudge,

@@ -7,8 +7,8 @@ import math
 import pytest
 from pydantic import BaseModel
 
+from lg_eval._feedback import Feedback
 from lg_eval.errors import InvalidOptionError
-from lg_eval.feedback import Feedback
 from lg_eval.judges import create_graph_trajectory_llm_as_judge
 from lg_eval.judges._core import Outcome
 from lg_eval.judges._options import build_judge

@@ -24,9 +24,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_openai import ChatOpenAI
 
-from lg_eval import create_rubric_judge, create_trajectory_llm_as_judge
+from lg_eval import create_rubric_judge
 from lg_eval.errors import InvalidOptionError
-from lg_eval.judges import RateLimiter, RateLimits, RetryPolicy
+from lg_eval.judges import RateLimiter, RateLimits, RetryPolicy, create_trajectory_llm_as_judge
 from lg_eval.judges._retry import RETRY_AFTER_MAX, is_timeout, retry_after
 from tests.judges.openai_server import (
     DUMMY_KEY,

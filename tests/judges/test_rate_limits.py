@@ -19,7 +19,7 @@ from pydantic import Field
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import JudgeCache
 from lg_eval.judges import OutputSpec, RateLimiter, RateLimits, create_trajectory_llm_as_judge
-from lg_eval.judges.rate_limits import Budget, estimate_tokens
+from lg_eval.judges._rate_limits import Budget, estimate_tokens
 from tests.judges.fake_judge import Script, ScriptedJudge, verdict
 
 MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]

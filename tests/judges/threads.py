@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lg_eval.trajectory import (
+from lg_eval._trajectory import (
     InterruptRecord,
     StateEdit,
     Superstep,

@@ -30,8 +30,8 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langsmith import evaluate  # noqa: E402
 
 from graphs.scenarios import SCENARIOS  # noqa: E402
-from lg_eval import graph_trajectory_strict_match  # noqa: E402
 from lg_eval.cli import main as cli_main  # noqa: E402
+from lg_eval.evaluators import graph_trajectory_strict_match  # noqa: E402
 from lg_eval.experiments import run_experiment  # noqa: E402
 from lg_eval.langsmith import graph_target, offline, offline_client  # noqa: E402
 from lg_eval.nodes import batch_evaluate, create_evaluation_graph  # noqa: E402

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from langsmith import aevaluate, evaluate
 
-from lg_eval import (
+from lg_eval.errors import TrajectoryFormatError
+from lg_eval.evaluators import (
     create_text_evaluator,
     create_tool_sequence_evaluator,
     graph_trajectory_strict_match,
 )
-from lg_eval.errors import TrajectoryFormatError
 from lg_eval.langsmith import (
     agraph_target,
     graph_target,

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from lg_eval import graph_trajectory_strict_match
 from lg_eval.errors import InvalidOptionError
-from lg_eval.evaluators import get_evaluator
+from lg_eval.evaluators import get_evaluator, graph_trajectory_strict_match
 from lg_eval.langsmith import pass_rate
 from tests.langsmith.helpers import evaluate_weather
 

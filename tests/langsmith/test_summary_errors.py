@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lg_eval import graph_trajectory_strict_match
-from lg_eval.evaluator import make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
+from lg_eval.evaluators import graph_trajectory_strict_match
 from lg_eval.langsmith import mean_score, pass_rate
 from tests.langsmith.helpers import evaluate_weather
 

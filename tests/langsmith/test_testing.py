@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lg_eval import graph_trajectory_strict_match
+from lg_eval.evaluators import graph_trajectory_strict_match
 from lg_eval.testing import Player, assert_hitl, assert_tool_calls, assert_trajectory, log_feedback
 
 pytest_plugins = ["pytester"]

@@ -11,8 +11,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from lg_eval import make_evaluator
+from lg_eval._feedback import Feedback
 from lg_eval.errors import InvalidOptionError
-from lg_eval.feedback import Feedback
 from lg_eval.nodes import (
     EvalFeedback,
     EvalNode,

@@ -36,7 +36,7 @@ from lg_eval.nodes import (
     batch_evaluate,
     create_evaluation_graph,
 )
-from lg_eval.nodes.evaluation_state import from_plain, to_plain
+from lg_eval.nodes._evaluation_state import from_plain, to_plain
 from tests.nodes.references import JUDGE_REASONING, SF_CALL, AnswerCheck, judge
 
 ROUTE = [["__start__", "agent", "tools", "__interrupt__"], ["agent"]]

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lg_eval._urls import CheckpointerURL, parse_checkpointer_url, redact_url, scrub
 from lg_eval.errors import CheckpointerURLError, InvalidOptionError
-from lg_eval.urls import CheckpointerURL, parse_checkpointer_url, redact_url, scrub
 
 
 def test_sqlite_urls_follow_sqlalchemy_slashes() -> None:

@@ -18,9 +18,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 
-from lg_eval.evaluator import make_evaluator
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
 from lg_eval.extract import extract_thread
-from lg_eval.feedback import Feedback
 
 N_THREADS = 200
 DIE_AT = "LG_EVAL_REPLAY_TEST_DIE_AT"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from lg_eval._trajectory import GraphTrajectory
 from lg_eval.cli import app
 from lg_eval.datasets import Expected
 from lg_eval.evaluators import get_evaluator
@@ -26,7 +27,6 @@ from lg_eval.experiments import (
     status_of,
 )
 from lg_eval.reports import build_report, render_html, render_junit, render_markdown
-from lg_eval.trajectory import GraphTrajectory
 
 ROOT = Path(__file__).resolve().parents[2]
 

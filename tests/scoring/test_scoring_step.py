@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import DEFAULT_RANGE, ScoreRange
 from lg_eval.errors import EvaluatorTimeoutError
-from lg_eval.evaluator import make_evaluator
-from lg_eval.feedback import DEFAULT_RANGE, ScoreRange
 from lg_eval.scoring import (
     DeclaredRanges,
     EvaluatorCall,

@@ -23,15 +23,17 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.extract import extract_thread
+from lg_eval.judges import (
+    _prompts as prompts,
+)
 from lg_eval.judges import (
     create_graph_trajectory_llm_as_judge,
     create_pairwise_trajectory_judge,
     create_rubric_judge,
     create_trajectory_llm_as_judge,
-    prompts,
 )
-from lg_eval.trajectory import ThreadTrajectory
 from tests.judges.fake_judge import ScriptedJudge, verdict
 
 TAG = re.compile(r"</?([A-Za-z_]+)[^<>]*>")

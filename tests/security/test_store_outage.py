@@ -19,8 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from lg_eval.evaluator import make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
 from tests.security.conftest import ROOT
 from tests.sweeps import helpers
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lg_eval._urls import redact_url, scrub, url_secrets
 from lg_eval.cli._common import INPUT_ERROR
-from lg_eval.urls import redact_url, scrub, url_secrets
 from tests.security.conftest import WEATHER, invoke, squash
 
 SECRET = "Hunter2Secret"

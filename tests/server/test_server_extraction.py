@@ -20,8 +20,8 @@ from langgraph_sdk import get_sync_client
 
 from graphs.scenarios import EVERY_SCENARIO, Scenario, drive
 from lg_eval import extract_thread
+from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.server import aextract_server_thread, extract_server_thread
-from lg_eval.trajectory import ThreadTrajectory
 from tests.server.proxy import proxying
 
 _GENERATED = re.compile(

@@ -34,7 +34,7 @@ from lg_eval.datasets import Case, Dataset, load_dataset
 from lg_eval.errors import AssistantNotFoundError, InvalidOptionError, ServerRunError
 from lg_eval.experiments import ExperimentRun, arun_experiment, run_experiment
 from lg_eval.server import ServerConnection, remote_target, server_target
-from lg_eval.server.target import run_failure, server_thread_id
+from lg_eval.server._target import run_failure, server_thread_id
 from tests.server.test_server_extraction import UNTOLD
 
 GOLDEN = Path(__file__).resolve().parents[2] / "examples" / "golden"

@@ -10,8 +10,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from lg_eval.evaluator import make_evaluator
-from lg_eval.feedback import Feedback
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
 
 
 def _turns(*, outputs: Any, **_: Any) -> Feedback:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lg_eval.executors.ray import RayExecutor
+from lg_eval.executors._ray import RayExecutor
 from lg_eval.play import open_checkpointer
 from lg_eval.sweeps import sweep_threads
 from tests.sweeps import helpers

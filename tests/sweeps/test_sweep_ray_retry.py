@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lg_eval.evaluator import make_evaluator
+from lg_eval._evaluator import make_evaluator
+from lg_eval._feedback import Feedback
 from lg_eval.experiments import open_store
-from lg_eval.feedback import Feedback
 from lg_eval.play import open_checkpointer
 from lg_eval.sweeps import sweep_threads
 from tests.executors import killing
@@ -42,7 +42,7 @@ def _rows(result: Any) -> list[tuple[str, str, str, list[tuple[str, Any]], Any]]
 def test_a_killed_workers_sweep_partition_is_rescored_and_stored_once(
     kill_dir: Path, pg_url: str, tmp_path: Path
 ) -> None:
-    from lg_eval.executors.ray import RayExecutor
+    from lg_eval.executors._ray import RayExecutor
 
     with open_checkpointer(pg_url) as saver:
         helpers.populate(helpers.build(saver), 10, 10)

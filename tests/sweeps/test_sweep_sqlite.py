@@ -12,7 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lg_eval.experiments import open_store
 from lg_eval.sweeps import SweepError, checkpoint_bound, checkpoint_time, sweep_json, sweep_threads
-from lg_eval.sweeps.listing import in_sample
+from lg_eval.sweeps._listing import in_sample
 from tests.sweeps import helpers
 
 

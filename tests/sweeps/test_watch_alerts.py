@@ -18,7 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lg_eval.experiments import open_store
 from lg_eval.sweeps import Alert, Watch
-from lg_eval.sweeps.alerts import AlertState, check_alerts
+from lg_eval.sweeps._alerts import AlertState, check_alerts
 from tests import travel
 from tests.sweeps.watching import GRAPH, POLICY
 

@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs.scenarios import drive
 from lg_eval import ExtractionWarning, aextract_thread, extract_thread
-from lg_eval.trajectory import START, ThreadTrajectory, walk_tasks
+from lg_eval._trajectory import START, ThreadTrajectory, walk_tasks
 from tests.extract.live import LiveTurn, arecord, check, recorder
 from tests.thirdparty.agents import AGENTS
 

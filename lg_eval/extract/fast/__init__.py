@@ -7,7 +7,7 @@ LangGraph's task ids (:mod:`.naming`) and decoding full states only where a
 turn can end. :mod:`.versions` pins the LangGraph versions this was tested on.
 """
 
-from lg_eval.extract.fast.reader import read_fast, storage_for
-from lg_eval.extract.fast.rows import FastPathUnavailable, UntestedVersion
+from lg_eval.extract.fast._reader import read_fast, storage_for
+from lg_eval.extract.fast._rows import FastPathUnavailable, UntestedVersion
 
 __all__ = ["FastPathUnavailable", "UntestedVersion", "read_fast", "storage_for"]
