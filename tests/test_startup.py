@@ -45,7 +45,8 @@ def test_import_lg_eval_loads_neither_langgraph_nor_any_heavy_package() -> None:
     [
         "from lg_eval import run_experiment",
         "import lg_eval.experiments",
-        "from lg_eval import extract_thread, Feedback, create_trajectory_match_evaluator",
+        "from lg_eval import extract_thread, Feedback, get_evaluator",
+        "from lg_eval.evaluators import create_trajectory_match_evaluator",
     ],
 )
 def test_the_runner_loads_no_heavy_package_beyond_langgraphs_own(code: str) -> None:

@@ -31,7 +31,7 @@ _REPEATS = 50
 @validated
 def cluster_bootstrap(
     sums: Any,
-    statistic: Callable[[np.ndarray], np.ndarray],
+    statistic: Callable[[Any], Any],  # arrays in, arrays out (numpy loaded when called)
     *,
     confidence: Confidence = CONFIDENCE,
     resamples: Count = RESAMPLES,

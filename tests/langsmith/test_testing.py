@@ -97,7 +97,7 @@ def test_log_feedback_hands_lg_eval_feedback_to_langsmith(
 PLUGIN_TEST = """
 import pytest
 from langsmith import testing as t
-from lg_eval import graph_trajectory_strict_match
+from lg_eval.evaluators import graph_trajectory_strict_match
 from lg_eval.testing import assert_trajectory, log_feedback
 
 TURNS = [
