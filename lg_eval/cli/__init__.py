@@ -22,7 +22,7 @@ import typer
 from typer.core import TyperGroup
 
 from lg_eval.cli._common import EXIT_CODES, readable_warnings
-from lg_eval.cli._conventions import Command
+from lg_eval.cli._options import Command
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class LazyGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """Keep the arguments as given (``ctx.meta``, shared with every subcommand): an
-        interrupted run prints the command that resumes it (:mod:`lg_eval.cli._interrupt`)."""
+        interrupted run prints the command that resumes it (:mod:`lg_eval.cli._progress`)."""
         ctx.meta["lg_eval.argv"] = list(args)
         return list(super().parse_args(ctx, args))
 

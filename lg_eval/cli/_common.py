@@ -1,4 +1,5 @@
-"""What every ``lg-eval`` command shares: consoles, exit codes, and turning errors into messages.
+"""What every ``lg-eval`` command shares: consoles, exit codes, turning errors into messages,
+and writing a report in the formats asked for.
 
 Exit codes (the one table; docs/experiments.md repeats it for users):
 
@@ -17,6 +18,9 @@ Exit codes (the one table; docs/experiments.md repeats it for users):
 Messages
 about user input go to stderr; text from threads or datasets is printed only as
 ``rich.text.Text`` (never interpreted as markup) and URLs only in redacted form.
+
+Reports are written in the formats asked for by ``run`` and ``report`` (the renderers are
+imported when a report is written).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -37,6 +41,10 @@ from lg_eval._files import write_atomic
 from lg_eval._urls import new_folder
 from lg_eval._visible import visible
 from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
+
+if TYPE_CHECKING:
+    from lg_eval.reports import Report
+
 
 T = TypeVar("T")
 
@@ -165,3 +173,25 @@ def quiet_warnings() -> None:
 def interactive() -> bool:
     """Whether stderr is a terminal (live progress) or a log (plain lines)."""
     return sys.stderr.isatty()
+
+
+def renderers() -> dict[str, Callable[[Report], str]]:
+    """The report's file renderings by format name (imported on first use: a command that
+    writes no report, ``lg-eval --help`` included, starts without them)."""
+    from lg_eval.reports import render_html, render_json, render_junit, render_markdown
+
+    return {"html": render_html, "md": render_markdown, "json": render_json, "junit": render_junit}
+
+
+def write_reports(
+    report: Report,
+    *,
+    json_file: Path | None = None,
+    html: Path | None = None,
+    md: Path | None = None,
+    junit: Path | None = None,
+) -> None:
+    """Write each format whose file was given."""
+    for name, path in (("json", json_file), ("html", html), ("md", md), ("junit", junit)):
+        if path is not None:
+            write_file(path, renderers()[name](report))

@@ -13,7 +13,7 @@ from rich.text import Text
 from lg_eval._visible import data_escaped, visible
 from lg_eval.cli import _options as shared
 from lg_eval.cli._common import done, fail, input_errors, say, stdout, write_file
-from lg_eval.cli._conventions import Command
+from lg_eval.cli._options import Command
 from lg_eval.cli._read_only import existing_checkpointer, existing_store
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.experiments import open_store
@@ -33,7 +33,7 @@ from lg_eval.labels import (
 from lg_eval.labels import (
     calibrate as calibrate_key,
 )
-from lg_eval.reports._columns import Column, fitted_table
+from lg_eval.reports._text import Column, fitted_table
 from lg_eval.stats import Interval
 
 labels_app = typer.Typer(

@@ -1,4 +1,5 @@
-"""The options more than one ``lg-eval`` command takes, each declared once.
+"""The options more than one ``lg-eval`` command takes, each declared once, and how every
+command reads in ``--help``.
 
 An option that two commands share is one ``Annotated[..., typer.Option(...)]`` alias here,
 and its value is read by one parser here, so its ``--help`` line and its error for a bad
@@ -12,24 +13,38 @@ and ``--header`` are declared, and parsed, in :mod:`lg_eval.cli._server`; ``--ex
 The parsers report a bad value as one line and exit code 2 (``INPUT_ERROR``), naming the
 option and what it takes. Nothing here imports LangGraph until a parser needs it: the
 commands that only read stores (``runs``, ``view``) start without it.
+
+In ``--help``: plain usage lines and named metavars.
+typer shows a required argument as ``{dataset}`` and an option's value by its Python
+type (``<str>``, ``<list[str]>``, ``<float range>``). :class:`Command` shows them the
+way shell tools do: ``Usage: lg-eval run [OPTIONS] DATASET`` and ``--graph MODULE:ATTR``,
+``--threshold KEY=MIN``, ``--format [terminal|html|...]``. The names come from
+:data:`METAVARS` (by option name) or, failing that, the option's own name in capitals.
+
+Judges and people's labels, shared by ``run``, ``report`` and ``compare``:
+``--min-judge-kappa`` (its option, its parser, its gate) and the report's calibration.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
-from lg_eval.cli._common import fail, parse_pairs
+from lg_eval.cli._common import fail, parse_pairs, say
 from lg_eval.errors import InvalidOptionError
 
 if TYPE_CHECKING:
+    from lg_eval.experiments import ResultStore
     from lg_eval.judges import RateLimits
     from lg_eval.play import SimulatedReviewer
+    from lg_eval.reports import Report
 
 Store = Annotated[
     str | None, typer.Option(help="Results store URL (default .lg_eval/results.sqlite).")
@@ -194,3 +209,125 @@ def simulated_reviewer(
     from lg_eval.play import SimulatedReviewer
 
     return SimulatedReviewer(model, persona=persona, instructions=instructions)
+
+
+METAVARS = {
+    "graph": "MODULE:ATTR",
+    "baseline": "MODULE:ATTR",
+    "target": "URL",
+    "thread": "THREAD_ID",
+    "fork": "POINT",
+    "checkpointer": "URL",
+    "server": "URL",
+    "assistant": "ID",
+    "store": "URL",
+    "threshold": "KEY=MIN",
+    "metadata": "KEY=VALUE",
+    "json_file": "FILE",
+    "html": "FILE",
+    "md": "FILE",
+    "junit": "FILE",
+    "output": "FILE",
+    "redact_pattern": "REGEX",
+    "reviewer_model": "PROVIDER:MODEL",
+    "evaluator": "NAME",
+    "since": "WHEN",
+    "until": "WHEN",
+    "timeout": "SECONDS",
+    "tolerance": "DELTA",
+    "fail_under": "RATE",
+    "sample": "FRACTION",
+    "ray_address": "ADDRESS",
+    "scoring": "[auto|process|inline]",
+    "executor": "[local|ray]",
+    "concurrency": "N",
+    "repetitions": "K",
+    "retries": "N",
+    "limit": "N",
+    "partition_size": "N",
+    "history": "N",
+    "judge_rpm": "N",
+    "judge_tpm": "N",
+    "judge_concurrency": "N",
+    "reviewer_persona": "TEXT",
+    "reviewer_instructions": "TEXT",
+    "langsmith_name": "NAME",
+}
+"""Metavars by parameter name, where the capitalised name would say less."""
+
+
+def metavar(param: TyperOption | TyperArgument) -> str:
+    """The name shown for the value of ``param``."""
+    described = param.type_descriptor
+    if isinstance(param, TyperOption) and described.is_choice and described.choices:
+        return "[" + "|".join(str(getattr(c, "value", c)) for c in described.choices) + "]"
+    name = param.name or "value"
+    return METAVARS.get(name, name.upper())
+
+
+class Command(TyperCommand):
+    """A typer command whose usage line and option values read as in a man page."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument | TyperOption) and param.metavar is None:
+                if isinstance(param, TyperOption) and (param.is_flag or param.count):
+                    continue
+                param.metavar = metavar(param)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """``[OPTIONS]`` then each argument: ``NAME``, ``[NAME]`` when optional, ``...`` when
+        it repeats."""
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "ARG").upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+
+MinJudgeKappa = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="KEY=MIN",
+        help="Trust the gate only if judge KEY agrees with people's labels in the store at "
+        "Cohen's kappa >= MIN (-1..1; repeatable): exit 1 when it was never calibrated "
+        "(no label pairs with its verdicts) or falls short. See lg-eval calibrate.",
+    ),
+]
+
+
+def judge_minimums(items: list[str] | None) -> dict[str, float]:
+    """``--min-judge-kappa KEY=MIN`` items, each minimum in [-1, 1]; a bad one is a usage
+    error (exit 2), found before anything runs."""
+    minimums = parse_pairs(items or [], "--min-judge-kappa", float)
+    for key, minimum in minimums.items():
+        if not -1 <= minimum <= 1:
+            fail(f"--min-judge-kappa {key}={minimum:g}: kappa is between -1 and 1")
+    return minimums
+
+
+def judges_trusted(store: ResultStore, minimums: dict[str, float], keys: Collection[str]) -> bool:
+    """Whether every judge in ``minimums`` agrees with people enough to gate on; each one
+    that does not is said on stderr. A key the run does not have is a usage error (exit 2):
+    a misspelt key would otherwise gate on nothing."""
+    from lg_eval.labels import judge_gate_problems
+
+    for key in minimums:
+        if key not in keys:
+            known = ", ".join(sorted(keys)) or "none"
+            fail(f"--min-judge-kappa {key}: the run has no feedback key {key!r} (keys: {known})")
+    _, problems = judge_gate_problems(store, minimums)
+    for problem in problems:
+        say(f"lg-eval: {problem}")
+    return not problems
+
+
+def calibrated(report: Report, store: ResultStore) -> Report:
+    """``report`` with its labelled judges' agreement with people (see
+    :func:`lg_eval.reports.with_calibration`)."""
+    from lg_eval.reports import with_calibration
+
+    return with_calibration(report, store)

@@ -20,7 +20,7 @@ from lg_eval.cli._common import (
     stdout,
     write_file,
 )
-from lg_eval.cli._interrupt import interruptible
+from lg_eval.cli._progress import interruptible
 from lg_eval.replay import DEFAULT_TARGET, new_run_name, replay_threads
 
 

@@ -10,7 +10,6 @@ from typing import Annotated, cast
 import typer
 
 from lg_eval.cli import _options as shared
-from lg_eval.cli._calibration import MinJudgeKappa, calibrated, judge_minimums, judges_trusted
 from lg_eval.cli._common import (
     CASES_ERRORED,
     GATE_FAILED,
@@ -23,10 +22,16 @@ from lg_eval.cli._common import (
     quiet_warnings,
     say,
     stdout,
+    write_reports,
 )
-from lg_eval.cli._interrupt import interruptible, stored_in
-from lg_eval.cli._progress import build_executor, progress_display, throughput_of
-from lg_eval.cli._reports import write_reports
+from lg_eval.cli._options import MinJudgeKappa, calibrated, judge_minimums, judges_trusted
+from lg_eval.cli._progress import (
+    build_executor,
+    interruptible,
+    progress_display,
+    stored_in,
+    throughput_of,
+)
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator

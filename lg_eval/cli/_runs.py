@@ -11,19 +11,19 @@ from rich.text import Text
 
 from lg_eval._visible import visible
 from lg_eval.cli import _options as shared
-from lg_eval.cli._calibration import MinJudgeKappa, calibrated, judge_minimums, judges_trusted
 from lg_eval.cli._common import (
     GATE_FAILED,
     PASSED,
     done,
     fail,
     input_errors,
+    renderers,
     say,
     stdout,
     write_file,
 )
+from lg_eval.cli._options import MinJudgeKappa, calibrated, judge_minimums, judges_trusted
 from lg_eval.cli._read_only import existing_store
-from lg_eval.cli._reports import RENDERERS
 from lg_eval.experiments import (
     Comparison,
     ExperimentRun,
@@ -32,7 +32,7 @@ from lg_eval.experiments import (
     open_store,
 )
 from lg_eval.reports import build_report, render_comparison, render_terminal, stream_report
-from lg_eval.reports._columns import Column, fitted_table
+from lg_eval.reports._text import Column, fitted_table
 
 
 class FailOn(StrEnum):
@@ -106,7 +106,7 @@ def report(
     if format is Format.terminal:
         render_terminal(report_, stdout)
         return
-    text = RENDERERS[format.value](report_)
+    text = renderers()[format.value](report_)
     if output is None:
         typer.echo(text)
     else:
@@ -154,7 +154,7 @@ def compare(
     if format is Format.terminal:
         render_comparison(report_, stdout)
     else:
-        text = RENDERERS[format.value](report_)
+        text = renderers()[format.value](report_)
         if output is None:
             typer.echo(text)
         else:

@@ -21,8 +21,14 @@ from lg_eval.cli._common import (
     say,
     stdout,
 )
-from lg_eval.cli._interrupt import interruptible, stored_in
-from lg_eval.cli._progress import Update, build_executor, progress_display, throughput_of
+from lg_eval.cli._progress import (
+    Update,
+    build_executor,
+    interruptible,
+    progress_display,
+    stored_in,
+    throughput_of,
+)
 from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.experiments import new_run_id

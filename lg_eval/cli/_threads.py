@@ -15,7 +15,7 @@ from lg_eval._display import print_trajectory
 from lg_eval._trajectory import ThreadTrajectory
 from lg_eval._visible import data_escaped, visible
 from lg_eval.cli._common import INPUT_ERROR, done, fail, input_errors, say, stderr, stdout
-from lg_eval.cli._conventions import Command
+from lg_eval.cli._options import Command
 from lg_eval.cli._read_only import existing_checkpointer
 from lg_eval.datasets import Dataset, case_from_thread, dump_dataset, load_dataset
 from lg_eval.extract import extract_thread

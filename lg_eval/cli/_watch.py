@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 from lg_eval.cli._common import INTERRUPTED, fail, input_errors, say
-from lg_eval.cli._interrupt import sigterm_as_ctrl_c
+from lg_eval.cli._progress import sigterm_as_ctrl_c
 from lg_eval.errors import InvalidOptionError
 from lg_eval.sweeps import Alert, SweepOptions, Watch, WatchPass
 from lg_eval.sweeps._alerts import shown_hook

@@ -19,14 +19,32 @@ checkpointer a URL names (``sqlite:///...``, ``postgresql://...``, ``memory://``
 the default ``.lg_eval/checkpoints.sqlite``).
 """
 
-from lg_eval.play._answers import AnswerSource, Move, answers_by_id, resume_value
-from lg_eval.play._checkpointers import Storage, aopen_checkpointer, open_checkpointer, storage_of
+from lg_eval.play._answers import (
+    AnswerSource,
+    Move,
+    ThreadState,
+    answers_by_id,
+    describe_asks,
+    pending_interrupts,
+    resume_value,
+    thread_config,
+)
+from lg_eval.play._checkpointers import (
+    Storage,
+    aopen_checkpointer,
+    import_reference,
+    open_checkpointer,
+    resolve_target,
+    storage_of,
+)
 from lg_eval.play._models import (
     ConversationEnd,
+    Graph,
     PendingInterrupt,
     PlayedCase,
     PlayedTurn,
     QuestionChange,
+    Saver,
     Speaker,
     SpeakerUsage,
     StopReason,
@@ -53,12 +71,15 @@ from lg_eval.play._recording import (
     RecordedAnswer,
     Recording,
 )
-from lg_eval.play._reviewer import Reviewer, ReviewerError, SimulatedReviewer
 from lg_eval.play._script import Script, ScriptOptions
-from lg_eval.play._targets import import_reference, resolve_target
-from lg_eval.play._thread import ThreadState, describe_asks, pending_interrupts, thread_config
-from lg_eval.play._types import Graph, Saver
-from lg_eval.play._user import Said, SimulatedUser, UserTurn
+from lg_eval.play._simulated import (
+    Reviewer,
+    ReviewerError,
+    Said,
+    SimulatedReviewer,
+    SimulatedUser,
+    UserTurn,
+)
 
 __all__ = [
     "MAX_CALLS",

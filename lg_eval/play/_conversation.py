@@ -44,8 +44,8 @@ from lg_eval.errors import (
     TrajectoryFormatError,
 )
 from lg_eval.messages import call_outcomes, message_text
-from lg_eval.play._answers import Move, answers_by_id, resume_value
-from lg_eval.play._calls import call_user
+from lg_eval.play._answers import Move, ThreadState, answers_by_id, call_user, names, resume_value
+from lg_eval.play._checkpointers import import_reference
 from lg_eval.play._models import (
     ConversationEnd,
     PendingInterrupt,
@@ -58,10 +58,7 @@ from lg_eval.play._models import (
 from lg_eval.play._questions import top_node
 from lg_eval.play._recording import MAX_CALLS
 from lg_eval.play._resume import turn_config
-from lg_eval.play._reviewer import Reviewer
-from lg_eval.play._targets import import_reference
-from lg_eval.play._thread import ThreadState, names
-from lg_eval.play._user import Said, SimulatedUser
+from lg_eval.play._simulated import Reviewer, Said, SimulatedUser
 
 _ROUTE_ORDER: tuple[InterruptRoute, ...] = ("user", "reviewer", "script")
 

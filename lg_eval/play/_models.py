@@ -1,10 +1,15 @@
 """What playing a case recorded: per turn, who spoke, what was sent and what the graph
-asked back; for a simulated conversation, why it ended and what the simulated user cost."""
+asked back; for a simulated conversation, why it ended and what the simulated user cost.
+
+And the type aliases the player modules share (LangGraph's classes are generic).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.pregel import Pregel
 from pydantic import BaseModel, ConfigDict, Field
 
 from lg_eval.datasets import TurnKind
@@ -152,3 +157,9 @@ class PlayedCase(BaseModel):
     def completed(self) -> bool:
         """Whether every scripted turn was played without ending in an error."""
         return self.error is None
+
+
+Graph: TypeAlias = Pregel[Any, Any, Any, Any]
+"""Any compiled LangGraph graph (a ``StateGraph`` compiled, or an ``@entrypoint``)."""
+Saver: TypeAlias = BaseCheckpointSaver[Any]
+"""Any checkpointer."""

@@ -36,13 +36,18 @@ from pydantic import SkipValidation
 from lg_eval._arguments import BOUNDARY, Count, instance_of, validated
 from lg_eval._effects import Core
 from lg_eval.errors import InvalidOptionError
-from lg_eval.play._answers import Move, answers_by_id, resume_value
-from lg_eval.play._calls import call_user
-from lg_eval.play._models import PendingInterrupt, PlayedCase, QuestionChange, Speaker
+from lg_eval.play._answers import (
+    Move,
+    ThreadState,
+    answers_by_id,
+    call_user,
+    describe_asks,
+    names,
+    resume_value,
+)
+from lg_eval.play._models import Graph, PendingInterrupt, PlayedCase, QuestionChange, Speaker
 from lg_eval.play._questions import describe_changes, same_question, top_node
-from lg_eval.play._reviewer import Reviewer
-from lg_eval.play._thread import ThreadState, describe_asks, names
-from lg_eval.play._types import Graph
+from lg_eval.play._simulated import Reviewer
 
 OnNewQuestion = Literal["stop", "reviewer"]
 Opening = Literal["continue", "input"]

@@ -46,8 +46,7 @@ from pydantic_core import to_jsonable_python
 
 from lg_eval._effects import Core, Effect
 from lg_eval.errors import InvalidOptionError
-from lg_eval.play._models import PlayedTurn
-from lg_eval.play._types import Graph
+from lg_eval.play._models import Graph, PlayedTurn
 
 TURN_KEY = "lg_eval_turn"
 """Checkpoint metadata: the index of the turn that wrote the checkpoint."""

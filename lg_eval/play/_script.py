@@ -35,15 +35,21 @@ from lg_eval.datasets import (
     UpdateTurn,
 )
 from lg_eval.errors import InvalidOptionError, ScriptMismatchError
-from lg_eval.play._answers import Move, answers_by_id, resume_value
-from lg_eval.play._calls import call_user, read_state
+from lg_eval.play._answers import (
+    Move,
+    ThreadState,
+    answers_by_id,
+    call_user,
+    names,
+    observe,
+    read_state,
+    resume_value,
+)
+from lg_eval.play._checkpointers import import_reference
 from lg_eval.play._conversation import Conversation, reply_of, simulated_user
-from lg_eval.play._models import PlayedCase, PlayedTurn, Speaker
+from lg_eval.play._models import Graph, PlayedCase, PlayedTurn, Speaker
 from lg_eval.play._resume import at_checkpoint, clear, progress, turn_config
-from lg_eval.play._reviewer import Reviewer
-from lg_eval.play._targets import import_reference
-from lg_eval.play._thread import ThreadState, names, observe
-from lg_eval.play._types import Graph
+from lg_eval.play._simulated import Reviewer
 
 
 class ScriptOptions(TypedDict, total=False):

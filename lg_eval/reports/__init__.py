@@ -23,8 +23,6 @@ Each renderer escapes run content for its own format; see ``docs/security.md``.
 """
 
 from lg_eval.reports._build import build_report
-from lg_eval.reports._calibration import with_calibration
-from lg_eval.reports._diff import Step, TurnDiff
 from lg_eval.reports._html import render_html
 from lg_eval.reports._json import json_schema, render_json, write_json
 from lg_eval.reports._junit import render_junit
@@ -40,9 +38,11 @@ from lg_eval.reports._model import (
     Summary,
     TagSummary,
     TrendPoint,
+    with_calibration,
 )
 from lg_eval.reports._stored import stream_report
 from lg_eval.reports._terminal import render_comparison, render_terminal
+from lg_eval.reports._text import Step, TurnDiff
 
 __all__ = [
     "SCHEMA",

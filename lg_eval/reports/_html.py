@@ -24,10 +24,10 @@ from markupsafe import Markup
 from lg_eval._arguments import validated
 from lg_eval._visible import visible
 from lg_eval.reports import _charts as charts
-from lg_eval.reports._calibration import agreement_text, shown_disagreements
 from lg_eval.reports._model import (
     STATUSES,
     Report,
+    agreement_text,
     change_counts,
     changed,
     is_judge,
@@ -35,6 +35,7 @@ from lg_eval.reports._model import (
     no_verdict,
     pooled_tests,
     reason,
+    shown_disagreements,
     significant_cases,
     speaker,
 )

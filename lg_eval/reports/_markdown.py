@@ -15,20 +15,22 @@ from collections.abc import Iterable, Sequence
 from lg_eval._arguments import validated
 from lg_eval._visible import visible
 from lg_eval.experiments import Comparison
-from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word
-from lg_eval.reports._diff import Step
 from lg_eval.reports._model import (
     STATUSES,
     Report,
     ReportCase,
     Summary,
+    agreement_text,
     changed,
     kind_label,
     pooled_tests,
     reason,
+    shown_disagreements,
     significant_cases,
+    verdict_word,
 )
 from lg_eval.reports._text import (
+    Step,
     dataset_changes,
     money,
     note_line,

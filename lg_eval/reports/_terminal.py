@@ -18,22 +18,25 @@ from lg_eval._arguments import validated
 from lg_eval._visible import visible
 from lg_eval.errors import InvalidOptionError
 from lg_eval.experiments import Comparison, ScoreRow
-from lg_eval.reports._calibration import agreement_text, shown_disagreements, verdict_word
-from lg_eval.reports._columns import Column, fitted_table
-from lg_eval.reports._diff import Step
 from lg_eval.reports._model import (
     STATUSES,
     Report,
     ReportCase,
+    agreement_text,
     change_counts,
     changed,
     kind_label,
     pooled_tests,
     reason,
+    shown_disagreements,
     significant_cases,
+    verdict_word,
 )
 from lg_eval.reports._text import (
+    Column,
+    Step,
     dataset_changes,
+    fitted_table,
     money,
     note_line,
     number,

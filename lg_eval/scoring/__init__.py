@@ -19,14 +19,16 @@ Both take the pass/fail verdict from :func:`lg_eval._feedback.verdict`.
 """
 
 from lg_eval.scoring._calls import (
+    DeclaredRanges,
     EvaluatorCall,
     Outcome,
+    Scored,
     call_evaluators,
     raise_first,
+    read_outcome,
     reference_part,
     run_blocking,
 )
-from lg_eval.scoring._reading import DeclaredRanges, Scored, read_outcome
 
 __all__ = [
     "DeclaredRanges",

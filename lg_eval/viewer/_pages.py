@@ -26,10 +26,10 @@ from lg_eval.errors import LgEvalError
 from lg_eval.experiments import ResultStore
 from lg_eval.reports import ReportCase
 from lg_eval.reports import _charts as charts
-from lg_eval.reports._diff import diff_turns
 from lg_eval.reports._html import environment as report_environment
 from lg_eval.reports._model import STATUSES
 from lg_eval.reports._stored import status_counts
+from lg_eval.reports._text import diff_turns
 from lg_eval.viewer import _labels as labels
 from lg_eval.viewer import _queries as q
 from lg_eval.viewer._compare import CHANGES

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from lg_eval.cli._interrupt import resume_command
+from lg_eval.cli._progress import resume_command
 from lg_eval.experiments import open_store
 from tests.cli import held
 from tests.experiments.graphs import starts

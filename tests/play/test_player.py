@@ -24,7 +24,7 @@ from lg_eval.play import (
     play_case,
     resolve_target,
 )
-from lg_eval.play._types import Saver
+from lg_eval.play._models import Saver
 
 QUESTION = {"messages": [{"role": "user", "content": "what's the weather in sf?", "id": "h1"}]}
 WEATHER_STEPS = [["__start__", "agent", "tools", "__interrupt__"], ["agent"]]

@@ -27,8 +27,8 @@ from langgraph.types import Send, interrupt
 
 from lg_eval.datasets import Case
 from lg_eval.errors import ScriptMismatchError
-from lg_eval.play import _turn_end, aopen_checkpointer, aplay_case, play_case, resolve_target
-from lg_eval.play._turn_end import ENDED, TurnEnd, ends_observably
+from lg_eval.play import _player, aopen_checkpointer, aplay_case, play_case, resolve_target
+from lg_eval.play._player import ENDED, TurnEnd, ends_observably
 from tests.play.golden import CASES, IDS
 
 
@@ -61,7 +61,7 @@ def skips_agree_with_langgraph(monkeypatch: pytest.MonkeyPatch) -> list[TurnEnd]
     """Wrap every watched turn: when it says ENDED, LangGraph's snapshot must show nothing
     pending (no next node, no interrupt at any depth). Returns the ends seen, in order."""
     seen: list[TurnEnd] = []
-    real = _turn_end.watched_turn
+    real = _player.watched_turn
 
     def checked(graph: Any, payload: Any, config: RunnableConfig) -> Any:
         effect = real(graph, payload, config)

@@ -6,9 +6,8 @@ import pytest
 
 from lg_eval.experiments import ExperimentRun, percentile
 from lg_eval.reports import Histogram, build_report
-from lg_eval.reports._diff import diff_turn
 from lg_eval.reports._model import Bins, change_counts, changed, kind_label
-from lg_eval.reports._text import value_text
+from lg_eval.reports._text import diff_turn, value_text
 from tests.reports.conftest import JUDGE, RUN_ID, STRICT
 
 

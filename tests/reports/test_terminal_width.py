@@ -18,7 +18,7 @@ from lg_eval import run_experiment
 from lg_eval.cli import app
 from lg_eval.experiments import ExperimentRun, compare_runs
 from lg_eval.reports import build_report, render_comparison, render_terminal
-from lg_eval.reports._columns import Column, fitted_table
+from lg_eval.reports._text import Column, fitted_table
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "golden" / "weather.yaml"

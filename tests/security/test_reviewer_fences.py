@@ -17,7 +17,7 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from lg_eval.play import pending_interrupts
-from lg_eval.play._reviewer import SimulatedReviewer
+from lg_eval.play._simulated import SimulatedReviewer
 from tests.play.test_simulated_reviewer import scripted
 
 FORGED = (
