@@ -58,5 +58,7 @@ def test_require_verdict_fails_the_rows_without_one() -> None:
 
 
 def test_require_verdict_takes_a_bool() -> None:
-    with pytest.raises(InvalidOptionError, match=r"require_verdict='yes': input should be a valid boolean"):
+    with pytest.raises(
+        InvalidOptionError, match=r"require_verdict='yes': input should be a valid boolean"
+    ):
         pass_rate(HITL, require_verdict="yes")  # type: ignore[arg-type]
