@@ -4,10 +4,11 @@ Server, incrementally.
 The driver lists threads page by page (:mod:`lg_eval.sweeps._listing`), keeps those
 that pass the sample and have changed since the sweep last scored them, cuts them
 into partitions and hands those to an executor; each partition's results come back
-to the driver, which alone writes them (state row, then result) to the results
-store. A run is a sweep (``RunInfo.dataset = "sweep:<name>"``, a case per thread,
-``case_id = thread_id``); the same ``run_id`` again resumes it. With ``server=`` the
-threads come from a LangGraph Server (:mod:`lg_eval.sweeps._server`); the rest is the same.
+to the driver, which alone writes them to the results store (the threads' state rows and
+results in one transaction per partition). A run is a sweep (``RunInfo.dataset =
+"sweep:<name>"``, a case per thread, ``case_id = thread_id``); the same ``run_id`` again
+resumes it. With ``server=`` the threads come from a LangGraph Server
+(:mod:`lg_eval.sweeps._server`); the rest is the same.
 """
 
 from __future__ import annotations
@@ -233,8 +234,10 @@ def swept(
                 chunks = _chunks(pending, options["partition_size"])
                 for pairs in runner.map_partitions(score, chunks):
                     part_results = [redacted(r, redactor) for _, r in pairs]
-                    state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
-                    results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
+                    marks = state.marks(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
+                    results.write(  # the marks and the results: one transaction
+                        [(ordinal + i, r) for i, r in enumerate(part_results)], beside=[marks]
+                    )
                     ordinal += len(part_results)
                     scored += len(part_results)
                     passed += sum(r.status == "passed" for r in part_results)
