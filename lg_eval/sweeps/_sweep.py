@@ -46,7 +46,7 @@ from lg_eval.experiments import (
 )
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
-from lg_eval.reports import build_report, stream_report
+from lg_eval.reports import ResultTally, build_report, stream_report
 from lg_eval.server import ServerConnection
 from lg_eval.sweeps._listing import ThreadHead, in_sample, list_threads, saver_kind
 from lg_eval.sweeps._options import SweepOptions as SweepOptions
@@ -223,6 +223,9 @@ def swept(
         )
         ordinal = state.max_ordinal(info.run_id) + 1
         scored = passed = 0
+        # what the report reads inside each result, counted as it is stored (a resumed
+        # run's earlier results were not: its report reads them from the store)
+        tally = ResultTally() if ordinal == 0 else None
 
         def learned() -> dict[str, Any]:
             return {} if services is None else services_record(services.stats())
@@ -239,6 +242,8 @@ def swept(
                         [(ordinal + i, r) for i, r in enumerate(part_results)], beside=[marks]
                     )
                     ordinal += len(part_results)
+                    if tally is not None:
+                        tally.add(part_results)
                     scored += len(part_results)
                     passed += sum(r.status == "passed" for r in part_results)
                     if progress is not None:
@@ -250,6 +255,7 @@ def swept(
             info.run_id,
             worst=options["worst"],
             history=options["history"],
+            tally=tally,
         )
         marks = state.checkpoints_for(info.run_id, [case.result.case_id for case in report.cases])
         return SweepResult(
