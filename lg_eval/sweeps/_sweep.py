@@ -237,9 +237,9 @@ def swept(
                 chunks = _chunks(pending, options["partition_size"])
                 for pairs in runner.map_partitions(score, chunks):
                     part_results = [redacted(r, redactor) for _, r in pairs]
-                    marks = state.marks(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
+                    marked = state.marks(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
                     results.write(  # the marks and the results: one transaction
-                        [(ordinal + i, r) for i, r in enumerate(part_results)], beside=[marks]
+                        [(ordinal + i, r) for i, r in enumerate(part_results)], beside=[marked]
                     )
                     ordinal += len(part_results)
                     if tally is not None:
