@@ -156,8 +156,18 @@ class ResultStore:
             run_id=info.run_id,
         )
 
-    def write(self, results: Sequence[tuple[int, CaseResult]]) -> None:
-        """Insert finished cases (``(ordinal in the dataset, result)``) in one transaction."""
+    def write(
+        self,
+        results: Sequence[tuple[int, CaseResult]],
+        *,
+        beside: Sequence[tuple[str, Sequence[Sequence[Any]]]] = (),
+    ) -> None:
+        """Insert finished cases (``(ordinal in the dataset, result)``) in one transaction.
+
+        ``beside``: ``(statement, rows)`` of a table kept beside the store's own (a sweep's
+        incremental state, see :meth:`execute_many`), run first in the same transaction, so
+        those rows and the results are stored together or not at all.
+        """
         if not results:
             return
         cases, scores = [], []
@@ -178,6 +188,8 @@ class ResultStore:
             try:
                 cursor = self._conn.cursor()
                 self._fenced(cursor, [result.run_id for _, result in results])
+                for statement, rows in beside:
+                    cursor.executemany(self._sql(statement), rows)
                 cursor.executemany(self._sql(_INSERT_CASE), cases)
                 if scores:
                     cursor.executemany(self._sql(_INSERT_SCORE), scores)

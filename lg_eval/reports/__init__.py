@@ -7,7 +7,9 @@ A :class:`Report` lists a run's results as the store keeps them
 * :func:`build_report`: in memory, from an :class:`~lg_eval.experiments.ExperimentRun`
   (with stored ``history`` for the trend and a ``comparison`` against a baseline);
 * :func:`stream_report`: in SQL, from a stored run of any size (the queries the viewer
-  reads a run's aggregates with); ``cases`` holds its worst results, or every one.
+  reads a run's aggregates with); ``cases`` holds its worst results, or every one. What
+  it would read inside each result (notes, tags, retries) it may take from a
+  :class:`ResultTally` kept as the results were stored (a sweep's).
 
 The renderers lay the report out:
 
@@ -22,7 +24,7 @@ The renderers lay the report out:
 Each renderer escapes run content for its own format; see ``docs/security.md``.
 """
 
-from lg_eval.reports._build import build_report
+from lg_eval.reports._build import ResultTally, build_report
 from lg_eval.reports._html import render_html
 from lg_eval.reports._json import json_schema, render_json, write_json
 from lg_eval.reports._junit import render_junit
@@ -50,6 +52,7 @@ __all__ = [
     "Histogram",
     "Report",
     "ReportCase",
+    "ResultTally",
     "RunNote",
     "StatusCounts",
     "Step",

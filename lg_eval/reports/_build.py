@@ -94,6 +94,8 @@ def summary(cases: dict[str, list[CaseResult]]) -> Summary:
     every = sum(all(r.status == "passed" for r in group) for group in cases.values())
     latencies = [result.latency_s for result in results]
     costs = [result.cost for result in results if result.cost is not None]
+    tally = ResultTally()
+    tally.add(results)
     return Summary(
         results=len(results),
         cases=len(cases),
@@ -112,24 +114,52 @@ def summary(cases: dict[str, list[CaseResult]]) -> Summary:
         tokens=sum(result.tokens for result in results),
         cost=sum(costs) if costs else None,
         model_calls=sum(result.model_calls for result in results),
-        retries=sum(max(result.attempts - 1, 0) for result in results),
-        notes=_notes(results),
+        retries=tally.retries,
+        notes=tally.notes(),
     )
 
 
-def _notes(results: list[CaseResult]) -> list[RunNote]:
-    notes: dict[str, RunNote] = {}
-    for result in results:
-        for text in dict.fromkeys(result.notes):
-            note = notes.get(text)
-            if note is None:
-                if len(notes) >= NOTES:
-                    continue
-                note = notes[text] = RunNote(text=text, cases=0, case_ids=[])
-            note.cases += 1
-            if len(note.case_ids) < NOTE_CASES and result.case_id not in note.case_ids:
-                note.case_ids.append(result.case_id)
-    return list(notes.values())
+class ResultTally:
+    """What a report reads from inside each result (its notes, tags and retries), counted
+    as the results go by, in run order: its memory grows with the distinct notes (at most
+    :data:`NOTES`) and tags, not with the results.
+
+    A sweep tallies the results as it stores them, so its report
+    (:func:`~lg_eval.reports.stream_report`'s ``tally``) reads none of them back.
+    """
+
+    def __init__(self) -> None:
+        self.retries = 0
+        """The retries after infrastructure errors, over every result."""
+        self._notes: dict[str, RunNote] = {}
+        self._tags: dict[str, Counter[str]] = {}
+
+    def add(self, results: Sequence[CaseResult]) -> None:
+        """Count ``results``, which come after those counted so far in run order."""
+        for result in results:
+            self.retries += max(result.attempts - 1, 0)
+            for tag in dict.fromkeys(result.tags):
+                self._tags.setdefault(tag, Counter())[result.status] += 1
+            for text in dict.fromkeys(result.notes):
+                note = self._notes.get(text)
+                if note is None:
+                    if len(self._notes) >= NOTES:
+                        continue
+                    note = self._notes[text] = RunNote(text=text, cases=0, case_ids=[])
+                note.cases += 1
+                if len(note.case_ids) < NOTE_CASES and result.case_id not in note.case_ids:
+                    note.case_ids.append(result.case_id)
+
+    def notes(self) -> list[RunNote]:
+        """The first :data:`NOTES` distinct notes, in the order they first appeared."""
+        return [note.model_copy(deep=True) for note in self._notes.values()]
+
+    def tags(self) -> list[TagSummary]:
+        """Per tag (sorted), the statuses of the results carrying it."""
+        return [
+            TagSummary(tag=tag, counts=(n := StatusCounts(**c)), pass_rate=n.pass_rate)
+            for tag, c in sorted(self._tags.items())
+        ]
 
 
 def evaluators(cases: dict[str, list[CaseResult]]) -> list[EvaluatorSummary]:
@@ -182,14 +212,9 @@ def _evaluator(key: str, rows: list[tuple[str, ScoreRow]], *, by_case: bool) -> 
 
 def tags(results: list[CaseResult]) -> list[TagSummary]:
     """Per tag (sorted), the statuses of the results carrying it."""
-    counted: dict[str, Counter[str]] = {}
-    for result in results:
-        for tag in dict.fromkeys(result.tags):
-            counted.setdefault(tag, Counter())[result.status] += 1
-    return [
-        TagSummary(tag=tag, counts=(n := StatusCounts(**c)), pass_rate=n.pass_rate)
-        for tag, c in sorted(counted.items())
-    ]
+    tally = ResultTally()
+    tally.add(results)
+    return tally.tags()
 
 
 def _trend(run: ExperimentRun, history: Sequence[ExperimentRun]) -> list[TrendPoint]:

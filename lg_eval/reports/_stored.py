@@ -22,6 +22,7 @@ from pydantic import Strict
 from lg_eval._arguments import validated
 from lg_eval.errors import StoreError
 from lg_eval.experiments import CaseResult, ResultStore, grouped_scores, with_scores
+from lg_eval.reports._build import ResultTally
 from lg_eval.reports._keys import evaluator_table
 from lg_eval.reports._model import (
     STATUSES,
@@ -49,12 +50,20 @@ COLUMNS = {"latency_s": "latency (s)", "tokens": "tokens", "cost": "$"}
 
 @validated
 def stream_report(
-    store: ResultStore, run_id: str, *, worst: Whole | None = 20, history: Whole = 10
+    store: ResultStore,
+    run_id: str,
+    *,
+    worst: Whole | None = 20,
+    history: Whole = 10,
+    tally: ResultTally | None = None,
 ) -> Report:
     """The report of stored run ``run_id``, every aggregate counted in SQL: the ``worst``
     results as ``cases`` (errors, then timeouts, then failures, each by the lowest mean
     score; ``cases_total`` says how many there are), or every result in dataset order
     (``worst=None``); the trend over the ``history`` latest runs of the same dataset.
+
+    ``tally``: every result of the run counted as it was stored (a sweep's); its notes,
+    tags and retries are taken from it rather than read from each result's JSON.
 
     Raises:
         StoreError: no run ``run_id`` is stored.
@@ -64,13 +73,13 @@ def stream_report(
     info = store.run_info(run_id)
     if info is None:
         raise StoreError(f"No run {run_id!r} in {store.url}.")
-    summary = stored_summary(store, run_id)
+    summary = stored_summary(store, run_id, tally)
     listed = store.iter_results(run_id) if worst is None else worst_results(store, run_id, worst)
     return Report(
         info=info,
         summary=summary,
         evaluators=evaluator_table(store, run_id),
-        tags=stored_tags(store, run_id),
+        tags=stored_tags(store, run_id) if tally is None else tally.tags(),
         cases=[ReportCase.of(result) for result in listed],
         score_histogram=score_histogram(store, run_id),
         latency_histogram=column_histograms(store, run_id)["latency_s"],
@@ -85,15 +94,18 @@ def status_counts(store: ResultStore, run_id: str) -> StatusCounts:
     return StatusCounts(**{status: n for status, n in counts.items() if status in STATUSES})
 
 
-def stored_summary(store: ResultStore, run_id: str) -> Summary:
-    """The run's :class:`~lg_eval.reports.Summary`, counted in SQL."""
+def stored_summary(store: ResultStore, run_id: str, tally: ResultTally | None = None) -> Summary:
+    """The run's :class:`~lg_eval.reports.Summary`, counted in SQL (the notes and retries
+    taken from ``tally`` when given: see :func:`stream_report`)."""
     counts = status_counts(store, run_id)
     cases, latency = store.case_counts(run_id), store.latencies(run_id)
     attempts = f"CAST({json_text(store, 'c.result', 'attempts')} AS INTEGER)"
+    retried = (
+        f"SUM(CASE WHEN {attempts} > 1 THEN {attempts} - 1 ELSE 0 END)" if tally is None else "0"
+    )
     ((n, seconds, tokens, cost, costs, calls, retries),) = store.query(
         "SELECT COUNT(*), SUM(latency_s), SUM(tokens), SUM(cost), COUNT(cost), SUM(model_calls),"
-        f" SUM(CASE WHEN {attempts} > 1 THEN {attempts} - 1 ELSE 0 END)"
-        " FROM lg_eval_cases c WHERE c.run_id = ?",
+        f" {retried} FROM lg_eval_cases c WHERE c.run_id = ?",
         (run_id,),
     )
     return Summary(
@@ -114,8 +126,8 @@ def stored_summary(store: ResultStore, run_id: str) -> Summary:
         tokens=int(tokens or 0),
         cost=float(cost) if costs else None,
         model_calls=int(calls or 0),
-        retries=int(retries or 0),
-        notes=stored_notes(store, run_id),
+        retries=int(retries or 0) if tally is None else tally.retries,
+        notes=stored_notes(store, run_id) if tally is None else tally.notes(),
     )
 
 

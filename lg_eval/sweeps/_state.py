@@ -4,12 +4,11 @@
 
     lg_eval_sweep_threads  (run_id, thread_id) PK, sweep, checkpoint_id
 
-A row is written (upserted) just before the thread's result goes into
-``lg_eval_cases`` (``case_id = thread_id``). A thread counts as scored at a
-checkpoint only when both exist, so a sweep killed between the two writes scores
-that thread again: nothing is ever skipped that was not stored. The newest scored
-checkpoint of a thread is the greatest such id over the sweep's runs (uuid6 ids
-order as their times).
+A row is written (upserted) in the transaction that puts the thread's result into
+``lg_eval_cases`` (``case_id = thread_id``), one per partition. A thread counts as scored
+at a checkpoint only when both exist, so nothing is ever skipped that was not stored. The
+newest scored checkpoint of a thread is the greatest such id over the sweep's runs (uuid6
+ids order as their times).
 """
 
 from __future__ import annotations
@@ -26,6 +25,11 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS lg_eval_sweep_threads_sweep ON lg_eval_sweep_threads"
     " (sweep, thread_id)",
 )
+_MARK = (
+    "INSERT INTO lg_eval_sweep_threads (run_id, thread_id, sweep, checkpoint_id)"
+    " VALUES (?, ?, ?, ?) ON CONFLICT (run_id, thread_id) DO UPDATE SET"
+    " checkpoint_id = excluded.checkpoint_id"
+)
 
 
 class SweepState:
@@ -38,19 +42,16 @@ class SweepState:
     def __init__(self, store: ResultStore) -> None:
         self._store = store
         for statement in _SCHEMA:
-            self._write(statement, [])  # DDL: run once, no parameters
+            self._store.execute_many(statement, [])  # DDL: run once, no parameters
 
-    def record(self, sweep: str, run_id: str, heads: Iterable[tuple[str, str]]) -> None:
-        """Mark ``(thread_id, checkpoint_id)`` as being scored by ``run_id``."""
-        rows = [(run_id, thread_id, sweep, checkpoint_id) for thread_id, checkpoint_id in heads]
-        if rows:
-            self._write(
-                "INSERT INTO lg_eval_sweep_threads (run_id, thread_id, sweep, checkpoint_id)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (run_id, thread_id) DO UPDATE SET"
-                " checkpoint_id = excluded.checkpoint_id",
-                rows,
-                run_id=run_id,
-            )
+    @staticmethod
+    def marks(
+        sweep: str, run_id: str, heads: Iterable[tuple[str, str]]
+    ) -> tuple[str, list[tuple[str, str, str, str]]]:
+        """The upsert that marks ``(thread_id, checkpoint_id)`` as scored by ``run_id``, and
+        its rows: for :meth:`~lg_eval.experiments.ResultStore.write`'s ``beside``, so the
+        marks go in the transaction that stores the threads' results."""
+        return _MARK, [(run_id, thread_id, sweep, checkpoint) for thread_id, checkpoint in heads]
 
     def scored(self, sweep: str, thread_ids: Sequence[str]) -> dict[str, str]:
         """The newest checkpoint stored as scored for each of ``thread_ids`` (absent: never)."""
@@ -101,11 +102,6 @@ class SweepState:
     def max_ordinal(self, run_id: str) -> int:
         rows = self._query("SELECT MAX(ordinal) FROM lg_eval_cases WHERE run_id = ?", [run_id])
         return -1 if not rows or rows[0][0] is None else int(rows[0][0])
-
-    def _write(
-        self, statement: str, rows: Sequence[Sequence[Any]], run_id: str | None = None
-    ) -> None:
-        self._store.execute_many(statement, rows, run_id=run_id)
 
     def _query(self, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self._store.query(statement, params)

@@ -4,10 +4,11 @@ Server, incrementally.
 The driver lists threads page by page (:mod:`lg_eval.sweeps._listing`), keeps those
 that pass the sample and have changed since the sweep last scored them, cuts them
 into partitions and hands those to an executor; each partition's results come back
-to the driver, which alone writes them (state row, then result) to the results
-store. A run is a sweep (``RunInfo.dataset = "sweep:<name>"``, a case per thread,
-``case_id = thread_id``); the same ``run_id`` again resumes it. With ``server=`` the
-threads come from a LangGraph Server (:mod:`lg_eval.sweeps._server`); the rest is the same.
+to the driver, which alone writes them to the results store (the threads' state rows and
+results in one transaction per partition). A run is a sweep (``RunInfo.dataset =
+"sweep:<name>"``, a case per thread, ``case_id = thread_id``); the same ``run_id`` again
+resumes it. With ``server=`` the threads come from a LangGraph Server
+(:mod:`lg_eval.sweeps._server`); the rest is the same.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from lg_eval.experiments import (
 )
 from lg_eval.judges import RateLimiter, RateLimits
 from lg_eval.play import open_checkpointer, resolve_target
-from lg_eval.reports import build_report, stream_report
+from lg_eval.reports import ResultTally, build_report, stream_report
 from lg_eval.server import ServerConnection
 from lg_eval.sweeps._listing import ThreadHead, in_sample, list_threads, saver_kind
 from lg_eval.sweeps._options import SweepOptions as SweepOptions
@@ -222,6 +223,9 @@ def swept(
         )
         ordinal = state.max_ordinal(info.run_id) + 1
         scored = passed = 0
+        # what the report reads inside each result, counted as it is stored (a resumed
+        # run's earlier results were not: its report reads them from the store)
+        tally = ResultTally() if ordinal == 0 else None
 
         def learned() -> dict[str, Any]:
             return {} if services is None else services_record(services.stats())
@@ -233,9 +237,13 @@ def swept(
                 chunks = _chunks(pending, options["partition_size"])
                 for pairs in runner.map_partitions(score, chunks):
                     part_results = [redacted(r, redactor) for _, r in pairs]
-                    state.record(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
-                    results.write([(ordinal + i, r) for i, r in enumerate(part_results)])
+                    marked = state.marks(sweep, info.run_id, [(r.case_id, c) for c, r in pairs])
+                    results.write(  # the marks and the results: one transaction
+                        [(ordinal + i, r) for i, r in enumerate(part_results)], beside=[marked]
+                    )
                     ordinal += len(part_results)
+                    if tally is not None:
+                        tally.add(part_results)
                     scored += len(part_results)
                     passed += sum(r.status == "passed" for r in part_results)
                     if progress is not None:
@@ -247,6 +255,7 @@ def swept(
             info.run_id,
             worst=options["worst"],
             history=options["history"],
+            tally=tally,
         )
         marks = state.checkpoints_for(info.run_id, [case.result.case_id for case in report.cases])
         return SweepResult(

@@ -1,7 +1,9 @@
 """One summary from two paths: a run's results in memory (``build_report``) and the same run
 stored and counted in SQL (``stream_report``, whose queries the viewer's run page reads its
 status counts, evaluator table and charts' bins with) give equal headline numbers,
-evaluator and tag summaries, notes and distributions, on SQLite and on Postgres. Counts are
+evaluator and tag summaries, notes and distributions, on SQLite and on Postgres; so does
+``stream_report`` given a ``ResultTally`` of the results as they were stored (a sweep's),
+which reads no result's notes, tags or attempts from the store. Counts are
 equal exactly; a sum or mean the database adds up in another order is held equal to the
 rounding of that sum."""
 
@@ -24,7 +26,7 @@ from lg_eval.experiments import (
     ScoreRow,
     open_store,
 )
-from lg_eval.reports import EvaluatorSummary, Report, build_report, stream_report
+from lg_eval.reports import EvaluatorSummary, Report, ResultTally, build_report, stream_report
 from lg_eval.viewer._summary import run_summary
 
 STATUSES = ("passed", "failed", "error", "timeout")
@@ -94,6 +96,14 @@ def stored(store: ResultStore, run: ExperimentRun) -> None:
     store.begin_run(run.info)
     ordinals = {case: i for i, case in enumerate(dict.fromkeys(r.case_id for r in run.results))}
     store.write([(ordinals[r.case_id], r) for r in run.results])
+
+
+def tallied(run: ExperimentRun) -> ResultTally:
+    """The run's results counted in run order, a few at a time, as a sweep stores them."""
+    tally = ResultTally()
+    for at in range(0, len(run.results), 2):
+        tally.add(run.results[at : at + 2])
+    return tally
 
 
 def assert_same_report(run: ExperimentRun, memory: Report, sql: Report) -> None:
@@ -178,6 +188,7 @@ def test_memory_and_sqlite_give_one_summary(cases: list[list[tuple]]) -> None:  
         stored(store, run)
         memory = build_report(run)
         assert_same_report(run, memory, stream_report(store, "r", history=0))
+        assert_same_report(run, memory, stream_report(store, "r", history=0, tally=tallied(run)))
         assert_viewer_reads_the_same(run, memory, store, "r")
 
 
@@ -193,6 +204,8 @@ def test_memory_and_postgres_give_one_summary(pg_dsn: str) -> None:
             streamed = stream_report(store, run.info.run_id, history=0)
             memory = build_report(run)
             assert_same_report(run, memory, streamed)
+            counted = stream_report(store, run.info.run_id, history=0, tally=tallied(run))
+            assert_same_report(run, memory, counted)
             assert_viewer_reads_the_same(run, memory, store, run.info.run_id)
 
         check()

@@ -151,7 +151,7 @@ _WHOLE_SQL = (
 )
 
 
-def _fetch(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+def _fetch(conn: sqlite3.Connection, _size: int, sql: str, params: Sequence[Any]) -> list[Any]:
     return conn.execute(sql, params).fetchall()
 
 
@@ -223,11 +223,11 @@ _mapped: dict[str, int] = {}
 
 
 def _on_own_connection(file: str, thread_id: str) -> Effect[Found]:
-    return _on_own(file, lambda conn: _read_thread(file, conn, thread_id))
+    return _on_own(file, lambda conn, size: _read_thread(file, conn, size, thread_id))
 
 
-def _read_thread(file: str, conn: sqlite3.Connection, thread_id: str) -> Found:
-    if os.path.getsize(file) > _mapped[file] and sqlite_helper.available():
+def _read_thread(file: str, conn: sqlite3.Connection, size: int, thread_id: str) -> Found:
+    if size > _mapped[file] and sqlite_helper.available():
         try:  # past what this SQLite maps: read by a helper that maps it all
             return cast(Found, sqlite_helper.read_file(file, thread_id))
         except Exception:  # the helper could not: read here, page by page
@@ -235,36 +235,38 @@ def _read_thread(file: str, conn: sqlite3.Connection, thread_id: str) -> Found:
     return _read_file(conn, thread_id)
 
 
-def _on_own(file: str, read: Callable[[sqlite3.Connection], Any]) -> Effect[Any]:
-    """``read`` run on the reader's own connection to ``file`` (in a worker thread when
-    async)."""
+def _on_own(file: str, read: Callable[[sqlite3.Connection, int], Any]) -> Effect[Any]:
+    """``read(connection, bytes in the file)`` run on the reader's own connection to
+    ``file`` (in a worker thread when async)."""
 
     def run() -> Any:
-        conn, lock, _ = _connection(file)
+        conn, lock, size = _connection(file)
         with lock:
-            return read(conn)
+            return read(conn, size)
 
     return Effect(run, lambda: asyncio.to_thread(run))
 
 
-def _connection(file: str) -> tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]:
-    """The cached read-only connection to ``file`` (reopened if the file was replaced)."""
+def _connection(file: str) -> tuple[sqlite3.Connection, threading.Lock, int]:
+    """The cached read-only connection to ``file`` (reopened if the file was replaced), its
+    lock, and the file's size now (one ``stat`` tells both)."""
     stat = os.stat(file)
     identity = (stat.st_dev, stat.st_ino)
     with _connections_lock:
         cached = _connections.pop(file, None)
         if cached is not None and cached[2] == identity:
             _connections[file] = cached
-            return cached
+            return cached[0], cached[1], stat.st_size
         if cached is not None:
             _close(cached)
         conn = sqlite3.connect(f"file:{quote(file)}?mode=ro", uri=True, check_same_thread=False)
         (mapped,) = conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}").fetchone()
         _mapped[file] = mapped  # what this SQLite build really maps (2 GiB on most)
-        _connections[file] = (conn, threading.Lock(), identity)
+        lock = threading.Lock()
+        _connections[file] = (conn, lock, identity)
         while len(_connections) > OWN_CONNECTIONS:
             _close(_connections.popitem(last=False)[1])
-        return _connections[file]
+        return conn, lock, stat.st_size
 
 
 def _close(cached: tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]) -> None:
