@@ -187,9 +187,13 @@ class RunLifecycle:
             finally:
                 self.release()
 
-    def result(self) -> ExperimentRun:
-        """The run as stored, every result included."""
-        return self.store.load_run(self.info.run_id)
+    def result(self, *, owned: bool) -> ExperimentRun:
+        """The run as stored: its record, and its results as a view that reads them from
+        the store when they are read (nothing per case is kept in the process).
+        ``owned``: the store is closed after the run (the view opens it again to read)."""
+        info = self.store.run_info(self.info.run_id) or self.info
+        results = self.store.stored_results(self.info.run_id, owned=owned)
+        return ExperimentRun.model_construct(info=info, results=results)
 
 
 @contextmanager
