@@ -244,11 +244,12 @@ def evaluator_inputs(
 
 
 def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
-    """The player's per-turn records, as plain JSON data."""
+    """The player's per-turn records, as plain JSON data (built from the player's own
+    values, so not validated again)."""
     if played is None:
         return []
     return [
-        PlayedTurnRecord(
+        PlayedTurnRecord.model_construct(
             index=turn.index,
             kind=str(turn.kind),
             sent=to_jsonable_python(turn.sent, fallback=repr),
@@ -284,7 +285,7 @@ def _base(
     expected = plan.case.expected
     calls = expected.model_dump(mode="json", include={"tool_calls"})["tool_calls"]
     output = expected.output
-    return CaseResult(
+    return CaseResult.model_construct(  # the run's and the dataset's own values, valid already
         run_id=ctx.run_id,
         case_id=plan.case.id,
         repetition=plan.repetition,
