@@ -43,7 +43,7 @@ from lg_eval._urls import redact_url
 from lg_eval._visible import visible
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._compare import CaseCounts, Latencies
-from lg_eval.experiments._database import connect, driver_errors, prepare
+from lg_eval.experiments._database import connect, driver_errors, prepare, sqlite_path
 from lg_eval.experiments._results import (
     CaseResult,
     ExperimentRun,
@@ -376,7 +376,15 @@ class ResultStore:
         where = self._where
 
         def source() -> AbstractContextManager[ResultStore]:
-            return closing(open_store(where)) if owned else nullcontext(self)
+            if not owned:
+                return nullcontext(self)
+            file = None if self._postgres else sqlite_path(where)
+            if file is not None and not file.exists():  # never a new, empty store instead
+                raise StoreError(
+                    f"The results store {self.url} is gone, so the results of run {run_id!r} "
+                    "cannot be read: read run.results before deleting it."
+                )
+            return closing(open_store(where))
 
         return StoredResults(source, run_id, sum(counts.values()), counts.get("passed", 0))
 
