@@ -35,7 +35,7 @@ import asyncio
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -244,11 +244,12 @@ def evaluator_inputs(
 
 
 def turn_records(played: PlayedCase | None) -> list[PlayedTurnRecord]:
-    """The player's per-turn records, as plain JSON data."""
+    """The player's per-turn records, as plain JSON data (built from the player's own
+    values, so not validated again)."""
     if played is None:
         return []
     return [
-        PlayedTurnRecord(
+        PlayedTurnRecord.model_construct(
             index=turn.index,
             kind=str(turn.kind),
             sent=to_jsonable_python(turn.sent, fallback=repr),
@@ -284,7 +285,7 @@ def _base(
     expected = plan.case.expected
     calls = expected.model_dump(mode="json", include={"tool_calls"})["tool_calls"]
     output = expected.output
-    return CaseResult(
+    return CaseResult.model_construct(  # the run's and the dataset's own values, valid already
         run_id=ctx.run_id,
         case_id=plan.case.id,
         repetition=plan.repetition,
@@ -332,17 +333,22 @@ or collected for the driver."""
 
 
 async def play_cases(
-    plans: list[CasePlan],
+    plans: Iterable[CasePlan],
     ctx: CaseContext,
     options: RunOptions,
     *,
     pool: DaemonPool | None,
     finished: Finished,
+    count: int | None = None,
 ) -> None:
     """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
     case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
     cancelled after the run's ``timeout``, then handed to ``finished``. The first worker's
-    error stops them all and is raised."""
+    error stops them all and is raised. ``count``: how many plans there are, when ``plans``
+    is made as it is read (no more workers than plans are started)."""
+    if count is None:
+        plans = list(plans)
+        count = len(plans)
     source = _Plans(plans)
     concurrency, timeout = options["concurrency"], options["timeout"]
 
@@ -358,7 +364,7 @@ async def play_cases(
 
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(min(concurrency, len(plans))):
+            for _ in range(min(concurrency, count)):
                 group.create_task(worker())
     except BaseExceptionGroup as failed:
         raise failed.exceptions[0] from None
@@ -369,7 +375,7 @@ async def play_cases(
 class _Plans(Iterator[CasePlan]):
     """A run's plans, shared by its workers until they are taken or :meth:`stop` is called."""
 
-    def __init__(self, plans: list[CasePlan]) -> None:
+    def __init__(self, plans: Iterable[CasePlan]) -> None:
         self._plans = iter(plans)
         self._lock = threading.Lock()
         self._stopped = False

@@ -100,7 +100,7 @@ def _orchestrate(
                     store.write(results)
                     for _, result in results:
                         run.counter.add(result.status)
-        return run.result()
+        return run.result(owned=not isinstance(options["store"], ResultStore))
 
 
 def _for_workers(

@@ -57,7 +57,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -66,6 +66,7 @@ from lg_eval.datasets import Dataset, dataset_hash
 from lg_eval.errors import InvalidOptionError, LeaseLostError, RunInUseError, StoreError
 from lg_eval.experiments._options import Progress, RunOptions
 from lg_eval.experiments._results import (
+    CaseResult,
     CaseStatus,
     ExperimentRun,
     RunInfo,
@@ -187,9 +188,22 @@ class RunLifecycle:
             finally:
                 self.release()
 
-    def result(self) -> ExperimentRun:
-        """The run as stored, every result included."""
-        return self.store.load_run(self.info.run_id)
+    def result(self, *, owned: bool) -> ExperimentRun:
+        """The run as stored. Up to :data:`HELD_RESULTS` results are read back into a list;
+        a larger run's results are a view that reads them from the store whenever they are
+        read, so nothing per case stays in the process however many cases ran.
+        ``owned``: the store is closed after the run (the view opens it again to read)."""
+        results = self.store.stored_results(self.info.run_id, owned=owned)
+        if len(results) <= HELD_RESULTS:
+            return self.store.load_run(self.info.run_id)
+        info = self.store.run_info(self.info.run_id) or self.info
+        # a Sequence read like the list it stands for (ExperimentRun's docstring says so)
+        return ExperimentRun.model_construct(info=info, results=cast(list[CaseResult], results))
+
+
+HELD_RESULTS = 1_000
+"""Results a finished run hands back as a list (readable after its store is gone, as a
+temporary folder's); a larger run's are read from the store whenever they are read."""
 
 
 @contextmanager

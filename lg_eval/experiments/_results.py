@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    model_validator,
+)
 
 from lg_eval._feedback import ScoreValue
 from lg_eval.errors import InvalidOptionError
@@ -199,18 +205,80 @@ class RunInfo(_Model):
     cases: int = Field(default=0, description="Cases × repetitions the run plans.")
 
 
+class ResultsView(Sequence[CaseResult]):
+    """A run's results read from where they are kept each time they are read, never held:
+    what :func:`~lg_eval.experiments.run_experiment` returns as ``run.results`` for a stored
+    run (:class:`~lg_eval.experiments._store.StoredResults`), so a run of any size leaves
+    nothing per case in the process. It iterates, has a length, indexes and slices (a slice
+    is a list), compares equal to a list of the same results, dumps and pickles as that
+    list, and knows how many passed without reading them."""
+
+    def __init__(self, length: int, passed: int) -> None:
+        self._length, self._passed = length, passed
+
+    @property
+    def passed(self) -> int:
+        """How many of the results passed."""
+        return self._passed
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> CaseResult: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[CaseResult]: ...
+    def __getitem__(self, index: int | slice) -> CaseResult | list[CaseResult]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self._length if index < 0 else index
+        if not 0 <= position < self._length:
+            raise IndexError(f"result index {index} out of range ({self._length} results)")
+        for at, result in enumerate(self):
+            if at == position:
+                return result
+        raise IndexError(f"result index {index} out of range")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ResultsView | list | tuple):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self._length} results>"
+
+
 class ExperimentRun(_Model):
-    """A run and its results (finished or as far as it got)."""
+    """A run and its results (finished or as far as it got).
+
+    ``results`` is a list, or for a run :func:`~lg_eval.experiments.run_experiment`
+    stored, a :class:`ResultsView` reading them from the store whenever they are read."""
 
     info: RunInfo
     results: list[CaseResult] = Field(default_factory=list)
 
+    @field_serializer("results", return_type=list[CaseResult])
+    def _results_as_list(self, value: Sequence[CaseResult]) -> list[CaseResult]:
+        """A view dumps as the list it reads (a list as itself)."""
+        return value if isinstance(value, list) else list(value)
+
     @property
     def pass_rate(self) -> float | None:
         """Passed results over all results (None when there are none)."""
-        if not self.results:
+        results: Sequence[CaseResult] = self.results
+        if not results:
             return None
-        return sum(r.status == "passed" for r in self.results) / len(self.results)
+        if isinstance(results, ResultsView):
+            return results.passed / len(results)
+        return sum(r.status == "passed" for r in results) / len(results)
 
     @property
     def gate_failed(self) -> bool:

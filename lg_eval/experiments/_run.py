@@ -167,10 +167,11 @@ async def _orchestrate(
         info = run_info(options, dataset, run_id, targets.describe(), store)
         run = RunLifecycle.begin(store, info, options["progress"])
         stack.callback(run.release)  # if setup fails before the run is recorded
-        plans = [
+        left = run.left(dataset, options["repetitions"])
+        plans = (  # made as the workers take them: nothing per case is held ahead
             plan_for(resolver, ordinal, dataset.cases[ordinal], repetition)
-            for ordinal, repetition in run.left(dataset, options["repetitions"])
-        ]
+            for ordinal, repetition in left
+        )
         context = CaseContext.of_run(options, run_id, targets, resume_threads=run.resumed)
         pool = DaemonPool(asyncio.get_running_loop()) if blocking else None
         if pool is not None:
@@ -189,10 +190,12 @@ async def _orchestrate(
         with run.recording(learned):
             try:
                 with nullcontext() if judges is None else judges.active():
-                    await play_cases(plans, context, options, pool=pool, finished=stored)
+                    await play_cases(
+                        plans, context, options, pool=pool, finished=stored, count=len(left)
+                    )
             finally:
                 writer.close()
-        return run.result()
+        return run.result(owned=not isinstance(options["store"], ResultStore))
 
 
 # --------------------------------------------------------------------------- the writer

@@ -32,6 +32,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, closing, nullcontext
 from types import TracebackType
 from typing import Annotated, Any, TypeVar
 
@@ -42,8 +43,14 @@ from lg_eval._urls import redact_url
 from lg_eval._visible import visible
 from lg_eval.errors import InvalidOptionError, StoreError
 from lg_eval.experiments._compare import CaseCounts, Latencies
-from lg_eval.experiments._database import connect, driver_errors, prepare
-from lg_eval.experiments._results import CaseResult, ExperimentRun, RunInfo, ScoreRow
+from lg_eval.experiments._database import connect, driver_errors, prepare, sqlite_path
+from lg_eval.experiments._results import (
+    CaseResult,
+    ExperimentRun,
+    ResultsView,
+    RunInfo,
+    ScoreRow,
+)
 from lg_eval.stats import RateMoments
 
 DEFAULT_STORE = "sqlite:///.lg_eval/results.sqlite"
@@ -84,6 +91,7 @@ class ResultStore:
         self.url = redact_url(url)
         with self._lock, self._guard():
             self.opened_version = prepare(connection, postgres=postgres, url=self.url)
+            self._where = url if postgres else _sqlite_file(connection, url)
             """The schema version the store had when opened (None: created now); it is
             :data:`~lg_eval.experiments._database.SCHEMA_VERSION` from here on."""
 
@@ -369,7 +377,28 @@ class ResultStore:
         Raises:
             StoreError: the database cannot be opened again.
         """
-        return open_store(self._raw_url)
+        return open_store(self._where)
+
+    def stored_results(self, run_id: str, *, owned: bool) -> StoredResults:
+        """``run_id``'s results as a view that reads them from this database whenever they
+        are read (:class:`StoredResults`), counted now. ``owned``: this store is closed
+        when the caller is done with it, so the view opens the database again for each
+        read (by its absolute location); else it reads through this store."""
+        counts = self.status_counts(run_id)
+        where = self._where
+
+        def source() -> AbstractContextManager[ResultStore]:
+            if not owned:
+                return nullcontext(self)
+            file = None if self._postgres else sqlite_path(where)
+            if file is not None and not file.exists():  # never a new, empty store instead
+                raise StoreError(
+                    f"The results store {self.url} is gone, so the results of run {run_id!r} "
+                    "cannot be read: read run.results before deleting it."
+                )
+            return closing(open_store(where))
+
+        return StoredResults(source, run_id, sum(counts.values()), counts.get("passed", 0))
 
     def close(self) -> None:
         with self._lock, self._guard():
@@ -495,6 +524,35 @@ def with_scores(
         result = stored(CaseResult, data, store, run_id, what)
         result.scores = scores.get((str(case_id), int(repetition)), [])
         yield result
+
+
+class StoredResults(ResultsView):
+    """A stored run's results, read from the store page by page each time they are read
+    (:meth:`ResultStore.iter_results`): nothing per case is held between reads."""
+
+    def __init__(
+        self,
+        source: Callable[[], AbstractContextManager[ResultStore]],
+        run_id: str,
+        length: int,
+        passed: int,
+    ) -> None:
+        super().__init__(length, passed)
+        self._source = source
+        self._run_id = run_id
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        with self._source() as store:
+            yield from store.iter_results(self._run_id)
+
+
+def _sqlite_file(connection: Any, url: str) -> str:
+    """The URL of the SQLite file ``connection`` has open, by its absolute path (the same
+    database whatever the working directory is when it is opened again)."""
+    for _, name, path in connection.execute("PRAGMA database_list").fetchall():
+        if name == "main" and path:
+            return f"sqlite:///{path}"
+    return url
 
 
 def _number(score: Any) -> float | None:
