@@ -8,8 +8,7 @@ Six tables (the same DDL on both engines)::
                     cost, model_calls, finished_at, result (CaseResult JSON without scores)
     lg_eval_scores  (run_id, case_id, repetition, idx) PK, evaluator, key, score, passed,
                     row (ScoreRow JSON)
-    lg_eval_leases  run_id PK, host, pid, token, expires_at (a run's lease, see
-                    :mod:`._lifecycle`)
+    lg_eval_leases  run_id PK, host, pid, token, expires_at (a run's lease: ._lifecycle)
     lg_eval_labels  (key, run_id, case_id, repetition, thread_id, turn, item, labeler) PK,
                     verdict, score, labeled_at, label (a person's Label JSON; written and
                     read by :mod:`lg_eval.labels`)
