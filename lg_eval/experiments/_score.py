@@ -361,7 +361,9 @@ def score_thread(
     (:func:`lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`); rows keep the
     evaluators' order.
     """
-    result.trajectory = thread.to_graph_trajectory().steps
+    result.trajectory = [
+        [name for group in turn for name in group] for turn in thread.step_groups()
+    ]
     messages = final_messages(thread)
     result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
     outputs = case_outputs(thread, messages)
