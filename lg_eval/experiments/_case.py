@@ -293,6 +293,8 @@ def _base(
         tags=list(plan.case.tags),
         thread_id=thread_id,
         turns=turns,
+        scores=[],  # every list given: model_construct inspects a default factory's signature
+        notes=[],
         expected_trajectory=expected.trajectory.steps if expected.trajectory is not None else None,
         expected_tool_calls=calls,
         expected_output=(
@@ -328,7 +330,7 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
 # --------------------------------------------------------------------------- cases in flight
 
 Finished = Callable[[CasePlan, CaseResult], Awaitable[None]]
-"""What happens to a finished case before its worker takes the next: stored and counted,
+"""What happens to a finished case, while its worker plays the next: stored and counted,
 or collected for the driver."""
 
 
@@ -343,8 +345,10 @@ async def play_cases(
 ) -> None:
     """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
     case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
-    cancelled after the run's ``timeout``, then handed to ``finished``. The first worker's
-    error stops them all and is raised. ``count``: how many plans there are, when ``plans``
+    cancelled after the run's ``timeout``, then handed to ``finished`` while the worker plays
+    its next case (a worker waits for its previous hand-over before it starts another, so it
+    holds at most two cases not yet handed over). The first worker's error stops them all and
+    is raised. ``count``: how many plans there are, when ``plans``
     is made as it is read (no more workers than plans are started)."""
     if count is None:
         plans = list(plans)
@@ -353,14 +357,21 @@ async def play_cases(
     concurrency, timeout = options["concurrency"], options["timeout"]
 
     async def worker() -> None:
-        for plan in source:
-            core = run_case(ctx, plan)
-            running = adrive(core) if pool is None else pool.submit(partial(drive, core))
-            try:
-                result = await asyncio.wait_for(running, timeout)
-            except TimeoutError:
-                result = timed_out(ctx, plan, cast(float, timeout))
-            await finished(plan, result)
+        handing: asyncio.Task[None] | None = None  # the previous case, being handed over
+        try:
+            for plan in source:
+                core = run_case(ctx, plan)
+                running = adrive(core) if pool is None else pool.submit(partial(drive, core))
+                try:
+                    result = await asyncio.wait_for(running, timeout)
+                except TimeoutError:
+                    result = timed_out(ctx, plan, cast(float, timeout))
+                if handing is not None:
+                    await handing
+                handing = asyncio.ensure_future(finished(plan, result))
+        finally:
+            if handing is not None:  # also when the run is stopped: what finished is kept
+                await handing
 
     try:
         async with asyncio.TaskGroup() as group:

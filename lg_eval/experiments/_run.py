@@ -9,7 +9,7 @@ flight (``invoke`` on a sync checkpointer) under ``asyncio.run``. One orchestrat
 checkpointer, begins the run (:class:`~lg_eval.experiments._lifecycle.RunLifecycle`: what
 is left, the count, the record), enters the judge services and plays the cases with
 :func:`~lg_eval.experiments._case.play_cases`, each stored by the :class:`BatchWriter`
-before its worker takes the next. A case that runs past ``timeout`` is cancelled (async) or
+while its worker plays the next. A case that runs past ``timeout`` is cancelled (async) or
 abandoned (sync: its thread's late result is dropped); either way only the ``timeout``
 result is ever stored. With another executor the run is
 :func:`~lg_eval.experiments._distributed.run_distributed`'s.
@@ -17,7 +17,8 @@ result is ever stored. With another executor the run is
 **The writer**: finished cases go to the store in group commits, off the runner's path.
 
 The runner hands each finished case to :meth:`BatchWriter.put`, which returns a
-future, and awaits that future before it takes its next case. One thread takes
+future, and awaits that future before it hands over its next case (the commit runs
+beside the next case's play, not before it). One thread takes
 whatever is queued the moment it is free (up to ``batch`` cases, without
 waiting for more to arrive), writes it in one transaction and then settles
 each case's future. Cases that finish while a commit is under way queue up
@@ -26,7 +27,8 @@ keeps up however fast the cases come.
 
 The guarantee this gives a killed run (``kill -9``, a crashed machine): a case
 counts as in flight until its future is settled, that is until its rows are
-committed, and a worker holds at most one case that is not yet stored. A resumed run
+committed, and a worker holds at most two cases that are not yet stored (the one it
+plays and the one being committed). A resumed run
 therefore re-runs only the cases that were in flight, and never finds one half-stored (each write
 is one transaction).
 :meth:`close` writes what is still queued and re-raises a write error, if there
