@@ -11,8 +11,9 @@ never after a low score. Every I/O step is an :class:`~lg_eval._effects.Effect`,
 ``concurrency`` workers take plans from one shared iterator; each plays its case (driven
 with blocking calls on a daemon OS thread of a :class:`~lg_eval._daemons.DaemonPool`, or
 awaited on the event loop), cancels it after ``timeout`` (only the ``timeout`` result is
-kept then), and awaits ``finished(plan, result)`` (stored, or collected for the driver)
-before it takes its next plan.
+kept then), and hands it to ``finished(plan, result)`` (stored, or collected for the
+driver) while it plays its next plan. A blocking worker with no timeout to keep plays its
+cases one after another on its daemon thread, the event loop not between them.
 
 **Which graph a case is played on** (:class:`CaseTargets`).
 
@@ -32,10 +33,12 @@ read, locally or on the server.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from concurrent.futures import Future as ConcurrentFuture
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -329,7 +332,7 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
 
 # --------------------------------------------------------------------------- cases in flight
 
-Finished = Callable[[CasePlan, CaseResult], Awaitable[None]]
+Finished = Callable[[CasePlan, CaseResult], Coroutine[Any, Any, None]]
 """What happens to a finished case, while its worker plays the next: stored and counted,
 or collected for the driver."""
 
@@ -373,14 +376,41 @@ async def play_cases(
             if handing is not None:  # also when the run is stopped: what finished is kept
                 await handing
 
+    async def thread_worker(pool: DaemonPool) -> None:
+        await pool.submit(partial(_cases_on_this_thread, source, ctx, finished, loop))
+
+    loop = asyncio.get_running_loop()
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(min(concurrency, count)):
-                group.create_task(worker())
+                if pool is not None and timeout is None:
+                    group.create_task(thread_worker(pool))
+                else:
+                    group.create_task(worker())
     except BaseExceptionGroup as failed:
         raise failed.exceptions[0] from None
     finally:
         source.stop()  # a worker on a daemon thread takes no new case once the run stops
+
+
+def _cases_on_this_thread(
+    source: _Plans, ctx: CaseContext, finished: Finished, loop: asyncio.AbstractEventLoop
+) -> None:
+    """A blocking worker with no timeout to keep: its cases follow one another on this daemon
+    thread, the event loop not between them. Each finished case is handed over on the loop
+    while the thread plays the next one, and the thread waits for that hand-over before it
+    hands over another (as :func:`play_cases`' own workers do). Once the run stops, a case
+    that finishes is dropped, as a cancelled one is, and nothing more is waited for."""
+    handing: ConcurrentFuture[None] | None = None
+    for plan in source:
+        result = contextvars.copy_context().run(drive, run_case(ctx, plan))
+        if handing is not None and not source.wait(handing):
+            return
+        handing = source.hand_over(finished(plan, result), loop)
+        if handing is None:
+            return
+    if handing is not None:
+        source.wait(handing)
 
 
 class _Plans(Iterator[CasePlan]):
@@ -390,6 +420,7 @@ class _Plans(Iterator[CasePlan]):
         self._plans = iter(plans)
         self._lock = threading.Lock()
         self._stopped = False
+        self._waiting: set[threading.Event] = set()
 
     def __next__(self) -> CasePlan:
         with self._lock:
@@ -400,6 +431,39 @@ class _Plans(Iterator[CasePlan]):
     def stop(self) -> None:
         with self._lock:
             self._stopped = True
+            for waiting in self._waiting:
+                waiting.set()
+
+    def hand_over(
+        self, handing: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop
+    ) -> ConcurrentFuture[None] | None:
+        """``handing`` scheduled on ``loop`` from a worker's thread; None (and ``handing``
+        closed, never run) once the run has stopped."""
+        with self._lock:
+            if not self._stopped:
+                try:
+                    return asyncio.run_coroutine_threadsafe(handing, loop)
+                except RuntimeError:  # the loop is closed: the run is over
+                    pass
+        handing.close()
+        return None
+
+    def wait(self, handing: ConcurrentFuture[None]) -> bool:
+        """Block until ``handing`` is done (re-raising its error) or the run stops; whether
+        it is done."""
+        woken = threading.Event()
+        handing.add_done_callback(lambda _: woken.set())
+        with self._lock:
+            if self._stopped:
+                woken.set()
+            self._waiting.add(woken)
+        woken.wait()
+        with self._lock:
+            self._waiting.discard(woken)
+        if not handing.done():
+            return False
+        handing.result()
+        return True
 
 
 # --------------------------------------------------------------------------- targets

@@ -490,3 +490,32 @@ def test_a_case_is_committed_while_its_worker_plays_the_next_and_at_most_one_ahe
     assert sorted(events) == sorted(
         ["play a", "play b", "play c", "overlapped", "stored a", "stored b", "stored c"]
     )
+
+
+def test_a_stopped_run_neither_waits_for_nor_schedules_a_hand_over():
+    from concurrent.futures import Future
+
+    from lg_eval.experiments._case import _Plans
+
+    source = _Plans([])
+    never: Future[None] = Future()  # a hand-over that would never finish
+    waited: list[bool] = []
+    waiter = threading.Thread(target=lambda: waited.append(source.wait(never)))
+    waiter.start()
+    source.stop()
+    waiter.join(60)
+    assert waited == [False]
+
+    async def handing() -> None:
+        raise AssertionError("a stopped run hands nothing over")
+
+    loop = asyncio.new_event_loop()
+    try:
+        coroutine = handing()
+        assert source.hand_over(coroutine, loop) is None
+        assert coroutine.cr_frame is None  # closed, so never reported as "never awaited"
+    finally:
+        loop.close()
+    done: Future[None] = Future()
+    done.set_result(None)
+    assert source.wait(done) is True  # done before the stop was seen: it counts
