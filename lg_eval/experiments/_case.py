@@ -37,7 +37,7 @@ import contextvars
 import threading
 import time
 import warnings
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future as ConcurrentFuture
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -332,9 +332,10 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
 
 # --------------------------------------------------------------------------- cases in flight
 
-Finished = Callable[[CasePlan, CaseResult], Coroutine[Any, Any, None]]
+Finished = Callable[[CasePlan, CaseResult], ConcurrentFuture[None]]
 """What happens to a finished case, while its worker plays the next: stored and counted,
-or collected for the driver."""
+or collected for the driver. Called on the worker's thread (the event loop's, or a blocking
+worker's own); the future is settled once the case is handed over."""
 
 
 async def play_cases(
@@ -360,7 +361,7 @@ async def play_cases(
     concurrency, timeout = options["concurrency"], options["timeout"]
 
     async def worker() -> None:
-        handing: asyncio.Task[None] | None = None  # the previous case, being handed over
+        handing: ConcurrentFuture[None] | None = None  # the previous case, being handed over
         try:
             for plan in source:
                 core = run_case(ctx, plan)
@@ -370,16 +371,15 @@ async def play_cases(
                 except TimeoutError:
                     result = timed_out(ctx, plan, cast(float, timeout))
                 if handing is not None:
-                    await handing
-                handing = asyncio.ensure_future(finished(plan, result))
+                    await asyncio.wrap_future(handing)
+                handing = finished(plan, result)
         finally:
             if handing is not None:  # also when the run is stopped: what finished is kept
-                await handing
+                await asyncio.wrap_future(handing)
 
     async def thread_worker(pool: DaemonPool) -> None:
-        await pool.submit(partial(_cases_on_this_thread, source, ctx, finished, loop))
+        await pool.submit(partial(_cases_on_this_thread, source, ctx, finished))
 
-    loop = asyncio.get_running_loop()
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(min(concurrency, count)):
@@ -393,20 +393,18 @@ async def play_cases(
         source.stop()  # a worker on a daemon thread takes no new case once the run stops
 
 
-def _cases_on_this_thread(
-    source: _Plans, ctx: CaseContext, finished: Finished, loop: asyncio.AbstractEventLoop
-) -> None:
+def _cases_on_this_thread(source: _Plans, ctx: CaseContext, finished: Finished) -> None:
     """A blocking worker with no timeout to keep: its cases follow one another on this daemon
-    thread, the event loop not between them. Each finished case is handed over on the loop
-    while the thread plays the next one, and the thread waits for that hand-over before it
-    hands over another (as :func:`play_cases`' own workers do). Once the run stops, a case
-    that finishes is dropped, as a cancelled one is, and nothing more is waited for."""
+    thread, the event loop not between them. Each finished case is handed over while the
+    thread plays the next one, and the thread waits for that hand-over before it hands over
+    another (as :func:`play_cases`' own workers do). Once the run stops, a case that
+    finishes is dropped, as a cancelled one is, and nothing more is waited for."""
     handing: ConcurrentFuture[None] | None = None
     for plan in source:
         result = contextvars.copy_context().run(drive, run_case(ctx, plan))
         if handing is not None and not source.wait(handing):
             return
-        handing = source.hand_over(finished(plan, result), loop)
+        handing = source.hand_over(finished, plan, result)
         if handing is None:
             return
     if handing is not None:
@@ -435,18 +433,12 @@ class _Plans(Iterator[CasePlan]):
                 waiting.set()
 
     def hand_over(
-        self, handing: Coroutine[Any, Any, None], loop: asyncio.AbstractEventLoop
+        self, finished: Finished, plan: CasePlan, result: CaseResult
     ) -> ConcurrentFuture[None] | None:
-        """``handing`` scheduled on ``loop`` from a worker's thread; None (and ``handing``
-        closed, never run) once the run has stopped."""
+        """``finished(plan, result)`` from a worker's thread; None (and nothing handed over)
+        once the run has stopped."""
         with self._lock:
-            if not self._stopped:
-                try:
-                    return asyncio.run_coroutine_threadsafe(handing, loop)
-                except RuntimeError:  # the loop is closed: the run is over
-                    pass
-        handing.close()
-        return None
+            return None if self._stopped else finished(plan, result)
 
     def wait(self, handing: ConcurrentFuture[None]) -> bool:
         """Block until ``handing`` is done (re-raising its error) or the run stops; whether

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AsyncExitStack, closing, nullcontext
 from pathlib import Path
@@ -62,7 +63,7 @@ from lg_eval.experiments._options import (
     RunOptions,
     check_evaluators,
 )
-from lg_eval.experiments._results import CaseResult, ExperimentRun
+from lg_eval.experiments._results import CaseResult, CaseStatus, ExperimentRun
 from lg_eval.experiments._score import EvaluatorResolver
 from lg_eval.experiments._store import ResultStore, open_store
 from lg_eval.play import aopen_checkpointer, open_checkpointer
@@ -179,12 +180,11 @@ async def _orchestrate(
         if pool is not None:
             stack.callback(pool.close)
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
-        writer = BatchWriter(store)
+        # a case is in flight until its rows are committed, so a kill loses only those
+        writer = BatchWriter(store, stored=run.counter.add)
 
-        async def stored(plan: CasePlan, result: CaseResult) -> None:
-            # in flight until its rows are committed, so a kill loses only the cases in flight
-            await asyncio.wrap_future(writer.put(plan.ordinal, result))
-            run.counter.add(result.status)
+        def stored(plan: CasePlan, result: CaseResult) -> Future[None]:
+            return writer.put(plan.ordinal, result)
 
         def learned() -> dict[str, Any]:
             return {} if judges is None else services_record(judges.stats())
@@ -207,11 +207,20 @@ _Item = tuple[list[tuple[int, CaseResult]], "Future[None]"]
 
 
 class BatchWriter:
-    """Writes ``(ordinal, result)`` pairs to ``store`` from one thread, in group commits."""
+    """Writes ``(ordinal, result)`` pairs to ``store`` from one thread, in group commits;
+    ``stored(status)`` is told of each case once it is committed, before its future is
+    settled (a run's count and progress)."""
 
-    def __init__(self, store: ResultStore, *, batch: int = 256) -> None:
+    def __init__(
+        self,
+        store: ResultStore,
+        *,
+        batch: int = 256,
+        stored: Callable[[CaseStatus], None] | None = None,
+    ) -> None:
         self._store = store
         self._batch = batch
+        self._stored = stored
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="lg_eval-store", daemon=True)
@@ -265,10 +274,15 @@ class BatchWriter:
         futures = [done for _, done in pending if done.set_running_or_notify_cancel()]
         error = self._error
         if error is None:
+            written = [each for results, _ in pending for each in results]
             try:
-                self._store.write([each for results, _ in pending for each in results])
+                self._store.write(written)
             except BaseException as exc:  # surfaced by the futures, put() and close()
                 error = self._error = exc
+            else:
+                if self._stored is not None:
+                    for _, result in written:
+                        self._stored(result.status)
         for done in futures:
             if error is None:
                 done.set_result(None)
