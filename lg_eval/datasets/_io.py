@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,9 @@ from pydantic_core import ErrorDetails
 from lg_eval._arguments import FilePath, Flag, validated
 from lg_eval._files import write_atomic
 from lg_eval._visible import data_escaped, has_data_escaped
-from lg_eval.datasets._models import Case, Dataset
+from lg_eval.datasets._cases import CaseList, Entry, compact
+from lg_eval.datasets._dataset import Dataset
+from lg_eval.datasets._models import Case
 from lg_eval.errors import DatasetError
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -206,7 +208,7 @@ def _check_unique_ids(where: str, cases: list[Any], nodes: Lines) -> None:
 
 def _load_jsonl(path: Path, text: str) -> Dataset:
     header: dict[str, Any] = {}
-    cases: list[Case] = []
+    cases: list[Entry] = []  # each held compactly as it is read: never every case at once
     first_line: dict[str, int] = {}
     header_line = 0
     for number, raw in enumerate(text.split("\n"), start=1):  # only \n ends a JSON line
@@ -253,7 +255,7 @@ def _load_jsonl(path: Path, text: str) -> Dataset:
                 f"{first_line[case_id]}); case ids must be unique."
             )
         try:
-            cases.append(Case.model_validate(row))
+            cases.append(compact(Case.model_validate(row)))
         except ValidationError as exc:
             message = _describe(where, exc.errors(), {"cases": [row]}, None, "cases", 0)
             raise DatasetError(message) from None
@@ -261,7 +263,8 @@ def _load_jsonl(path: Path, text: str) -> Dataset:
             first_line[case_id] = number
     where = f"{path}:{header_line}" if header_line else str(path)
     header.setdefault("name", path.stem)
-    return _validate_dataset(where, {**header, "cases": cases}, None, source=path, allows_code=True)
+    data = {**header, "cases": CaseList(cases)}
+    return _validate_dataset(where, data, None, source=path, allows_code=True)
 
 
 def _describe(
@@ -371,11 +374,34 @@ def dataset_hash(dataset: Dataset) -> str:
     """sha256 (hex) of the dataset's canonical JSON: equal datasets hash equal.
 
     Canonical means every field (defaults included), keys sorted, no
-    whitespace; where the dataset was loaded from does not count.
+    whitespace; where the dataset was loaded from does not count. The document is
+    hashed as it is written, a case at a time, so hashing holds one case in memory.
     """
-    document = dataset.model_dump(mode="json", by_alias=True)
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256()
+    for chunk in _canonical_chunks(dataset):
+        digest.update(chunk.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _canonical_chunks(dataset: Dataset) -> Iterator[str]:
+    """The dataset's canonical JSON, ``json.dumps(..., sort_keys=True)`` of its whole dump,
+    in pieces: the members in key order, ``cases`` written case by case."""
+    document = dataset.model_dump(mode="json", by_alias=True, exclude={"cases"})
+    yield "{"
+    for position, key in enumerate(sorted([*document, "cases"])):
+        yield ("," if position else "") + _canonical(key) + ":"
+        if key != "cases":
+            yield _canonical(document[key])
+            continue
+        yield "["
+        for index, case in enumerate(dataset.cases):
+            yield ("," if index else "") + _canonical(case.model_dump(mode="json", by_alias=True))
+        yield "]"
+    yield "}"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 MAX_NODES = 1_000_000
