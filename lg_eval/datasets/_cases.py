@@ -31,13 +31,16 @@ Entry = tuple[str, Item]
 
 
 def compact(case: Case) -> Entry:
-    """``case``'s id, and the case as its JSON when that validates back to an equal case
-    (else the case itself)."""
+    """``case``'s id, and the case as its JSON when that validates back to the same case
+    (equal, its values of the same types), else the case itself."""
     try:
         data = case.__pydantic_serializer__.to_json(case, by_alias=True, exclude_unset=True)
-        same = Case.model_validate_json(data) == case
+        again = Case.model_validate_json(data)
     except ValueError:  # a value JSON cannot write or read back (ValidationError is one)
         return case.id, case
+    # equal, and of the same types: an enum member equals its value, which is all JSON keeps
+    # of it; their reprs differ
+    same = again == case and repr(again) == repr(case)
     # a copy of the id: the string it was given lies among the objects of the data it came
     # in (a file's rows, a list of dicts), whose memory the allocator could not give back
     # while a string in it lives

@@ -4,14 +4,18 @@ is read) and reads them back exactly as they were validated."""
 from __future__ import annotations
 
 import datetime
+import enum
 import gc
 import hashlib
 import json
+import math
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
 
 from lg_eval.datasets import (
@@ -129,3 +133,52 @@ def test_a_dumped_dataset_loads_back_equal(tmp_path: Path) -> None:
         again = load_dataset(dump_dataset(dataset, tmp_path / f"d.{suffix}"))
         assert again.model_dump() == dataset.model_dump()
         assert dataset_hash(again) == dataset_hash(dataset)
+
+
+class Color(enum.StrEnum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=8)
+    | st.binary(max_size=4)
+    | st.dates()
+    | st.sampled_from([Color.RED, Level.HIGH]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, with the same types all the way down (NaN the same as NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=values)
+def test_any_value_a_case_holds_is_read_back_as_it_was_validated(value: Any) -> None:
+    case = {"id": "c", "turns": [{"input": {"value": value}}], "metadata": {"value": value}}
+    validated = Case.model_validate(case)
+    read = Dataset(name="d", cases=[case]).cases[0]
+    assert same(read.turns[0].input, validated.turns[0].input)
+    assert same(read.metadata, validated.metadata)
