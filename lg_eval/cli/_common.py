@@ -37,12 +37,13 @@ from rich.console import Console
 from rich.text import Text
 
 from lg_eval._describe import safe_text
-from lg_eval._files import write_atomic
+from lg_eval._files import atomic_writer, write_atomic
 from lg_eval._urls import new_folder
 from lg_eval._visible import visible
 from lg_eval.errors import LgEvalError, OutputWriteError, RunInUseError
 
 if TYPE_CHECKING:
+    from lg_eval.experiments import ResultStore
     from lg_eval.reports import Report
 
 
@@ -185,13 +186,29 @@ def renderers() -> dict[str, Callable[[Report], str]]:
 
 def write_reports(
     report: Report,
+    store: ResultStore,
     *,
-    json_file: Path | None = None,
+    json: Path | None = None,
     html: Path | None = None,
     md: Path | None = None,
     junit: Path | None = None,
 ) -> None:
-    """Write each format whose file was given."""
-    for name, path in (("json", json_file), ("html", html), ("md", md), ("junit", junit)):
-        if path is not None:
-            write_file(path, renderers()[name](report))
+    """Write each format whose file was given, listing every result of ``report``'s run as
+    ``store`` holds it: the JSON a result at a time as it is read; HTML, Markdown and JUnit
+    from one report that holds them all (made only when one of them is asked)."""
+    from lg_eval.reports import ReportCase, write_json
+
+    every = report.model_copy(update={"cases_total": None})
+
+    def cases() -> Iterator[ReportCase]:
+        return (ReportCase.of(result) for result in store.iter_results(report.info.run_id))
+
+    if json is not None:
+        with input_errors(), atomic_writer(json) as out:
+            write_json(every, out, cases=cases())
+        done(f"wrote {json}")
+    whole = [(name, path) for name, path in (("html", html), ("md", md), ("junit", junit)) if path]
+    if whole:
+        every = every.model_copy(update={"cases": list(cases())})
+        for name, path in whole:
+            write_file(path, renderers()[name](every))

@@ -35,10 +35,10 @@ from lg_eval.cli._progress import (
 from lg_eval.cli._server import ApiKey, Header, server_connection
 from lg_eval.datasets import Dataset, load_dataset
 from lg_eval.evaluators import get_evaluator
-from lg_eval.experiments import ExperimentRun, new_run_id, open_store, run_experiment
+from lg_eval.experiments import new_run_id, open_store, run_experiment
 from lg_eval.extract import ExtractionWarning
 from lg_eval.langsmith import run_langsmith_experiment
-from lg_eval.reports import build_report, render_terminal
+from lg_eval.reports import Summary, render_terminal, stream_report
 from lg_eval.server import server_target
 
 
@@ -189,15 +189,17 @@ def run(
                 partition_size=partition_size,
                 judge_limits=shared.judge_limits(judge_rpm, judge_tpm, judge_concurrency),
             )
+        # counted in SQL, the worst results listed: memory does not grow with the run
         with open_store(store) as results:
-            history = _older(results.latest_runs(result.info.dataset, 10), result)
-            report = calibrated(build_report(result, history=history), results)
-            keys = {row.key for case in result.results for row in case.scores}
+            report = calibrated(stream_report(results, result.info.run_id), results)
+            keys = {summary.key for summary in report.evaluators}
             trusted = judges_trusted(results, minimums, keys) if minimums else True
     if not quiet:
         render_terminal(report, stdout)
-    write_reports(report, json_file=json_file, html=html, md=md, junit=junit)
-    raise typer.Exit(GATE_FAILED if not trusted else _exit_code(result, fail_under))
+    if json_file or html or md or junit:
+        with input_errors(), open_store(store) as results:
+            write_reports(report, results, json=json_file, html=html, md=md, junit=junit)
+    raise typer.Exit(GATE_FAILED if not trusted else _exit_code(report.summary, fail_under))
 
 
 def _through_langsmith(
@@ -225,23 +227,19 @@ def _server_options(
         fail("--langsmith does not go with --server: run one or the other")
 
 
-def _older(history: list[ExperimentRun], run: ExperimentRun) -> list[ExperimentRun]:
-    return [r for r in history if r.info.run_id != run.info.run_id]
-
-
-def _exit_code(result: ExperimentRun, fail_under: float | None) -> int:
+def _exit_code(summary: Summary, fail_under: float | None) -> int:
     """The gate first (1 when the pass rate is below ``--fail-under``), then errors (3 when a
     case errored or timed out: its scores are missing, so a passing gate does not clear it),
     else 0. Failing scores alone are not an error: they exit 1 only through a gate."""
     if fail_under is not None:
-        rate = result.pass_rate
+        rate = summary.pass_rate
         if rate is None:
             fail("the run has no results to gate on", GATE_FAILED)
         if rate < fail_under:
             say(f"pass rate {rate:.1%} is below --fail-under {fail_under:.1%}")
             return GATE_FAILED
-    errored = sum(r.status in ("error", "timeout") for r in result.results)
+    errored = summary.counts.error + summary.counts.timeout
     if errored:
-        say(f"{errored} of {len(result.results)} results errored or timed out")
+        say(f"{errored} of {summary.results} results errored or timed out")
         return CASES_ERRORED
     return PASSED

@@ -11,6 +11,7 @@ scripted turns) give a simulated user (:class:`UserSimulation`): a persona and g
 model writing its turns, when the conversation stops, and who answers the graph's questions.
 """
 
+from lg_eval.datasets._dataset import Dataset
 from lg_eval.datasets._from_thread import case_from_thread
 from lg_eval.datasets._io import (
     dataset_from_dict,
@@ -22,7 +23,6 @@ from lg_eval.datasets._io import (
 from lg_eval.datasets._models import (
     MODEL_PROVIDERS,
     Case,
-    Dataset,
     EvaluatorRef,
     Expected,
     InterruptRoute,

@@ -1,35 +1,23 @@
 """Read and write dataset files (YAML or JSONL) with errors that point at the mistake, within
-bounds checked before anything is built.
+bounds checked before anything is built (:mod:`lg_eval.datasets._bounds`).
 
-YAML goes through PyYAML's *safe* loader only: a ``!!python/...`` tag is an
-error naming the file and line, and nothing in the file ever executes. JSONL
-holds one case per line, after an optional header line
-``{"dataset": {"name": ..., "graph": ..., "evaluators": [...]}}``.
+YAML goes through PyYAML's *safe* loader only (:mod:`lg_eval.datasets._yaml`), its cases
+taken one by one as they are composed. JSONL holds one case per line, after an optional
+header line ``{"dataset": {"name": ..., "graph": ..., "evaluators": [...]}}``. Either way
+each case is validated and held compactly (:class:`~lg_eval.datasets._cases.CaseList`)
+as it is read, so a file of 20,000 cases never holds 20,000 case models, nor (YAML) their
+20,000 node trees.
 
 Every problem is a :class:`~lg_eval.errors.DatasetError` whose message reads
 ``<file>:<line>: case '<id>', <field path>: <what is wrong>`` (the line when it
 is known), so a person can jump straight to it.
-
-Bounds. A dataset file must keep bounds before anything is built from it.
-A dataset is data, but a hostile one can still hurt: ten levels of nine-fold
-YAML aliases are a few hundred bytes that expand to billions of nodes, and three
-levels of a hundred aliases over one 64 KiB string stay under a million values
-but stand for 58 GB of text (``dataset_hash`` would serialise every byte). Deep
-nesting exhausts Python's stack, and a lone surrogate (``"\\ud800"``) is a string no
-encoder accepts. These
-checks run on YAML's node tree *before* it is constructed (counting each alias
-as what it expands to, in linear time over the distinct nodes), on each JSONL
-row after ``json.loads``, and on data handed to ``dataset_from_dict``, so
-``dataset validate`` and ``run`` refuse the same files, in bounded memory, with a
-:class:`~lg_eval.errors.DatasetError` naming the line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +28,19 @@ from pydantic_core import ErrorDetails
 from lg_eval._arguments import FilePath, Flag, validated
 from lg_eval._files import write_atomic
 from lg_eval._visible import data_escaped, has_data_escaped
-from lg_eval.datasets._models import Case, Dataset
+from lg_eval.datasets._bounds import YamlBounds, check_data, check_size, node_line
+from lg_eval.datasets._cases import CaseList, Entry, compact
+from lg_eval.datasets._dataset import Dataset
+from lg_eval.datasets._models import Case
+from lg_eval.datasets._yaml import CasesLoader, Lines, line_at, read_yaml
 from lg_eval.errors import DatasetError
 
 YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIXES = (".jsonl",)
 _PROVENANCE = ("source", "allows_code")
 _MAX_ERRORS = 10
-
-Lines = Any
-"""A YAML node tree (to find the line of a field), or ``None`` when lines are unknown."""
+_BEFORE_CASES = frozenset(list(Dataset.model_fields)[: list(Dataset.model_fields).index("cases")])
+"""The dataset's fields before ``cases``: their errors are listed before the cases'."""
 
 
 @validated
@@ -77,8 +68,7 @@ def load_dataset(path: FilePath) -> Dataset:
     if suffix in JSONL_SUFFIXES:
         return _load_jsonl(path, text)
     if suffix in YAML_SUFFIXES or suffix == ".json":
-        data, nodes = _parse_yaml(path, text)
-        return _dataset_from_document(path, data, nodes)
+        return _load_yaml(path, text)
     raise DatasetError(
         f"{path}: unknown dataset format {suffix or '(no suffix)'!r}; use .yaml, .yml, .json or "
         ".jsonl."
@@ -115,51 +105,11 @@ def dataset_from_dict(
     return _validate_dataset(where, dict(data), None, source=source, allows_code=allows_code)
 
 
-def _parse_yaml(path: Path, text: str) -> tuple[Any, Lines]:
-    """Safe-load ``text``, keeping the node tree so errors can name lines."""
-    try:
-        loader = yaml.SafeLoader(text)  # its reader refuses control characters at once
-    except yaml.reader.ReaderError as exc:
-        raise DatasetError(_control_character(path, text, exc)) from None
-    try:
-        node = loader.get_single_node()
-        check_yaml_tree(str(path), node)
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
-        if exc.problem and "could not determine a constructor for the tag" in exc.problem:
-            tag = exc.problem.rsplit(" ", 1)[-1].strip("'").replace("tag:yaml.org,2002:", "!!")
-            problem = (
-                f"the tag {tag} is not allowed: datasets are read with yaml.safe_load, which "
-                "builds only plain data (write the value without the tag)"
-            )
-        raise DatasetError(f"{path}{line}: invalid YAML: {problem}.") from None
-    except yaml.YAMLError as exc:
-        raise DatasetError(f"{path}: invalid YAML: {exc}.") from None
-    except RecursionError:  # PyYAML composes recursively: nesting deeper than the stack
-        raise DatasetError(
-            f"{path}: mappings and lists nest too deeply to read; a dataset file is refused "
-            "beyond that."
-        ) from None
-    finally:
-        loader.dispose()
-    return data, node
-
-
-def _control_character(path: Path, text: str, exc: yaml.reader.ReaderError) -> str:
-    """Where the character YAML's reader refused is, and what to write instead."""
-    before = text[: exc.position]
-    line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
-    return (
-        f"{path}:{line}: column {column} holds the control character U+{exc.character:04X}, "
-        "which a YAML file cannot hold as it is; delete it, or write it as an escape in a "
-        'double-quoted string ("\\x1b", "\\u009b").'
-    )
-
-
-def _dataset_from_document(path: Path, data: Any, nodes: Lines) -> Dataset:
+def _load_yaml(path: Path, text: str) -> Dataset:
+    where = str(path)
+    bounds = YamlBounds(where)
+    cases = _YamlCases(where, bounds)
+    data, nodes, cases_node = read_yaml(path, text, bounds, cases)
     if not isinstance(data, dict):
         raise DatasetError(
             f"{path}: a dataset file is a mapping with name, cases and optionally graph and "
@@ -167,25 +117,95 @@ def _dataset_from_document(path: Path, data: Any, nodes: Lines) -> Dataset:
         )
     data = dict(data)
     data.setdefault("name", path.stem)
-    return _validate_dataset(str(path), data, nodes, source=path, allows_code=True)
+    streamed = cases if cases_node is not None and cases_node is cases.node else None
+    return _validate_dataset(where, data, nodes, source=path, allows_code=True, streamed=streamed)
+
+
+class _YamlCases:
+    """A YAML document's cases, taken one by one as they are composed
+    (:class:`~lg_eval.datasets._yaml.CasesLoader`): each checked within the document's
+    bounds, built, validated and held compactly, its node tree then dropped. Validation
+    errors are kept as lines (the first :data:`_MAX_ERRORS`, the rest counted), so a file
+    with many bad cases is told as the whole document's validation would tell it."""
+
+    def __init__(self, where: str, bounds: YamlBounds) -> None:
+        self.where = where
+        self.bounds = bounds
+        self.node: yaml.Node | None = None
+        self._begin()
+
+    def _begin(self) -> None:
+        self.entries: list[Entry] = []
+        self.errors: list[str] = []
+        self.failed = 0
+        self._first: dict[str, int] = {}  # the line each case id was first used at
+        self._size = self._weight = self._height = 0
+
+    def take(self, loader: CasesLoader, case: yaml.Node, index: int, cases: yaml.Node) -> None:
+        """Check, build and validate item ``index`` of the ``cases`` list ``cases``."""
+        if cases is not self.node:  # a second cases key: the last one counts, as in a mapping
+            self.node = cases
+            self._begin()
+        size, weight, height = self.bounds.check(case, depth=3)  # root, cases, this case
+        self._size, self._weight = self._size + size, self._weight + weight
+        self._height = max(self._height, height)
+        check_size(
+            f"{self.where}:{node_line(cases)}", 1 + self._size, self._weight, "aliases (*name)"
+        )
+        self.bounds.checked(cases, 1 + self._size, self._weight, 1 + self._height)
+        data = loader.construct_document(case)
+        self.bounds.forget(loader.anchors.values())
+        case_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(case_id, str):
+            if case_id in self._first:
+                raise DatasetError(
+                    f"{self.where}{line_at(case, ('id',))}: case {case_id!r}: duplicate case id "
+                    f"(first used at line {self._first[case_id]}); case ids must be unique."
+                )
+            self._first[case_id] = node_line(case)
+        try:
+            self.entries.append(compact(Case.model_validate(data)))
+        except ValidationError as exc:
+            errors = exc.errors()
+            shown = errors[: _MAX_ERRORS - len(self.errors)]
+            found = {"cases": {index: data}}
+            self.errors += [_line_of(self.where, e, found, case, "cases", index) for e in shown]
+            self.failed += len(errors)
 
 
 def _validate_dataset(
-    where: str, data: dict[str, Any], nodes: Lines, *, source: Path | None, allows_code: bool
+    where: str,
+    data: dict[str, Any],
+    nodes: Lines,
+    *,
+    source: Path | None,
+    allows_code: bool,
+    streamed: _YamlCases | None = None,
 ) -> Dataset:
     for key in _PROVENANCE:
         if key in data:
             raise DatasetError(
-                f"{where}{_line(nodes, (key,))}: {key!r} cannot be written in a dataset: lg_eval "
-                "sets it from where the dataset was loaded."
+                f"{where}{line_at(nodes, (key,))}: {key!r} cannot be written in a dataset: "
+                "lg_eval sets it from where the dataset was loaded."
             )
+    if streamed is not None:
+        data = {**data, "cases": CaseList(streamed.entries)}
     cases = data.get("cases")
     if isinstance(cases, list):
         _check_unique_ids(where, cases, nodes)
     try:
-        return Dataset.model_validate({**data, "source": source, "allows_code": allows_code})
+        dataset = Dataset.model_validate({**data, "source": source, "allows_code": allows_code})
     except ValidationError as exc:
-        raise DatasetError(_describe(where, exc.errors(), data, nodes)) from None
+        errors = exc.errors()
+    else:
+        if streamed is None or not streamed.failed:
+            return dataset
+        errors = []
+    lines = [_line_of(where, e, data, nodes) for e in errors if e["loc"][0] in _BEFORE_CASES]
+    if streamed is not None:
+        lines += streamed.errors
+    lines += [_line_of(where, e, data, nodes) for e in errors if e["loc"][0] not in _BEFORE_CASES]
+    raise DatasetError(_joined(lines, len(errors) + (streamed.failed if streamed else 0)))
 
 
 def _check_unique_ids(where: str, cases: list[Any], nodes: Lines) -> None:
@@ -195,18 +215,19 @@ def _check_unique_ids(where: str, cases: list[Any], nodes: Lines) -> None:
         if not isinstance(case_id, str):
             continue
         if case_id in first:
-            earlier = _line(nodes, ("cases", first[case_id]))
+            earlier = line_at(nodes, ("cases", first[case_id]))
             seen = f"line {earlier[1:]}" if earlier else f"cases[{first[case_id]}]"
+            at = line_at(nodes, ("cases", index, "id"))
             raise DatasetError(
-                f"{where}{_line(nodes, ('cases', index, 'id'))}: case {case_id!r}: duplicate case "
-                f"id (first used at {seen}); case ids must be unique."
+                f"{where}{at}: case {case_id!r}: duplicate case id (first used at {seen}); case "
+                "ids must be unique."
             )
         first[case_id] = index
 
 
 def _load_jsonl(path: Path, text: str) -> Dataset:
     header: dict[str, Any] = {}
-    cases: list[Case] = []
+    cases: list[Entry] = []  # each held compactly as it is read: never every case at once
     first_line: dict[str, int] = {}
     header_line = 0
     for number, raw in enumerate(text.split("\n"), start=1):  # only \n ends a JSON line
@@ -253,7 +274,7 @@ def _load_jsonl(path: Path, text: str) -> Dataset:
                 f"{first_line[case_id]}); case ids must be unique."
             )
         try:
-            cases.append(Case.model_validate(row))
+            cases.append(compact(Case.model_validate(row)))
         except ValidationError as exc:
             message = _describe(where, exc.errors(), {"cases": [row]}, None, "cases", 0)
             raise DatasetError(message) from None
@@ -261,7 +282,8 @@ def _load_jsonl(path: Path, text: str) -> Dataset:
             first_line[case_id] = number
     where = f"{path}:{header_line}" if header_line else str(path)
     header.setdefault("name", path.stem)
-    return _validate_dataset(where, {**header, "cases": cases}, None, source=path, allows_code=True)
+    data = {**header, "cases": CaseList(cases)}
+    return _validate_dataset(where, data, None, source=path, allows_code=True)
 
 
 def _describe(
@@ -272,13 +294,21 @@ def _describe(
     *prefix: str | int,
 ) -> str:
     """One line per validation error: ``where[:line]: case 'id', field.path: message``."""
-    lines = []
-    for error in errors[:_MAX_ERRORS]:
-        loc = (*prefix, *error["loc"])
-        lines.append(f"{where}{_line(nodes, loc)}: {_subject(loc, data)}{error['msg']}")
-    if len(errors) > _MAX_ERRORS:
-        lines.append(f"... and {len(errors) - _MAX_ERRORS} more errors")
-    return "\n".join(lines)
+    shown = [_line_of(where, error, data, nodes, *prefix) for error in errors[:_MAX_ERRORS]]
+    return _joined(shown, len(errors))
+
+
+def _line_of(where: str, error: ErrorDetails, data: Any, nodes: Lines, *prefix: str | int) -> str:
+    """``where[:line]: case 'id', field.path: message`` of one error at ``prefix`` +
+    its location in ``data`` (``nodes``: the tree of what was validated, or None)."""
+    loc = (*prefix, *error["loc"])
+    return f"{where}{line_at(nodes, error['loc'])}: {_subject(loc, data)}{error['msg']}"
+
+
+def _joined(lines: list[str], errors: int) -> str:
+    """The first :data:`_MAX_ERRORS` of ``lines`` and how many more ``errors`` there are."""
+    more = [f"... and {errors - _MAX_ERRORS} more errors"] if errors > _MAX_ERRORS else []
+    return "\n".join(lines[:_MAX_ERRORS] + more)
 
 
 def _subject(loc: Sequence[str | int], data: Any) -> str:
@@ -287,7 +317,7 @@ def _subject(loc: Sequence[str | int], data: Any) -> str:
     head = ""
     if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
         cases = data.get("cases") if isinstance(data, dict) else None
-        case = cases[loc[1]] if isinstance(cases, list) and loc[1] < len(cases) else None
+        case = _case_at(cases, loc[1])
         case_id = case.get("id") if isinstance(case, dict) else getattr(case, "id", None)
         head = f"case {case_id!r}" if isinstance(case_id, str) else f"cases[{loc[1]}]"
         loc = loc[2:]
@@ -297,32 +327,19 @@ def _subject(loc: Sequence[str | int], data: Any) -> str:
     return f"{head or field}: " if head or field else ""
 
 
+def _case_at(cases: Any, index: int) -> Any:
+    """Case ``index`` of a list of cases, or of a mapping of some of them by index."""
+    if isinstance(cases, dict):
+        return cases.get(index)
+    return cases[index] if isinstance(cases, list) and index < len(cases) else None
+
+
 def field_path(loc: Iterable[str | int]) -> str:
     """``("turns", 1, "update", "values")`` as ``turns[1].update.values``."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def _line(nodes: Lines, loc: Sequence[str | int]) -> str:
-    """``:<line>`` of the deepest YAML node on ``loc`` that exists, or ``""``."""
-    node = nodes
-    if node is None:
-        return ""
-    found = node
-    for part in loc:
-        if isinstance(part, str) and part.startswith("kind="):
-            continue
-        child = None
-        if isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            child = node.value[part] if part < len(node.value) else None
-        if child is None:
-            break
-        node = found = child
-    return f":{found.start_mark.line + 1}"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -371,156 +388,31 @@ def dataset_hash(dataset: Dataset) -> str:
     """sha256 (hex) of the dataset's canonical JSON: equal datasets hash equal.
 
     Canonical means every field (defaults included), keys sorted, no
-    whitespace; where the dataset was loaded from does not count.
+    whitespace; where the dataset was loaded from does not count. The document is
+    hashed as it is written, a case at a time, so hashing holds one case in memory.
     """
-    document = dataset.model_dump(mode="json", by_alias=True)
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256()
+    for chunk in _canonical_chunks(dataset):
+        digest.update(chunk.encode("utf-8"))
+    return digest.hexdigest()
 
 
-MAX_NODES = 1_000_000
-"""Values a dataset may hold once every YAML alias is expanded (mappings, lists, scalars)."""
-MAX_BYTES = 64 * 2**20
-"""UTF-8 bytes of text (keys and values) a dataset may hold once every YAML alias is
-expanded: 64 MiB, far beyond any golden dataset, far below what would exhaust memory."""
-MAX_DEPTH = 100
-"""How deeply mappings and lists may nest."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def check_yaml_tree(where: str, root: yaml.Node | None) -> None:
-    """Refuse a composed YAML document that is too big expanded, too deep, recursive, or
-    holds a string that is not valid Unicode; linear in the document's distinct nodes."""
-    if root is None:
-        return
-    sizes: dict[int, int] = {}  # expanded size of each distinct node
-    weights: dict[int, int] = {}  # expanded bytes of text of each distinct node
-    heights: dict[int, int] = {}  # levels of nesting from each distinct node down
-    open_: set[int] = set()  # nodes on the current path: reaching one again is a cycle
-    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
-    while stack:
-        node, depth, done = stack.pop()
-        key = id(node)
-        if done:
-            open_.discard(key)
-            children = _children(node)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            weights[key] = sum(weights[id(child)] for child in children)
-            heights[key] = 1 + max((heights[id(child)] for child in children), default=0)
-            _check_size(f"{where}:{_node_line(node)}", sizes[key], weights[key], "aliases (*name)")
+def _canonical_chunks(dataset: Dataset) -> Iterator[str]:
+    """The dataset's canonical JSON, ``json.dumps(..., sort_keys=True)`` of its whole dump,
+    in pieces: the members in key order, ``cases`` written case by case."""
+    document = dataset.model_dump(mode="json", by_alias=True, exclude={"cases"})
+    yield "{"
+    for position, key in enumerate(sorted([*document, "cases"])):
+        yield ("," if position else "") + _canonical(key) + ":"
+        if key != "cases":
+            yield _canonical(document[key])
             continue
-        if key in sizes:  # seen before (an alias): as deep below here as it was there
-            if depth + heights[key] - 1 > MAX_DEPTH:
-                raise _too_deep(where, node)
-            continue
-        if key in open_:
-            raise DatasetError(
-                f"{where}:{_node_line(node)}: an alias refers to a value that contains it (a "
-                "recursive structure); datasets hold plain, finite data."
-            )
-        if depth > MAX_DEPTH:
-            raise _too_deep(where, node)
-        if isinstance(node, yaml.ScalarNode):
-            node.value = _check_text(where, node.value, _node_line(node))
-            sizes[key] = heights[key] = 1
-            weights[key] = _bytes(node.value)
-            continue
-        open_.add(key)
-        stack.append((node, depth, True))
-        stack.extend((child, depth + 1, False) for child in _children(node))
+        yield "["
+        for index, case in enumerate(dataset.cases):
+            yield ("," if index else "") + _canonical(case.model_dump(mode="json", by_alias=True))
+        yield "]"
+    yield "}"
 
 
-def _check_size(where: str, nodes: int, weight: int, expanded: str) -> None:
-    whole = "a dataset file" if expanded.startswith("aliases") else "a dataset"
-    if nodes > MAX_NODES:
-        raise DatasetError(
-            f"{where}: the document expands to more than {MAX_NODES:,} values once its "
-            f"{expanded} are expanded; {whole} is refused beyond that (an alias bomb looks "
-            "like this)."
-        )
-    if weight > MAX_BYTES:
-        raise DatasetError(
-            f"{where}: the document expands to more than {MAX_BYTES // 2**20} MiB of text "
-            f"once its {expanded} are expanded; {whole} is refused beyond that (an alias "
-            "bomb looks like this)."
-        )
-
-
-def _bytes(text: str) -> int:
-    """UTF-8 bytes of ``text`` (its length when it is ASCII, without encoding it)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def _too_deep(where: str, node: yaml.Node) -> DatasetError:
-    return DatasetError(
-        f"{where}:{_node_line(node)}: mappings and lists nest more than {MAX_DEPTH} deep; a "
-        "dataset file is refused beyond that."
-    )
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
-
-
-def _node_line(node: yaml.Node) -> int:
-    return int(node.start_mark.line) + 1
-
-
-def check_data(where: str, data: Any) -> None:
-    """Refuse parsed data that expands to more than :data:`MAX_NODES` values or
-    :data:`MAX_BYTES` of text, nests more than :data:`MAX_DEPTH` deep or holds a string
-    that is not valid Unicode. Data handed in from Python may share one object in many
-    places (a YAML document loaded elsewhere does): each place counts, and the walk
-    stops as soon as a bound is passed, so it takes at most :data:`MAX_NODES` steps."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    nodes = weight = 0
-    while stack:
-        value, depth = stack.pop()
-        nodes += 1
-        if isinstance(value, str):
-            _check_text(where, value, None)
-            weight += _bytes(value)
-            _check_size(where, nodes, weight, "shared values")
-            continue
-        _check_size(where, nodes, weight, "shared values")
-        if not isinstance(value, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            raise DatasetError(
-                f"{where}: objects and arrays nest more than {MAX_DEPTH} deep; a dataset is "
-                "refused beyond that."
-            )
-        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-        stack.extend((item, depth + 1) for item in items)
-
-
-def _check_text(where: str, text: str, line: int | None) -> str:
-    """``text`` with escaped surrogate pairs joined (YAML reads ``"\\ud83d\\ude00"`` as two
-    halves; JSON as one character); a lone half is a DatasetError."""
-    if _SURROGATE.search(text) is None:
-        return text
-    at = f":{line}" if line is not None else ""
-    try:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
-    except UnicodeDecodeError:
-        pass
-    lone = next(
-        i
-        for i, char in enumerate(text)
-        if _SURROGATE.match(char)
-        and not (
-            "\ud800" <= char <= "\udbff"
-            and i + 1 < len(text)
-            and "\udc00" <= text[i + 1] <= "\udfff"
-        )
-        and not ("\udc00" <= char <= "\udfff" and i > 0 and "\ud800" <= text[i - 1] <= "\udbff")
-    )
-    raise DatasetError(
-        f"{where}{at}: the string {text[:lone][-20:]!r}… holds a lone surrogate "
-        f"(U+{ord(text[lone]):04X}), which is not valid Unicode text; write the character "
-        "itself (in YAML, \\U0001F600 escapes a character beyond U+FFFF)."
-    )
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,22 +1,19 @@
-"""Dataset, case, expectation and evaluator-reference models.
+"""Case, expectation and evaluator-reference models.
 
-A :class:`Dataset` is a named list of :class:`Case` objects, each a script of
-turns played on one fresh thread plus what the run should look like
-(:class:`Expected`). The models are the contract between the files people
-write and everything that plays or scores them; loading and dumping live in
-:mod:`lg_eval.datasets._io`.
+A :class:`Case` is a script of turns played on one fresh thread plus what the run should
+look like (:class:`Expected`); a :class:`~lg_eval.datasets.Dataset`
+(:mod:`lg_eval.datasets._dataset`) is a named list of them. The models are the contract
+between the files people write and everything that plays or scores them; loading and
+dumping live in :mod:`lg_eval.datasets._io`.
 
-Provenance travels with the data: ``Dataset.allows_code`` says whether the
-code references inside (``graph``, ``resume_fn``, evaluator ``module:attr``
-names) may be imported. Only a dataset read from a local file gets ``True``
-from the loader; the default is ``False`` so that data built from anything
-remote can never run code by accident.
+Provenance travels with the data: a case's ``allows_code`` says whether its code
+references (``graph``, ``resume_fn``, evaluator ``module:attr`` names) may be imported;
+it is ``False`` for every case of a dataset whose ``allows_code`` is ``False``.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -334,74 +331,4 @@ class Case(BaseModel):
             for i, e in enumerate(self.evaluators or [])
             if e.is_code_reference
         ]
-        return refs
-
-
-class Dataset(BaseModel):
-    """A named set of cases, with a default target graph and default evaluators."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1)
-    description: str | None = None
-    graph: str | None = Field(
-        default=None,
-        pattern=CODE_REFERENCE,
-        description="Default target, 'module:attr' (a compiled graph, builder or factory).",
-    )
-    evaluators: list[EvaluatorRef] = Field(default_factory=list)
-    cases: list[Case] = Field(default_factory=list)
-    source: Path | None = Field(
-        default=None, exclude=True, description="The file it was loaded from, if any."
-    )
-    allows_code: bool = Field(
-        default=False,
-        exclude=True,
-        description="True only for a dataset read from a local file: its code references "
-        "may be imported. Never dumped, never read from a file.",
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> Dataset:
-        seen: dict[str, int] = {}
-        for index, case in enumerate(self.cases):
-            if case.id in seen:
-                raise PydanticCustomError(
-                    "duplicate_case_id",
-                    "duplicate case id {id!r} (cases[{first}] and cases[{again}])",
-                    {"id": case.id, "first": seen[case.id], "again": index},
-                )
-            seen[case.id] = index
-            if not self.allows_code:
-                case._allows_code = False
-        return self
-
-    def case(self, case_id: str) -> Case:
-        """The case with id ``case_id`` (``KeyError`` listing the ids when there is none)."""
-        for case in self.cases:
-            if case.id == case_id:
-                return case
-        raise KeyError(f"no case {case_id!r} in dataset {self.name!r}; ids: {self.case_ids()}")
-
-    def case_ids(self) -> list[str]:
-        """The case ids, in order."""
-        return [case.id for case in self.cases]
-
-    def evaluators_for(self, case: Case) -> list[EvaluatorRef]:
-        """The evaluators that score ``case``: its own list, else the dataset's defaults."""
-        return list(case.evaluators) if case.evaluators is not None else list(self.evaluators)
-
-    def target_for(self, case: Case) -> str | None:
-        """The target reference ``case`` is played on: its own ``graph``, else the dataset's."""
-        return case.graph or self.graph
-
-    def code_references(self) -> list[tuple[str, str]]:
-        """``(where, reference)`` of every ``module:attr`` this dataset would import."""
-        refs = [("graph", self.graph)] if self.graph else []
-        refs += [
-            (f"evaluators[{i}]", e.name)
-            for i, e in enumerate(self.evaluators)
-            if e.is_code_reference
-        ]
-        for case in self.cases:
-            refs += [(f"case {case.id!r}, {where}", ref) for where, ref in case.code_references()]
         return refs

@@ -11,8 +11,9 @@ never after a low score. Every I/O step is an :class:`~lg_eval._effects.Effect`,
 ``concurrency`` workers take plans from one shared iterator; each plays its case (driven
 with blocking calls on a daemon OS thread of a :class:`~lg_eval._daemons.DaemonPool`, or
 awaited on the event loop), cancels it after ``timeout`` (only the ``timeout`` result is
-kept then), and awaits ``finished(plan, result)`` (stored, or collected for the driver)
-before it takes its next plan.
+kept then), and hands it to ``finished(plan, result)`` (stored, or collected for the
+driver) while it plays its next plan. A blocking worker with no timeout to keep plays its
+cases one after another on its daemon thread, the event loop not between them.
 
 **Which graph a case is played on** (:class:`CaseTargets`).
 
@@ -32,10 +33,12 @@ read, locally or on the server.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future as ConcurrentFuture
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -293,6 +296,8 @@ def _base(
         tags=list(plan.case.tags),
         thread_id=thread_id,
         turns=turns,
+        scores=[],  # every list given: model_construct inspects a default factory's signature
+        notes=[],
         expected_trajectory=expected.trajectory.steps if expected.trajectory is not None else None,
         expected_tool_calls=calls,
         expected_output=(
@@ -327,9 +332,10 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
 
 # --------------------------------------------------------------------------- cases in flight
 
-Finished = Callable[[CasePlan, CaseResult], Awaitable[None]]
-"""What happens to a finished case before its worker takes the next: stored and counted,
-or collected for the driver."""
+Finished = Callable[[CasePlan, CaseResult], ConcurrentFuture[None]]
+"""What happens to a finished case, while its worker plays the next: stored and counted,
+or collected for the driver. Called on the worker's thread (the event loop's, or a blocking
+worker's own); the future is settled once the case is handed over."""
 
 
 async def play_cases(
@@ -343,8 +349,10 @@ async def play_cases(
 ) -> None:
     """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
     case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
-    cancelled after the run's ``timeout``, then handed to ``finished``. The first worker's
-    error stops them all and is raised. ``count``: how many plans there are, when ``plans``
+    cancelled after the run's ``timeout``, then handed to ``finished`` while the worker plays
+    its next case (a worker waits for its previous hand-over before it starts another, so it
+    holds at most two cases not yet handed over). The first worker's error stops them all and
+    is raised. ``count``: how many plans there are, when ``plans``
     is made as it is read (no more workers than plans are started)."""
     if count is None:
         plans = list(plans)
@@ -353,23 +361,54 @@ async def play_cases(
     concurrency, timeout = options["concurrency"], options["timeout"]
 
     async def worker() -> None:
-        for plan in source:
-            core = run_case(ctx, plan)
-            running = adrive(core) if pool is None else pool.submit(partial(drive, core))
-            try:
-                result = await asyncio.wait_for(running, timeout)
-            except TimeoutError:
-                result = timed_out(ctx, plan, cast(float, timeout))
-            await finished(plan, result)
+        handing: ConcurrentFuture[None] | None = None  # the previous case, being handed over
+        try:
+            for plan in source:
+                core = run_case(ctx, plan)
+                running = adrive(core) if pool is None else pool.submit(partial(drive, core))
+                try:
+                    result = await asyncio.wait_for(running, timeout)
+                except TimeoutError:
+                    result = timed_out(ctx, plan, cast(float, timeout))
+                if handing is not None:
+                    await asyncio.wrap_future(handing)
+                handing = finished(plan, result)
+        finally:
+            if handing is not None:  # also when the run is stopped: what finished is kept
+                await asyncio.wrap_future(handing)
+
+    async def thread_worker(pool: DaemonPool) -> None:
+        await pool.submit(partial(_cases_on_this_thread, source, ctx, finished))
 
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(min(concurrency, count)):
-                group.create_task(worker())
+                if pool is not None and timeout is None:
+                    group.create_task(thread_worker(pool))
+                else:
+                    group.create_task(worker())
     except BaseExceptionGroup as failed:
         raise failed.exceptions[0] from None
     finally:
         source.stop()  # a worker on a daemon thread takes no new case once the run stops
+
+
+def _cases_on_this_thread(source: _Plans, ctx: CaseContext, finished: Finished) -> None:
+    """A blocking worker with no timeout to keep: its cases follow one another on this daemon
+    thread, the event loop not between them. Each finished case is handed over while the
+    thread plays the next one, and the thread waits for that hand-over before it hands over
+    another (as :func:`play_cases`' own workers do). Once the run stops, a case that
+    finishes is dropped, as a cancelled one is, and nothing more is waited for."""
+    handing: ConcurrentFuture[None] | None = None
+    for plan in source:
+        result = contextvars.copy_context().run(drive, run_case(ctx, plan))
+        if handing is not None and not source.wait(handing):
+            return
+        handing = source.hand_over(finished, plan, result)
+        if handing is None:
+            return
+    if handing is not None:
+        source.wait(handing)
 
 
 class _Plans(Iterator[CasePlan]):
@@ -379,6 +418,7 @@ class _Plans(Iterator[CasePlan]):
         self._plans = iter(plans)
         self._lock = threading.Lock()
         self._stopped = False
+        self._waiting: set[threading.Event] = set()
 
     def __next__(self) -> CasePlan:
         with self._lock:
@@ -389,6 +429,33 @@ class _Plans(Iterator[CasePlan]):
     def stop(self) -> None:
         with self._lock:
             self._stopped = True
+            for waiting in self._waiting:
+                waiting.set()
+
+    def hand_over(
+        self, finished: Finished, plan: CasePlan, result: CaseResult
+    ) -> ConcurrentFuture[None] | None:
+        """``finished(plan, result)`` from a worker's thread; None (and nothing handed over)
+        once the run has stopped."""
+        with self._lock:
+            return None if self._stopped else finished(plan, result)
+
+    def wait(self, handing: ConcurrentFuture[None]) -> bool:
+        """Block until ``handing`` is done (re-raising its error) or the run stops; whether
+        it is done."""
+        woken = threading.Event()
+        handing.add_done_callback(lambda _: woken.set())
+        with self._lock:
+            if self._stopped:
+                woken.set()
+            self._waiting.add(woken)
+        woken.wait()
+        with self._lock:
+            self._waiting.discard(woken)
+        if not handing.done():
+            return False
+        handing.result()
+        return True
 
 
 # --------------------------------------------------------------------------- targets

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import ExitStack, closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,8 +196,11 @@ async def _play(
     """The runner's loop on this worker's partition; the driver stores what it collects."""
     pool = DaemonPool(asyncio.get_running_loop())
 
-    async def collected(plan: CasePlan, result: CaseResult) -> None:
+    def collected(plan: CasePlan, result: CaseResult) -> Future[None]:
         results.append((plan.ordinal, result))
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done
 
     try:
         await play_cases(plans, context, options, pool=pool, finished=collected)

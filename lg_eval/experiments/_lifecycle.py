@@ -153,9 +153,9 @@ class RunLifecycle:
         in dataset order then repetition."""
         return [
             (ordinal, repetition)
-            for ordinal, case in enumerate(dataset.cases)
+            for ordinal, case_id in enumerate(dataset.case_ids())
             for repetition in range(repetitions)
-            if (case.id, repetition) not in self.stored
+            if (case_id, repetition) not in self.stored
         ]
 
     @contextmanager

@@ -9,7 +9,7 @@ flight (``invoke`` on a sync checkpointer) under ``asyncio.run``. One orchestrat
 checkpointer, begins the run (:class:`~lg_eval.experiments._lifecycle.RunLifecycle`: what
 is left, the count, the record), enters the judge services and plays the cases with
 :func:`~lg_eval.experiments._case.play_cases`, each stored by the :class:`BatchWriter`
-before its worker takes the next. A case that runs past ``timeout`` is cancelled (async) or
+while its worker plays the next. A case that runs past ``timeout`` is cancelled (async) or
 abandoned (sync: its thread's late result is dropped); either way only the ``timeout``
 result is ever stored. With another executor the run is
 :func:`~lg_eval.experiments._distributed.run_distributed`'s.
@@ -17,7 +17,8 @@ result is ever stored. With another executor the run is
 **The writer**: finished cases go to the store in group commits, off the runner's path.
 
 The runner hands each finished case to :meth:`BatchWriter.put`, which returns a
-future, and awaits that future before it takes its next case. One thread takes
+future, and awaits that future before it hands over its next case (the commit runs
+beside the next case's play, not before it). One thread takes
 whatever is queued the moment it is free (up to ``batch`` cases, without
 waiting for more to arrive), writes it in one transaction and then settles
 each case's future. Cases that finish while a commit is under way queue up
@@ -26,7 +27,8 @@ keeps up however fast the cases come.
 
 The guarantee this gives a killed run (``kill -9``, a crashed machine): a case
 counts as in flight until its future is settled, that is until its rows are
-committed, and a worker holds at most one case that is not yet stored. A resumed run
+committed, and a worker holds at most two cases that are not yet stored (the one it
+plays and the one being committed). A resumed run
 therefore re-runs only the cases that were in flight, and never finds one half-stored (each write
 is one transaction).
 :meth:`close` writes what is still queued and re-raises a write error, if there
@@ -38,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AsyncExitStack, closing, nullcontext
 from pathlib import Path
@@ -60,7 +63,7 @@ from lg_eval.experiments._options import (
     RunOptions,
     check_evaluators,
 )
-from lg_eval.experiments._results import CaseResult, ExperimentRun
+from lg_eval.experiments._results import CaseResult, CaseStatus, ExperimentRun
 from lg_eval.experiments._score import EvaluatorResolver
 from lg_eval.experiments._store import ResultStore, open_store
 from lg_eval.play import aopen_checkpointer, open_checkpointer
@@ -177,12 +180,11 @@ async def _orchestrate(
         if pool is not None:
             stack.callback(pool.close)
         stack.enter_context(frozen_heap())  # the setup above is alive for the whole run
-        writer = BatchWriter(store)
+        # a case is in flight until its rows are committed, so a kill loses only those
+        writer = BatchWriter(store, stored=run.counter.add)
 
-        async def stored(plan: CasePlan, result: CaseResult) -> None:
-            # in flight until its rows are committed, so a kill loses only the cases in flight
-            await asyncio.wrap_future(writer.put(plan.ordinal, result))
-            run.counter.add(result.status)
+        def stored(plan: CasePlan, result: CaseResult) -> Future[None]:
+            return writer.put(plan.ordinal, result)
 
         def learned() -> dict[str, Any]:
             return {} if judges is None else services_record(judges.stats())
@@ -205,11 +207,20 @@ _Item = tuple[list[tuple[int, CaseResult]], "Future[None]"]
 
 
 class BatchWriter:
-    """Writes ``(ordinal, result)`` pairs to ``store`` from one thread, in group commits."""
+    """Writes ``(ordinal, result)`` pairs to ``store`` from one thread, in group commits;
+    ``stored(status)`` is told of each case once it is committed, before its future is
+    settled (a run's count and progress)."""
 
-    def __init__(self, store: ResultStore, *, batch: int = 256) -> None:
+    def __init__(
+        self,
+        store: ResultStore,
+        *,
+        batch: int = 256,
+        stored: Callable[[CaseStatus], None] | None = None,
+    ) -> None:
         self._store = store
         self._batch = batch
+        self._stored = stored
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="lg_eval-store", daemon=True)
@@ -263,10 +274,15 @@ class BatchWriter:
         futures = [done for _, done in pending if done.set_running_or_notify_cancel()]
         error = self._error
         if error is None:
+            written = [each for results, _ in pending for each in results]
             try:
-                self._store.write([each for results, _ in pending for each in results])
+                self._store.write(written)
             except BaseException as exc:  # surfaced by the futures, put() and close()
                 error = self._error = exc
+            else:
+                if self._stored is not None:
+                    for _, result in written:
+                        self._stored(result.status)
         for done in futures:
             if error is None:
                 done.set_result(None)

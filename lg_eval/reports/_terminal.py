@@ -105,6 +105,12 @@ def renderables(report: Report, width: int = 80) -> list[RenderableType]:
         parts.append(_tags(report, width))
     for case in report.failures:
         parts.append(_failed(case))
+    unlisted = _unlisted_failures(report)
+    if unlisted:
+        line = text(f"… and {unlisted} more that did not pass: lg-eval report ", "dim")
+        line.append_text(text(report.info.run_id, "dim"))
+        line.append_text(text(" lists every result", "dim"))
+        parts.append(line)
     for case in report.cases:
         if case.result.status == "passed" and case.no_verdicts:
             parts.append(_passed_without_verdicts(case))
@@ -122,6 +128,15 @@ def renderables(report: Report, width: int = 80) -> list[RenderableType]:
         if report.comparison.tests:
             parts.append(_tests(report.comparison, width))
     return parts
+
+
+def _unlisted_failures(report: Report) -> int:
+    """Results that did not pass and are not among a report's worst listed (``stream_report``
+    lists only those; None ``cases_total``: every result is listed)."""
+    if report.cases_total is None:
+        return 0
+    counts = report.summary.counts
+    return counts.failed + counts.error + counts.timeout - len(report.failures)
 
 
 def _summary(report: Report) -> Table:

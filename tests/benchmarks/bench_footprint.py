@@ -23,15 +23,19 @@ minutes apart at most on the same machine, so a busy machine slows both sides al
    has no calls to read and records its error on each thread), then on threads of the
    small tool-calling agent of ``tests.sweeps.helpers`` (a question, a tool call, its
    result and the answer: ``redundancy`` scores each thread).
-4. Memory: the peak RSS (``ru_maxrss``) of a fresh process running ``run_experiment``
-   over ``--memory-cases`` cases against one running a tenth of them (SQLite
-   checkpointer and store, default concurrency), and the run's own peak once the dataset
-   (its input, built in the process) is there. Goal: at most 1.2x.
+4. Memory: the peak RSS (Linux ``VmHWM``, else ``ru_maxrss``) of a fresh process playing
+   ``--memory-cases`` cases against one playing a tenth of them (SQLite checkpointer and
+   store, default concurrency), two ways: ``run_experiment`` over a ``Dataset`` built in the
+   process (with the run's own peak once the dataset is there), and ``lg-eval run`` of a
+   JSONL file and of a YAML file with ``--graph graphs.counter:build`` (a factory: a graph
+   built per case).
+   Goal: at most 1.2x.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -39,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import chdir
 from pathlib import Path
 from typing import Any
@@ -52,20 +56,20 @@ LG_EVAL = "from lg_eval import run_experiment"
 RSS = "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
 
 
+HEADER = {"name": "footprint", "evaluators": ["graph_trajectory_strict_match"]}
+
+
+def case_rows(cases: int) -> Iterator[dict[str, Any]]:
+    """``cases`` trivial cases of ``graphs.counter``, as a dataset file writes them."""
+    steps = {"trajectory": {"steps": [["__start__", "add", "double"]]}}
+    for n in range(cases):
+        yield {"id": f"c{n}", "turns": [{"input": {"x": n}}], "expected": steps}
+
+
 def dataset(cases: int) -> Any:
     from lg_eval.datasets import Dataset
 
-    steps = {"trajectory": {"steps": [["__start__", "add", "double"]]}}
-    return Dataset.model_validate(
-        {
-            "name": "footprint",
-            "evaluators": ["graph_trajectory_strict_match"],
-            "cases": [
-                {"id": f"c{n}", "turns": [{"input": {"x": n}}], "expected": steps}
-                for n in range(cases)
-            ],
-        }
-    )
+    return Dataset.model_validate({**HEADER, "cases": list(case_rows(cases))})
 
 
 # -- 1. start-up ----------------------------------------------------------------------
@@ -307,44 +311,90 @@ def _reset_high_water() -> bool:
     return True
 
 
+def _peak_kib() -> int:
+    """This process's peak RSS in KiB: Linux's ``VmHWM`` (``ru_maxrss`` there keeps the peak
+    of the process that forked it), else ``ru_maxrss``."""
+    return _high_water() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def memory_child(cases: int) -> None:
     """In a fresh process: ``run_experiment`` over ``cases`` cases; prints the process's peak
     RSS, then the run's own (its peak once the dataset is built; -1 where Linux's VmHWM
-    cannot be reset). The dataset is the run's input, built in the process: 20,000 cases of
-    it are about 70 MiB, whatever the runner does."""
+    cannot be reset). The dataset is the run's input, built in the process."""
     from lg_eval import run_experiment
 
     with tempfile.TemporaryDirectory() as folder, chdir(folder):
         data, graph = dataset(cases), build()
-        whole = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        whole = _peak_kib()
         reset = _reset_high_water()
         run = run_experiment(graph, data)
         assert len(run.results) == cases, run.info
         own = _high_water() if reset else None
-    print(max(whole, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss), own or -1)
+    print(max(whole, _peak_kib()), own or -1)
 
 
-def peak_mib(cases: int) -> tuple[float, float]:
+def cli_child(file: str) -> None:
+    """In a fresh process: ``lg-eval run`` of dataset ``file`` in the working directory;
+    prints the process's peak RSS (KiB)."""
+    from lg_eval.cli import main as lg_eval_cli
+
+    sys.argv = ["lg-eval", "run", file, "--graph", "graphs.counter:build", "--quiet"]
+    try:
+        lg_eval_cli()
+    except SystemExit as exit_:
+        assert exit_.code == 0, exit_.code
+    print(_peak_kib(), -1)
+
+
+def write_dataset(cases: int, folder: Path, suffix: str) -> str:
+    """The footprint dataset of ``cases`` cases as a JSONL or YAML file in ``folder``."""
+    import yaml
+
+    name = f"{cases}.{suffix}"
+    with open(folder / name, "w", encoding="utf-8") as out:
+        if suffix == "yaml":
+            yaml.safe_dump({**HEADER, "cases": list(case_rows(cases))}, out, sort_keys=False)
+        else:
+            out.write(json.dumps({"dataset": HEADER}) + "\n")
+            out.writelines(json.dumps(row) + "\n" for row in case_rows(cases))
+    return name
+
+
+def peak_mib(cases: int, suffix: str | None = None) -> tuple[float, float]:
+    """Peak MiB of a fresh process playing ``cases`` cases (and the run's own, or -1): with
+    ``run_experiment`` (``suffix`` None) or ``lg-eval run`` of a file with that suffix."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.benchmarks.bench_footprint", "--memory-child", str(cases)],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    with tempfile.TemporaryDirectory() as folder:
+        if suffix is None:
+            child, cwd = ["--memory-child", str(cases)], ROOT
+        else:
+            child, cwd = ["--cli-child", write_dataset(cases, Path(folder), suffix)], Path(folder)
+        out = subprocess.run(
+            [sys.executable, "-m", "tests.benchmarks.bench_footprint", *child],
+            env=env,
+            cwd=cwd,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     whole, own = out.stdout.split()[-2:]
     return int(whole) / 1024, int(own) / 1024
 
 
 def memory(cases: int) -> None:
     (small, small_run), (large, large_run) = peak_mib(cases // 10), peak_mib(cases)
-    print("\npeak memory of run_experiment (SQLite, fresh process; the process's ru_maxrss,")
-    print("and the run's own peak once its dataset is built, Linux VmHWM):")
+    print("\npeak memory (SQLite, default concurrency, a fresh process each; Linux VmHWM):")
+    print("run_experiment over a Dataset built in the process (the process, and the run's own")
+    print("peak once its dataset is built):")
     print(f"  {cases // 10:>6} cases {small:7.0f} MiB process {small_run:7.0f} MiB run")
     print(f"  {cases:>6} cases {large:7.0f} MiB process {large_run:7.0f} MiB run")
     print(f"  ratio {large / small:.2f}x process, {large_run / small_run:.2f}x run (goal <= 1.2x)")
+    for suffix in ("jsonl", "yaml"):
+        (small, _), (large, _) = peak_mib(cases // 10, suffix), peak_mib(cases, suffix)
+        print(f"lg-eval run N.{suffix} --graph graphs.counter:build --quiet:")
+        print(f"  {cases // 10:>6} cases {small:7.0f} MiB")
+        print(f"  {cases:>6} cases {large:7.0f} MiB")
+        print(f"  ratio {large / small:.2f}x (goal <= 1.2x)")
 
 
 def main(argv: Sequence[str] = ()) -> None:
@@ -365,9 +415,12 @@ def main(argv: Sequence[str] = ()) -> None:
     )
     parser.add_argument("--part", action="append", choices=["startup", "cases", "sweep", "memory"])
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--cli-child", help=argparse.SUPPRESS)
     args, _ = parser.parse_known_args(list(argv))
     if args.memory_child:
         return memory_child(args.memory_child)
+    if args.cli_child:
+        return cli_child(args.cli_child)
     rounds, cases = (3, 100) if args.quick else (args.rounds, args.cases)
     memory_cases = 2_000 if args.quick else args.memory_cases
     parts = args.part or ["startup", "cases", "sweep", "memory"]

@@ -442,3 +442,74 @@ def test_cases_put_together_are_committed_together_under_one_future(tmp_path):
     writer.close()
     assert (store.batches, sorted(store.finished("w"))) == ([3], [("a", 0), ("b", 0), ("c", 0)])
     store.close()
+
+
+class _OrderStore(ResultStore):
+    """A real SQLite store that records when each case is committed; the first commit waits
+    (up to a minute) until the next case has started playing."""
+
+    def __init__(self, path: Path, events: list[str], started: dict[str, threading.Event]):
+        super().__init__(sqlite_connection(path), url=str(path))
+        self.events, self.started = events, started
+
+    def write(self, results: Any) -> None:
+        if not any(event.startswith("stored") for event in self.events):
+            self.events.append("overlapped" if self.started["b"].wait(60) else "waited alone")
+        super().write(results)
+        self.events.extend(f"stored {result.case_id}" for _, result in results)
+
+
+def test_a_case_is_committed_while_its_worker_plays_the_next_and_at_most_one_ahead(tmp_path):
+    from langgraph.graph import StateGraph
+    from typing_extensions import TypedDict
+
+    class State(TypedDict):
+        text: str
+
+    events: list[str] = []
+    started = {text: threading.Event() for text in "abc"}
+
+    def play(state: State) -> State:
+        events.append(f"play {state['text']}")
+        started[state["text"]].set()
+        return state
+
+    builder = StateGraph(State)
+    builder.add_node("play", play)
+    builder.set_entry_point("play")
+    data = dataset("order", [{"id": text, "turns": ask(text)} for text in "abc"])
+    store = _OrderStore(tmp_path / "results.sqlite", events, started)
+    run = run_experiment(
+        builder.compile(), data, store=store, checkpointer="memory://", concurrency=1
+    )
+    store.close()
+    assert [r.case_id for r in run.results] == ["a", "b", "c"]
+    # a's commit waited for b's play to start; c's play began only once a was committed
+    assert events[:3] == ["play a", "play b", "overlapped"]
+    assert events.index("stored a") < events.index("play c")
+    assert sorted(events) == sorted(
+        ["play a", "play b", "play c", "overlapped", "stored a", "stored b", "stored c"]
+    )
+
+
+def test_a_stopped_run_neither_waits_for_nor_schedules_a_hand_over():
+    from concurrent.futures import Future
+
+    from lg_eval.experiments._case import _Plans
+
+    source = _Plans([])
+    never: Future[None] = Future()  # a hand-over that would never finish
+    waited: list[bool] = []
+    waiter = threading.Thread(target=lambda: waited.append(source.wait(never)))
+    waiter.start()
+    source.stop()
+    waiter.join(60)
+    assert waited == [False]
+
+    def finished(plan: Any, result: Any) -> Any:
+        raise AssertionError("a stopped run hands nothing over")
+
+    assert source.hand_over(finished, None, _result("late")) is None
+    done: Future[None] = Future()
+    done.set_result(None)
+    assert source.wait(done) is True  # done before the stop was seen: it counts

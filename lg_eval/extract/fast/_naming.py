@@ -20,7 +20,8 @@ path: a name is never guessed. Functional-API ``@task`` calls are left to
 from __future__ import annotations
 
 import binascii
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -61,11 +62,23 @@ def id_bytes(checkpoint_id: str) -> bytes:
     return binascii.unhexlify(checkpoint_id.replace("-", ""))
 
 
+def held(graph: Any) -> Callable[[], Any]:
+    """``graph`` referred to weakly where it can be: a :class:`Naming` is kept per compiled
+    graph in a ``WeakKeyDictionary`` (:func:`~lg_eval.extract.fast._rows.kept_per_graph`),
+    which would keep the graph alive for ever if its value held it (a run whose target is a
+    factory builds a graph per case: about 100 KiB each)."""
+    try:
+        return weakref.ref(graph)
+    except TypeError:  # not weakly referenceable: not kept per graph either
+        return lambda: graph
+
+
 @dataclass(frozen=True)
 class NodeSet:
     """The nodes of the graph that owns a namespace, in LangGraph's planning order."""
 
-    graph: Any
+    graph_ref: Callable[[], Any]
+    """The graph, held weakly (see :func:`held`)."""
     order: dict[str, int]
     triggers: dict[str, tuple[str, ...]]
     untracked: bool
@@ -77,14 +90,25 @@ class NodeSet:
     """The node the latest ``Send`` id matched, tried first (a graph's ``Send`` packets
     usually go to one node; every name is tried after it)."""
 
+    @property
+    def graph(self) -> Any:
+        """The graph (alive while its thread is read: the reader holds the root graph,
+        which holds its subgraphs)."""
+        return self.graph_ref()
+
 
 class Naming:
     """Plans of the tasks at each checkpoint of one thread, from write rows only."""
 
     def __init__(self, root: Any) -> None:
-        self.root = root
+        self._root = held(root)
         self._graphs: dict[tuple[str, str | None], NodeSet] = {}
         self._by_ns: dict[str, NodeSet] = {}
+
+    @property
+    def root(self) -> Any:
+        """The root graph (held weakly, see :func:`held`)."""
+        return self._root()
 
     def nodes(self, ns: str, agent: str | None = None) -> NodeSet:
         """The graph whose nodes a namespace's checkpoints plan: the subgraph that wrote them
@@ -99,13 +123,14 @@ class Naming:
 
     def _nodes(self, key: str, agent: str | None) -> NodeSet:
         if (key, agent) not in self._graphs:
-            graph = (namespace_graph(self.root, key, agent) or self.root) if key else self.root
+            root = self.root
+            graph = (namespace_graph(root, key, agent) or root) if key else root
             nodes = getattr(graph, "nodes", None)
             if not isinstance(nodes, dict):
                 raise FastPathUnavailable(f"graph for namespace {key!r} has no Pregel nodes")
             triggers = {name: tuple(sorted(node.triggers)) for name, node in nodes.items()}
             self._graphs[(key, agent)] = NodeSet(
-                graph=graph,
+                graph_ref=held(graph),
                 order={name: i for i, name in enumerate(nodes)},
                 triggers=triggers,
                 untracked=any(
