@@ -38,7 +38,14 @@ Core = Generator[Effect[Any], Any, R]
 
 
 def drive(core: Core[R]) -> R:
-    """Run a core to completion, performing each effect with a blocking call."""
+    """Run a core to completion, performing each effect with a blocking call.
+
+    The driver keeps no reference to what it handed the core once the core is done: a
+    result may hold an error caught as a value (an evaluator's outcome), whose traceback
+    leads back to this frame, and keeping it would make a reference cycle per error that
+    only the cyclic garbage collector frees, with everything the error's frames held (the
+    thread being scored)."""
+    result: Any = None
     try:
         effect = next(core)
         while True:
@@ -50,6 +57,8 @@ def drive(core: Core[R]) -> R:
                 effect = core.send(result)
     except StopIteration as stop:
         return cast(R, stop.value)  # the generator's return value, typed by Core[R]
+    finally:
+        result = None  # no cycle through this frame (see above)
 
 
 def driven(make: Callable[[], Core[R]]) -> Effect[R]:

@@ -204,13 +204,17 @@ class Turn(BaseModel):
         thread with many turns would otherwise decode one whole state per turn,
         which costs turns x state size even when only the trajectory is wanted.
         """
-        if self._load_state is not None:
-            self._state, self._load_state = self._load_state(), None
-        return self._state
+        private = self.__pydantic_private__  # one lookup, not pydantic's per-attribute hook
+        assert private is not None
+        if private["_load_state"] is not None:
+            private["_state"], private["_load_state"] = private["_load_state"](), None
+        return private["_state"]
 
     def defer_state(self, load: Callable[[], Any]) -> None:
         """Have :attr:`state` computed by ``load()`` on first access (used by extraction)."""
-        self._state, self._load_state = None, load
+        private = self.__pydantic_private__
+        assert private is not None
+        private["_state"], private["_load_state"] = None, load
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Turn):
@@ -300,6 +304,12 @@ class ThreadTrajectory(BaseModel):
 
 def _flatten_task(task: TaskRun, resumed: ResumedMode) -> list[str]:
     """A top-level task, its subtree, then one ``__interrupt__`` per paused leaf."""
+    if not task.subgraph:  # a node without a subgraph (most tasks): no walk
+        paused = bool(task.interrupts)
+        names = [] if resumed == "omit" and task.resumed and not paused else [task.path]
+        if paused:
+            names.append(INTERRUPT)
+        return names
     names = _task_names(task, resumed)
     names.extend(INTERRUPT for _ in _paused_leaves(task))
     return names

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from typing import Any, TypedDict
 
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
@@ -107,13 +109,46 @@ def to_openai_messages(value: Any, *, argument: str = "outputs") -> list[dict[st
         TrajectoryFormatError: the value, or one of its messages, has another shape.
     """
     items = _message_items(value, argument)
+    shared, key = _SHARED.get(), tuple(map(id, items))  # kept with the items: ids stay theirs
+    if shared is not None and key in shared:
+        return list(map(_copied, shared[key][1]))
     together = _converted_together(items)
     if together is None:
-        return [_to_openai(item, index, argument) for index, item in enumerate(items)]
-    return [
-        _finish(item, converted, f"{argument}[{index}]")
-        for index, (item, converted) in enumerate(zip(items, together, strict=True))
-    ]
+        converted = [_to_openai(item, index, argument) for index, item in enumerate(items)]
+    else:
+        converted = [
+            _finish(item, message, f"{argument}[{index}]")
+            for index, (item, message) in enumerate(zip(items, together, strict=True))
+        ]
+    if shared is not None:  # kept as a copy: the caller may change what it is given
+        shared[key] = (items, list(map(_copied, converted)))
+    return converted
+
+
+_SHARED: ContextVar[dict[tuple[int, ...], tuple[list[Any], list[dict[str, Any]]]] | None] = (
+    ContextVar("lg_eval_shared_conversions", default=None)
+)
+
+
+@contextmanager
+def _shared_conversions() -> Iterator[None]:
+    """Inside, :func:`to_openai_messages` converts a list of the same message objects once,
+    and gives each caller its own copy (one thread's scoring reads its messages for its tool
+    calls, its answer and each evaluator reading messages; LangChain's conversion costs more
+    than the rest). For a scope whose messages are not changed in place."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        with suppress(ValueError):  # a generator closed from another context
+            _SHARED.reset(token)
+
+
+def _copied(value: Any) -> Any:
+    """``value`` with its dicts and lists copied, as a conversion makes them anew."""
+    if type(value) is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    return [_copied(item) for item in value] if type(value) is list else value
 
 
 def _converted_together(items: list[Any]) -> list[dict[str, Any]] | None:

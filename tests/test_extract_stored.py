@@ -135,7 +135,8 @@ def test_naming_forgets_subgraph_namespaces_past_its_bound(monkeypatch: Any) -> 
     from graphs.scenarios import SCENARIOS
 
     monkeypatch.setattr(naming, "_NAMESPACES_KEPT", 2)
-    found = naming.Naming(SCENARIOS["weather"].build())
+    graph = SCENARIOS["weather"].build()  # the naming holds its graph weakly: keep it alive
+    found = naming.Naming(graph)
     for ns in ("", "a:1", "a:2", "a:3"):
         found.nodes(ns)
     assert len(found._by_ns) == 2

@@ -345,3 +345,37 @@ def test_state_without_messages_key_names_the_keys_it_has():
     graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t1"}})
     with pytest.raises(TrajectoryFormatError, match="no 'history' key"):
         tool_calls_from_thread(graph, {"configurable": {"thread_id": "t1"}}, messages_key="history")
+
+
+def test_inside_shared_conversions_the_same_messages_convert_once_into_independent_copies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scoring step's scope: one conversion per list of the same message objects, each
+    caller given its own copy (changing one changes no other), equal to what a conversion
+    outside the scope gives; other objects, or the same in another order, convert anew."""
+    import lg_eval.messages as messages_module
+    from lg_eval.messages import _shared_conversions
+
+    history = langchain_history()
+    expected = to_openai_messages(history)
+    converted: list[int] = []
+    convert = messages_module.convert_to_openai_messages
+
+    def counting(items: list) -> list:
+        converted.append(len(items))
+        return convert(items)
+
+    monkeypatch.setattr(messages_module, "convert_to_openai_messages", counting)
+    with _shared_conversions():
+        first = to_openai_messages(history)
+        first[2]["tool_calls"][0]["function"]["name"] = "changed"
+        first.append({"role": "user", "content": "more"})
+        again = to_openai_messages({"messages": list(history)})  # a state, the same objects
+        reordered = to_openai_messages(history[::-1])
+        other = to_openai_messages(langchain_history())
+    assert again == expected
+    assert reordered == expected[::-1]
+    assert other == expected
+    assert converted == [len(history)] * 3  # history once, reversed once, the other objects once
+    assert to_openai_messages(history) == expected  # outside: converted again
+    assert converted == [len(history)] * 4

@@ -71,7 +71,7 @@ from lg_eval.evaluators import (
 from lg_eval.evaluators._registry import is_builtin
 from lg_eval.experiments._results import CaseResult, CaseStatus, ScoreRow
 from lg_eval.judges import Usage
-from lg_eval.messages import CallOutcome, call_outcomes
+from lg_eval.messages import CallOutcome, _shared_conversions, call_outcomes
 from lg_eval.scoring import EvaluatorCall, Scored, call_evaluators, read_outcome
 
 DEFAULT_THRESHOLD = 1.0
@@ -361,14 +361,19 @@ def score_thread(
     (:func:`lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`); rows keep the
     evaluators' order.
     """
-    result.trajectory = thread.to_graph_trajectory().steps
+    result.trajectory = [
+        [name for group in turn for name in group] for turn in thread.step_groups()
+    ]
     messages = final_messages(thread)
-    result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
-    outputs = case_outputs(thread, messages)
-    result.output, result.answers = outputs.get("output"), turn_answers(thread)
+    with _shared_conversions():  # the thread's messages converted once, not once per reader
+        result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
+        outputs = case_outputs(thread, messages)
+        result.output, result.answers = outputs.get("output"), turn_answers(thread)
+        calls = [
+            item.calling(outputs, reference, inputs) for item in evaluators if item.gap is None
+        ]
+        outcomes = yield call_evaluators(calls)
     usage = thread_usage(messages)
-    calls = [item.calling(outputs, reference, inputs) for item in evaluators if item.gap is None]
-    outcomes = yield call_evaluators(calls)
     answered = iter(zip(calls, outcomes, strict=True))
     for item in evaluators:
         feedback = [item.unscored()] if item.gap is not None else read_outcome(*next(answered))

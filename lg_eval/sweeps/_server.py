@@ -26,7 +26,7 @@ from lg_eval.errors import ExtractionError, ServerError
 from lg_eval.experiments import CaseResult
 from lg_eval.server import ServerConnection, extract_server_thread, list_server_threads
 from lg_eval.sweeps._listing import ThreadHead, checkpoint_time
-from lg_eval.sweeps._worker import Partition, PartitionScorer, resolve_evaluators
+from lg_eval.sweeps._worker import Partition, PartitionScorer, case_evaluators
 
 
 def server_heads(
@@ -80,7 +80,7 @@ class ServerPartitionScorer:
             return self._score_all(partition)
 
     def _score_all(self, partition: Partition) -> list[tuple[str, CaseResult]]:
-        evaluators = resolve_evaluators(self.scorer.evaluators)
+        evaluators = case_evaluators(self.scorer.evaluators)
         scored: list[tuple[str, CaseResult]] = []
         for thread_id, checkpoint_id in partition:
             started = time.perf_counter()

@@ -80,6 +80,12 @@ def resolve_evaluators(evaluators: Sequence[Any]) -> list[tuple[str, Evaluator[A
     return resolved
 
 
+def case_evaluators(evaluators: Sequence[Any]) -> list[CaseEvaluator]:
+    """The evaluators as the scoring step takes them (:func:`resolve_evaluators`), made once
+    per partition and used for each of its threads."""
+    return [CaseEvaluator(name, evaluator) for name, evaluator in resolve_evaluators(evaluators)]
+
+
 def _named(item: Any) -> tuple[Any, Mapping[str, Any] | None]:
     """``(name, options)`` of an evaluator item: a dict's, else the item with no options."""
     if not isinstance(item, Mapping):
@@ -136,7 +142,7 @@ class PartitionScorer:
             if isinstance(self.graph, str)
             else self.graph
         )
-        evaluators = resolve_evaluators(self.evaluators)
+        evaluators = case_evaluators(self.evaluators)
         configs: list[RunnableConfig] = [
             {"configurable": {"thread_id": t, "checkpoint_ns": "", "checkpoint_id": c}}
             for t, c in partition
@@ -159,7 +165,7 @@ class PartitionScorer:
 
     def score(
         self,
-        evaluators: list[tuple[str, Evaluator[Any]]],
+        evaluators: list[CaseEvaluator],
         thread_id: str,
         thread: ThreadTrajectory | Exception,
         extraction_s: float,
@@ -174,8 +180,7 @@ class PartitionScorer:
         if isinstance(thread, Exception):
             result.error = f"extraction failed: {describe_error(thread)}"
         else:
-            scoring = [CaseEvaluator(name, evaluator) for name, evaluator in evaluators]
-            drive(score_thread(result, thread, scoring, thresholds=self.thresholds))
+            drive(score_thread(result, thread, evaluators, thresholds=self.thresholds))
         result.latency_s = time.perf_counter() - started
         result.finished_at = datetime.now(UTC)
         return result

@@ -19,7 +19,10 @@ minutes apart at most on the same machine, so a busy machine slows both sides al
    (list, extract, score with ``redundancy``, store) against a plain loop reading each
    thread's ``get_state_history``, at ``--sweep-threads`` threads (500 and 2,000), the
    two alternating over the rounds; the ratio is the median of the rounds' ratios.
-   Goal: at most 1.5x.
+   Goal: at most 1.5x. Twice: on the counter graph's threads (no messages: ``redundancy``
+   has no calls to read and records its error on each thread), then on threads of the
+   small tool-calling agent of ``tests.sweeps.helpers`` (a question, a tool call, its
+   result and the answer: ``redundancy`` scores each thread).
 4. Memory: the peak RSS (Linux ``VmHWM``, else ``ru_maxrss``) of a fresh process playing
    ``--memory-cases`` cases against one playing a tenth of them (SQLite checkpointer and
    store, default concurrency), two ways: ``run_experiment`` over a ``Dataset`` built in the
@@ -202,28 +205,53 @@ def per_case(cases: int, rounds: int) -> None:
 # -- 3. sweep --------------------------------------------------------------------------------
 
 
-def sweep(sizes: Sequence[int], rounds: int) -> None:
-    """At each size, ``rounds`` rounds of the history loop and the sweep over the same
-    threads, the first of the two alternating; the ratio is the median of the rounds' own
-    ratios (each round's two runs seconds apart, so a slow spell of a shared machine
+SWEPT = {
+    "counter": "the counter graph (no messages: redundancy records its error on each)",
+    "agent": "a tool-calling agent (4 messages: redundancy scores each)",
+}
+"""The threads swept: which graph wrote them (``--sweep-graphs``)."""
+
+
+def sweep(sizes: Sequence[int], rounds: int, graphs: Sequence[str] = tuple(SWEPT)) -> None:
+    """For each graph and size, ``rounds`` rounds of the history loop and the sweep over the
+    same threads, the first of the two alternating; the ratio is the median of the rounds'
+    own ratios (each round's two runs seconds apart, so a slow spell of a shared machine
     falls on both), beside the median wall and CPU times."""
-    for threads in sizes:
-        sweep_at(threads, rounds)
+    for kind in graphs:
+        for threads in sizes:
+            sweep_at(threads, rounds, kind)
 
 
-def sweep_at(threads: int, rounds: int) -> None:
+def _swept_threads(folder: str, threads: int, kind: str) -> tuple[Any, Any]:
+    """``(saver, graph bound to it)`` over ``threads`` threads the graph ``kind`` wrote to a
+    SQLite file in ``folder``: a run of the counter dataset, or the agent's threads played
+    one after another (one question each)."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from lg_eval import run_experiment, sweep_threads
+    from lg_eval import run_experiment
 
-    with tempfile.TemporaryDirectory() as folder:
+    if kind == "counter":
         with chdir(folder):
             run_experiment(build(), dataset(threads))
         path = Path(folder) / ".lg_eval" / "checkpoints.sqlite"
         saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
-        graph = build(saver)
+        return saver, build(saver)
+    from tests.sweeps import helpers
+
+    saver = SqliteSaver(sqlite3.connect(Path(folder) / "agent.sqlite", check_same_thread=False))
+    agent = helpers.build(saver)
+    for n in range(threads):
+        helpers.play(agent, f"agent-{n:05d}")
+    return saver, agent
+
+
+def sweep_at(threads: int, rounds: int, kind: str = "counter") -> None:
+    from lg_eval import sweep_threads
+
+    with tempfile.TemporaryDirectory() as folder:
+        saver, graph = _swept_threads(folder, threads, kind)
         ids = sorted({t.config["configurable"]["thread_id"] for t in saver.list(None)})
 
         def history() -> None:
@@ -254,7 +282,7 @@ def sweep_at(threads: int, rounds: int) -> None:
             s / h for s, h in zip(wall["sweep"], wall["history"], strict=True)
         )
         cpu_ratio = statistics.median(cpu["sweep"]) / statistics.median(cpu["history"])
-        print(f"\nsweep of {len(ids)} threads (SQLite), {rounds} alternating rounds:")
+        print(f"\nsweep of {len(ids)} threads of {SWEPT[kind]} (SQLite), {rounds} rounds:")
         print(f"  get_state_history loop {loop:.3f} s, sweep_threads {ours:.3f} s (medians)")
         print(
             f"  ratio {ratio:.2f}x (median of the rounds' ratios; goal <= 1.5x), "
@@ -380,6 +408,11 @@ def main(argv: Sequence[str] = ()) -> None:
         default="500,2000",
         help="thread counts of the sweep part, comma-separated",
     )
+    parser.add_argument(
+        "--sweep-graphs",
+        default=",".join(SWEPT),
+        help=f"whose threads the sweep part sweeps, comma-separated ({', '.join(SWEPT)})",
+    )
     parser.add_argument("--part", action="append", choices=["startup", "cases", "sweep", "memory"])
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--cli-child", help=argparse.SUPPRESS)
@@ -397,7 +430,7 @@ def main(argv: Sequence[str] = ()) -> None:
         per_case(cases, rounds)
     if "sweep" in parts:
         sizes = [100] if args.quick else [int(n) for n in args.sweep_threads.split(",")]
-        sweep(sizes, rounds)
+        sweep(sizes, rounds, [g for g in args.sweep_graphs.split(",") if g])
     if "memory" in parts:
         memory(memory_cases)
 
