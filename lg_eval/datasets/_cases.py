@@ -63,11 +63,6 @@ class CaseList(Sequence[Case]):
             self._items.append(item)
         self._allows_code = allows_code
 
-    @classmethod
-    def of(cls, cases: Iterable[Case]) -> CaseList:
-        """``cases`` held compactly."""
-        return cls(compact(case) for case in cases)
-
     def without_code(self) -> CaseList:
         """The same cases, each read as not allowed to import code."""
         held = CaseList.__new__(CaseList)
@@ -101,8 +96,6 @@ class CaseList(Sequence[Case]):
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):
             return NotImplemented
         return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  # mutable cases inside, as a list's
 
     def __repr__(self) -> str:
         return repr(list(self))
