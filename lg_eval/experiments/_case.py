@@ -350,10 +350,10 @@ async def play_cases(
     """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
     case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
     cancelled after the run's ``timeout``, then handed to ``finished`` while the worker plays
-    its next case (a worker waits for its previous hand-over before it starts another, so it
-    holds at most two cases not yet handed over). The first worker's error stops them all and
-    is raised. ``count``: how many plans there are, when ``plans``
-    is made as it is read (no more workers than plans are started)."""
+    its next case (a worker waits for its previous hand-over before it hands over another, so
+    it holds at most two cases not yet handed over). The first worker's error stops them all
+    and is raised. ``count``: how many plans there are, when ``plans`` is made as it is read
+    (no more workers than plans are started)."""
     if count is None:
         plans = list(plans)
         count = len(plans)
