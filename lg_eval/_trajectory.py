@@ -273,10 +273,7 @@ class ThreadTrajectory(BaseModel):
         """
         inputs = [{START: t.input} if t.kind == "input" else RESUMING for t in self.turns]
         results = [t.result if t.status == "completed" else {} for t in self.turns]
-        steps = [
-            [name for group in groups for name in group] for groups in self.step_groups(resumed)
-        ]
-        return GraphTrajectory(inputs=inputs, results=results, steps=steps)
+        return GraphTrajectory(inputs=inputs, results=results, steps=flat_steps(self, resumed))
 
     def step_groups(self, resumed: ResumedMode = "omit") -> list[list[list[str]]]:
         """The flat ``steps`` of each turn, cut into groups: one per superstep (empty
@@ -334,3 +331,9 @@ def _paused_leaves(task: TaskRun) -> Iterator[TaskRun]:
 
 
 TaskRun.model_rebuild()
+
+
+def flat_steps(thread: ThreadTrajectory, resumed: ResumedMode = "omit") -> list[list[str]]:
+    """The node names of each turn of ``thread``, its supersteps flattened in order: what
+    ``thread.to_graph_trajectory(resumed).steps`` holds, without building the model."""
+    return [[name for group in groups for name in group] for groups in thread.step_groups(resumed)]

@@ -56,7 +56,7 @@ from lg_eval._effects import Core
 from lg_eval._evaluator import Evaluator, make_evaluator
 from lg_eval._feedback import Feedback
 from lg_eval._inputs import final_answer
-from lg_eval._trajectory import ThreadTrajectory
+from lg_eval._trajectory import ThreadTrajectory, flat_steps
 from lg_eval._verdicts import case_verdict, verdict
 from lg_eval.datasets import Case, Dataset, EvaluatorRef, Expected
 from lg_eval.errors import LgEvalError
@@ -361,9 +361,7 @@ def score_thread(
     (:func:`lg_eval._effects.drive` / :func:`~lg_eval._effects.adrive`); rows keep the
     evaluators' order.
     """
-    result.trajectory = [
-        [name for group in turn for name in group] for turn in thread.step_groups()
-    ]
+    result.trajectory = flat_steps(thread)
     messages = final_messages(thread)
     with _shared_conversions():  # the thread's messages converted once, not once per reader
         result.tool_calls = recorded_tool_calls(thread if messages is not None else None)
