@@ -29,7 +29,8 @@ from pydantic_core import to_jsonable_python
 from lg_eval._arguments import validated
 from lg_eval._urls import redact_url
 from lg_eval.errors import InvalidOptionError, ServerError
-from lg_eval.executors import Executor, get_executor
+from lg_eval.evaluators._registry import is_builtin
+from lg_eval.executors import Executor, LocalExecutor, get_executor
 from lg_eval.experiments import (
     DEFAULT_CACHE,
     ExperimentRun,
@@ -128,7 +129,8 @@ def swept(
     with ExitStack() as stack:
         if connection is None:
             saver, bound = open_saver(stack, graph, checkpointer)
-            saver_kind(saver)
+            if saver_kind(saver) == "sqlite" and _inline(options["executor"], evaluators):
+                runner = LocalExecutor(1)
         else:
             # the graph is only read (its static breakpoints): bound to a throwaway saver
             saver, bound = None, None if graph is None else resolve_target(graph, InMemorySaver())
@@ -329,6 +331,17 @@ def _cache_path(option: bool | str | Path) -> Path | None:
     if option is False:
         return None
     return (DEFAULT_CACHE if option is True else Path(option)).resolve()
+
+
+def _inline(executor: str | Executor | None, evaluators: Iterable[Any]) -> bool:
+    """Whether a sweep given ``executor`` scores its partitions one after another in this
+    thread: the default local executor over a SQLite file with only lg_eval's own
+    evaluators, where nothing waits (no network, no judge, no user code) and a second
+    thread would only take turns with the first for the GIL and the file's connection."""
+    if executor not in (None, "local"):
+        return False
+    names = (item.get("name") if isinstance(item, Mapping) else item for item in evaluators)
+    return all(isinstance(name, str) and is_builtin(name) for name in names)
 
 
 def is_local(executor: Executor) -> bool:
