@@ -90,6 +90,19 @@ class CaseList(Sequence[Case]):
         for item in self._items:
             yield self._read(item)
 
+    def setting(self, field: str) -> Iterator[Case]:
+        """The cases that set ``field`` themselves, in order, made without making the others:
+        a case held as JSON names only the fields it was given, so one whose JSON lacks the
+        key is skipped unread (one that has it, or a text that merely contains it, is read
+        and checked)."""
+        key = f'"{field}":'.encode()
+        for item in self._items:
+            if isinstance(item, bytes) and key not in item:
+                continue
+            case = self._read(item)
+            if field in case.model_fields_set:
+                yield case
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, CaseList) and other._items == self._items:
             return self._allows_code == other._allows_code

@@ -12,7 +12,7 @@ default is ``False`` so that data built from anything remote can never run code 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -58,8 +58,8 @@ class Dataset(BaseModel):
             if case_id in seen:
                 raise PydanticCustomError(
                     "duplicate_case_id",
-                    "duplicate case id {id!r} (cases[{first}] and cases[{again}])",
-                    {"id": case_id, "first": seen[case_id], "again": index},
+                    "duplicate case id {id} (cases[{first}] and cases[{again}])",
+                    {"id": repr(case_id), "first": seen[case_id], "again": index},
                 )
             seen[case_id] = index
         if not self.allows_code:
@@ -82,6 +82,14 @@ class Dataset(BaseModel):
         if isinstance(self.cases, CaseList):
             return self.cases.ids
         return [case.id for case in self.cases]
+
+    def cases_setting(self, field: str) -> Iterator[Case]:
+        """The cases that set ``field`` themselves (their own ``evaluators`` or ``graph``),
+        in order; the others are not made (a run's checks read only these)."""
+        if isinstance(self.cases, CaseList):
+            yield from self.cases.setting(field)
+            return
+        yield from (case for case in self.cases if field in case.model_fields_set)
 
     def evaluators_for(self, case: Case) -> list[EvaluatorRef]:
         """The evaluators that score ``case``: its own list, else the dataset's defaults."""

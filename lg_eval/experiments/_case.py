@@ -296,15 +296,29 @@ def _base(
         tags=list(plan.case.tags),
         thread_id=thread_id,
         turns=turns,
-        scores=[],  # every list given: model_construct inspects a default factory's signature
+        # every field given: model_construct looks up each default it fills (and inspects a
+        # default factory's signature), which costs more than the case's own values
+        scores=[],
         notes=[],
+        trajectory=None,
         expected_trajectory=expected.trajectory.steps if expected.trajectory is not None else None,
         expected_tool_calls=calls,
+        output=None,
         expected_output=(
             output
             if isinstance(output, str) or output is None
             else output.model_dump(mode="json", exclude_none=True)
         ),
+        answers=None,
+        tool_calls=None,
+        simulation=None,
+        error=None,
+        latency_s=0.0,
+        tokens=0,
+        cost=None,
+        model_calls=0,
+        attempts=1,
+        finished_at=None,
     )
 
 
@@ -481,6 +495,8 @@ class CaseTargets:
             return  # checked by ready(), which the runner drives before any case
         if isinstance(explicit, str):  # a typo fails here, before any case runs
             self._objects[explicit] = import_reference(explicit, what="target")
+            return
+        if explicit is not None:  # every case plays on it
             return
         for case in dataset.cases:
             self._object(case)  # a bad or missing reference fails before any case runs

@@ -243,7 +243,7 @@ def evaluator_problems(dataset: Dataset, resolver: EvaluatorResolver) -> list[st
     refs: list[tuple[str, EvaluatorRef]] = [
         (f"evaluators[{i}]", ref) for i, ref in enumerate(dataset.evaluators)
     ]
-    for case in dataset.cases:
+    for case in dataset.cases_setting("evaluators"):
         refs += [
             (f"case {case.id!r}, evaluators[{i}]", ref)
             for i, ref in enumerate(case.evaluators or [])

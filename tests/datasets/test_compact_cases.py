@@ -13,10 +13,12 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
+from pydantic import ValidationError
 
 from lg_eval.datasets import (
     Case,
@@ -182,3 +184,39 @@ def test_any_value_a_case_holds_is_read_back_as_it_was_validated(value: Any) -> 
     read = Dataset(name="d", cases=[case]).cases[0]
     assert same(read.turns[0].input, validated.turns[0].input)
     assert same(read.metadata, validated.metadata)
+
+
+def test_the_cases_setting_a_field_are_read_without_making_the_others(
+    monkeypatch: Any,
+) -> None:
+    own = [{"name": "exact_match"}]
+    dataset = Dataset(
+        name="own",
+        cases=[
+            *cases(3),
+            {"id": "mine", "turns": [{"input": "x"}], "evaluators": own},
+            # an input that has the key is read, then left out (an escaped text is skipped)
+            {"id": "talk", "turns": [{"input": {"evaluators": 1}}]},
+            {"id": "text", "turns": [{"input": '"evaluators": none here'}]},
+            Case(id="object", turns=[{"input": datetime.date(2024, 1, 1)}], evaluators=own),
+            {"id": "unset", "turns": [{"input": "y"}], "evaluators": None},
+        ],
+    )
+    made: list[str] = []
+    read = Case.model_validate_json
+
+    def counted(data: Any, **kwargs: Any) -> Case:
+        case = read(data, **kwargs)
+        made.append(case.id)
+        return case
+
+    monkeypatch.setattr(Case, "model_validate_json", counted)
+    found = [case.id for case in dataset.cases_setting("evaluators")]
+    assert found == ["mine", "object", "unset"]
+    assert made == ["mine", "talk", "unset"]  # "object" is held as the case itself
+
+
+def test_a_duplicate_case_id_is_named_in_the_error() -> None:
+    with pytest.raises(ValidationError) as raised:
+        Dataset(name="twice", cases=[*cases(2), {"id": "c0", "turns": [{"input": 1}]}])
+    assert raised.value.errors()[0]["msg"] == "duplicate case id 'c0' (cases[0] and cases[2])"
