@@ -57,8 +57,9 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
 """The dict keys each field is looked up under, in order."""
 
 _MESSAGE_KEYS = frozenset(
-    {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs"}
-)
+    {"role", "content", "type", "tool_calls", "expected_calls", "expected_tools", "outputs",
+     "thread"}
+)  # fmt: skip
 _SHAPE_KEYS: dict[str, frozenset[str]] = {
     "trajectory": frozenset({"steps", "results", "turns", "outputs", "inputs"}),
     "thread": frozenset(
@@ -350,8 +351,10 @@ _GRAPH_EXPECTED = (
 
 def graph_arg(value: Any, argument: str, resumed: ResumedMode = "omit") -> GraphSide:
     """Node sequences per turn from any graph-trajectory shape."""
-    if isinstance(value, ThreadTrajectory):
-        return GraphSide(value.to_graph_trajectory(resumed).steps, _superstep_sizes(value, resumed))
+    if isinstance(value, ThreadTrajectory):  # its steps, from one walk of its supersteps
+        groups = value.step_groups(resumed)
+        steps = [[name for group in turn for name in group] for turn in groups]
+        return GraphSide(steps, [[len(group) for group in turn] for turn in groups])
     if isinstance(value, GraphTrajectory):
         return GraphSide(value.steps)
     if isinstance(value, Mapping):
@@ -388,11 +391,6 @@ def _steps(value: Any, where: str) -> list[list[str]]:
             )
         turns.append(list(turn))
     return turns
-
-
-def _superstep_sizes(thread: ThreadTrajectory, resumed: ResumedMode) -> list[list[int]]:
-    """How many flattened names each superstep contributes, turn by turn."""
-    return [[len(group) for group in groups] for groups in thread.step_groups(resumed)]
 
 
 # --------------------------------------------------------------------------- judged graphs

@@ -182,7 +182,7 @@ def _message_items(value: Any, argument: str) -> list[Any]:
     if isinstance(value, Mapping):
         if "role" in value or ("type" in value and "content" in value):
             return [value]
-        for key in ("messages", "outputs"):
+        for key in ("messages", "outputs", "thread"):  # "thread": what lg_eval hands over
             if key in value:
                 return _message_items(value[key], f"{argument}[{key!r}]")
         raise TrajectoryFormatError(
@@ -207,8 +207,8 @@ def _latest_state(thread: ThreadTrajectory, argument: str) -> Any:
         if hasattr(state, "messages"):
             return state
     raise TrajectoryFormatError(
-        f"{argument} is a ThreadTrajectory whose turns hold no state with 'messages'; "
-        "extract the thread with its state, or pass the messages directly."
+        f"{argument} is a ThreadTrajectory whose turns hold no state with 'messages' (its "
+        "graph keeps none, or it was extracted without its state); pass the messages directly."
     )
 
 

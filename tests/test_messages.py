@@ -186,6 +186,24 @@ def test_to_openai_messages_reads_the_latest_state_of_a_thread_trajectory():
     assert to_openai_messages(thread) == to_openai_messages(langchain_history())
 
 
+def test_the_outputs_lg_eval_hands_over_are_read_through_their_thread():
+    def thread(state):
+        turn = Turn(index=0, kind="input", status="completed", state=state)
+        return ThreadTrajectory(thread_id="t", turns=[turn])
+
+    talking = thread({"messages": langchain_history()})
+    read = to_openai_messages({"thread": talking, "trajectory": talking})
+    assert read == to_openai_messages(langchain_history())
+    silent = thread({"x": 4})  # a graph that keeps no messages: say so, not the dict's shape
+    with pytest.raises(TrajectoryFormatError) as raised:
+        to_openai_messages({"thread": silent, "trajectory": silent})
+    assert str(raised.value) == (
+        "outputs['thread'] is a ThreadTrajectory whose turns hold no state with 'messages' "
+        "(its graph keeps none, or it was extracted without its state); pass the messages "
+        "directly."
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "fragment"),
     [
