@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
+
+from lg_eval.evaluators import _registry
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "docs"]
@@ -38,11 +41,16 @@ def _id(example: CodeExample) -> str:
 
 @pytest.mark.parametrize("example", list(find_examples(*PAGES)), ids=_id)
 def test_doc_example(
-    example: CodeExample, eval_example: EvalExample, monkeypatch, tmp_path: Path
+    example: CodeExample,
+    eval_example: EvalExample,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     # No block may reach a real model: a judge created without judge= would need this.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("LG_EVAL_JUDGE_MODEL", raising=False)
+    request.addfinalizer(_forgets_registrations())
     eval_example.set_config(line_length=100, target_version="py311", ruff_ignore=["E501"])
     eval_example.lint_ruff(example)  # from the repository: ruff reads its configuration
     if example.source.startswith(CHECKOUT):
@@ -59,6 +67,25 @@ def test_doc_example(
         error = _explain(example, exc)
     if error:  # outside the except block: the Failed must not carry the exception as context
         pytest.fail(error, pytrace=False)
+
+
+def _forgets_registrations() -> Callable[[], None]:
+    """A reader's script runs in its own process: what a block registers (an evaluator of
+    its own, an entry replaced) is undone by the returned call; what lg_eval's own modules
+    register as a block first imports them (the judges) stays."""
+    tables = (_registry._REGISTRY, _registry._NEEDS_REFERENCE, _registry._BUILTIN)
+    saved = [dict(table) for table in tables]
+
+    def undo() -> None:
+        registry = _registry._REGISTRY
+        module = {n: str(_registry._origin(registry[n])[0]) for n in registry if n not in saved[0]}
+        theirs = [name for name, where in module.items() if not where.startswith("lg_eval.")]
+        for table, before in zip(tables, saved, strict=True):
+            for name in theirs:
+                table.pop(name, None)
+            table.update(before)
+
+    return undo
 
 
 def _anywhere(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
