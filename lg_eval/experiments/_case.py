@@ -8,12 +8,10 @@ never after a low score. Every I/O step is an :class:`~lg_eval._effects.Effect`,
 :func:`~lg_eval._effects.adrive` awaits it.
 
 :func:`play_cases` is how a run's cases get done, locally and in each Ray worker alike:
-``concurrency`` workers take plans from one shared iterator; each plays its case (driven
-with blocking calls on a daemon OS thread of a :class:`~lg_eval._daemons.DaemonPool`, or
-awaited on the event loop), cancels it after ``timeout`` (only the ``timeout`` result is
-kept then), and hands it to ``finished(plan, result)`` (stored, or collected for the
-driver) while it plays its next plan. A blocking worker with no timeout to keep plays its
-cases one after another on its daemon thread, the event loop not between them.
+``concurrency`` workers take plans from one shared iterator; each plays its case (on a
+daemon OS thread of a :class:`~lg_eval._daemons.DaemonPool`, or awaited on the loop),
+cancels it after ``timeout`` (then only the ``timeout`` result is kept), and hands it to
+``finished(plan, result)`` (stored, or collected for the driver) while it plays its next.
 
 **Which graph a case is played on** (:class:`CaseTargets`).
 
@@ -37,6 +35,7 @@ import contextvars
 import threading
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future as ConcurrentFuture
 from dataclasses import dataclass
@@ -102,8 +101,7 @@ class CaseContext:
     def of_run(
         cls, options: RunOptions, run_id: str, targets: CaseTargets, *, resume_threads: bool
     ) -> CaseContext:
-        """The context of a run's cases as its options give it (a local run's, or a Ray
-        worker's partition's)."""
+        """The context of a run's cases as its options give it (locally, or on Ray)."""
         return cls(
             run_id=run_id,
             targets=targets,
@@ -296,30 +294,26 @@ def _base(
         tags=list(plan.case.tags),
         thread_id=thread_id,
         turns=turns,
-        # every field given: model_construct looks up each default it fills (and inspects a
-        # default factory's signature), which costs more than the case's own values
         scores=[],
         notes=[],
-        trajectory=None,
         expected_trajectory=expected.trajectory.steps if expected.trajectory is not None else None,
         expected_tool_calls=calls,
-        output=None,
         expected_output=(
             output
             if isinstance(output, str) or output is None
             else output.model_dump(mode="json", exclude_none=True)
         ),
-        answers=None,
-        tool_calls=None,
-        simulation=None,
-        error=None,
-        latency_s=0.0,
-        tokens=0,
-        cost=None,
-        model_calls=0,
-        attempts=1,
-        finished_at=None,
+        **_NOT_YET,
     )
+
+
+_NOT_YET: dict[str, Any] = {
+    "trajectory": None, "output": None, "answers": None, "tool_calls": None, "simulation": None,
+    "error": None, "latency_s": 0.0, "tokens": 0, "cost": None, "model_calls": 0, "attempts": 1,
+    "finished_at": None,
+}  # fmt: skip
+"""Every other field of a new result, given: ``model_construct`` looks up each default it
+fills (and inspects a default factory's signature), which costs more than the values."""
 
 
 def failed_attempt(
@@ -347,9 +341,12 @@ def timed_out(ctx: CaseContext, plan: CasePlan, timeout: float) -> CaseResult:
 # --------------------------------------------------------------------------- cases in flight
 
 Finished = Callable[[CasePlan, CaseResult], ConcurrentFuture[None]]
-"""What happens to a finished case, while its worker plays the next: stored and counted,
-or collected for the driver. Called on the worker's thread (the event loop's, or a blocking
-worker's own); the future is settled once the case is handed over."""
+"""What happens to a finished case: stored and counted, or collected for the driver. Called
+on the worker's thread; the future is settled once the case is handed over."""
+
+AHEAD = 32
+"""Finished cases a worker hands over before it waits for the oldest: the writer stores
+them 16 at a time, at most 50 ms after they finish; a worker waits only on a slower store."""
 
 
 async def play_cases(
@@ -359,23 +356,23 @@ async def play_cases(
     *,
     pool: DaemonPool | None,
     finished: Finished,
+    hurry: Callable[[], None] | None = None,
     count: int | None = None,
 ) -> None:
     """Play ``plans`` on the run's ``concurrency`` workers sharing one iterator of them: each
-    case driven with blocking calls on ``pool``'s daemon threads (None: awaited on the loop),
-    cancelled after the run's ``timeout``, then handed to ``finished`` while the worker plays
-    its next case (a worker waits for its previous hand-over before it hands over another, so
-    it holds at most two cases not yet handed over). The first worker's error stops them all
-    and is raised. ``count``: how many plans there are, when ``plans`` is made as it is read
-    (no more workers than plans are started)."""
+    case driven on ``pool``'s daemon threads (None: awaited on the loop), cancelled after
+    the run's ``timeout``, then handed to ``finished`` while the worker plays its next (it
+    waits for its oldest hand-over once :data:`AHEAD` are not done, calling ``hurry`` first:
+    the writer's cue to commit now). The first worker's error stops them all and is raised.
+    ``count``: the number of plans when ``plans`` is made as it is read."""
     if count is None:
         plans = list(plans)
         count = len(plans)
-    source = _Plans(plans)
+    source = _Plans(plans, hurry)
     concurrency, timeout = options["concurrency"], options["timeout"]
 
     async def worker() -> None:
-        handing: ConcurrentFuture[None] | None = None  # the previous case, being handed over
+        handed: deque[ConcurrentFuture[None]] = deque()  # its cases being handed over
         try:
             for plan in source:
                 core = run_case(ctx, plan)
@@ -384,12 +381,12 @@ async def play_cases(
                     result = await asyncio.wait_for(running, timeout)
                 except TimeoutError:
                     result = timed_out(ctx, plan, cast(float, timeout))
-                if handing is not None:
-                    await asyncio.wrap_future(handing)
-                handing = finished(plan, result)
+                while (oldest := source.due(handed)) is not None:
+                    await asyncio.wrap_future(oldest)
+                handed.append(finished(plan, result))
         finally:
-            if handing is not None:  # also when the run is stopped: what finished is kept
-                await asyncio.wrap_future(handing)
+            for handing in handed:  # also when the run is stopped: what finished is kept
+                await asyncio.wrap_future(source.nudge(handing))
 
     async def thread_worker(pool: DaemonPool) -> None:
         await pool.submit(partial(_cases_on_this_thread, source, ctx, finished))
@@ -409,30 +406,46 @@ async def play_cases(
 
 def _cases_on_this_thread(source: _Plans, ctx: CaseContext, finished: Finished) -> None:
     """A blocking worker with no timeout to keep: its cases follow one another on this daemon
-    thread, the event loop not between them. Each finished case is handed over while the
-    thread plays the next one, and the thread waits for that hand-over before it hands over
-    another (as :func:`play_cases`' own workers do). Once the run stops, a case that
-    finishes is dropped, as a cancelled one is, and nothing more is waited for."""
-    handing: ConcurrentFuture[None] | None = None
+    thread, the event loop not between them, handed over as :func:`play_cases`' own workers
+    do. Once the run stops, a case that finishes is dropped, as a cancelled one is, and
+    nothing more is waited for."""
+    handed: deque[ConcurrentFuture[None]] = deque()
     for plan in source:
         result = contextvars.copy_context().run(drive, run_case(ctx, plan))
-        if handing is not None and not source.wait(handing):
-            return
+        while (oldest := source.due(handed)) is not None:
+            if not source.wait(oldest):
+                return
         handing = source.hand_over(finished, plan, result)
         if handing is None:
             return
-    if handing is not None:
-        source.wait(handing)
+        handed.append(handing)
+    for handing in handed:
+        if not source.wait(handing):
+            return
 
 
 class _Plans(Iterator[CasePlan]):
     """A run's plans, shared by its workers until they are taken or :meth:`stop` is called."""
 
-    def __init__(self, plans: Iterable[CasePlan]) -> None:
+    def __init__(self, plans: Iterable[CasePlan], hurry: Callable[[], None] | None) -> None:
         self._plans = iter(plans)
+        self._hurry = hurry
         self._lock = threading.Lock()
         self._stopped = False
         self._waiting: set[threading.Event] = set()
+
+    def nudge(self, handing: ConcurrentFuture[None]) -> ConcurrentFuture[None]:
+        """``handing``, about to be waited for: the writer is hurried when it is not done."""
+        if self._hurry is not None and not handing.done():
+            self._hurry()
+        return handing
+
+    def due(self, handed: deque[ConcurrentFuture[None]]) -> ConcurrentFuture[None] | None:
+        """The oldest of ``handed`` to wait for before another hand-over (one done, whose
+        error is raised there, or the oldest of :data:`AHEAD`), nudged; None: go on."""
+        if handed and (handed[0].done() or len(handed) >= AHEAD):
+            return self.nudge(handed.popleft())
+        return None
 
     def __next__(self) -> CasePlan:
         with self._lock:
@@ -458,7 +471,7 @@ class _Plans(Iterator[CasePlan]):
         """Block until ``handing`` is done (re-raising its error) or the run stops; whether
         it is done."""
         woken = threading.Event()
-        handing.add_done_callback(lambda _: woken.set())
+        self.nudge(handing).add_done_callback(lambda _: woken.set())
         with self._lock:
             if self._stopped:
                 woken.set()

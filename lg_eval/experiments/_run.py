@@ -16,23 +16,23 @@ result is ever stored. With another executor the run is
 
 **The writer**: finished cases go to the store in group commits, off the runner's path.
 
-The runner hands each finished case to :meth:`BatchWriter.put`, which returns a
-future, and awaits that future before it hands over its next case (the commit runs
-beside the next case's play, not before it). One thread takes
-whatever is queued the moment it is free (up to ``batch`` cases, without
-waiting for more to arrive), writes it in one transaction and then settles
-each case's future. Cases that finish while a commit is under way queue up
-and share the next one, so many quick cases cost few commits and the store
-keeps up however fast the cases come.
+The runner hands each finished case to :meth:`BatchWriter.put`, which returns a future,
+and goes on with its next case; it waits only when :data:`~lg_eval.experiments._case.AHEAD`
+of its cases are handed over and not yet stored. One thread commits them, at once when the
+last commit was ``linger`` (50 ms) ago or more; else it waits for those 50 ms to pass for
+more cases to share the commit, unless ``group`` (16) are queued, the writer is closing or
+a worker waits; then it settles each case's future. A commit costs about as much for 16
+small cases as for one (each writes every page it changes to the log whole): quick cases
+cost at most 20 commits a second, and a case that comes alone is stored at once.
 
-The guarantee this gives a killed run (``kill -9``, a crashed machine): a case
-counts as in flight until its future is settled, that is until its rows are
-committed, and a worker holds at most two cases that are not yet stored (the one it
-plays and the one being committed). A resumed run
-therefore re-runs only the cases that were in flight, and never finds one half-stored (each write
-is one transaction).
-:meth:`close` writes what is still queued and re-raises a write error, if there
-was one; a failed write also fails the futures of its cases.
+The guarantee this gives a killed run (``kill -9``, a crashed machine): a case counts as in
+flight until its future is settled, that is until its rows are committed; a worker holds
+at most ``AHEAD + 1`` cases not yet stored (the one it plays and those handed over), and a
+finished case is stored within ``linger`` unless the store is slower than the cases. A
+resumed run therefore re-runs only the cases that were in flight (a finished one is read
+back and scored again, its graph not run again), and never finds one half-stored (each
+write is one transaction). :meth:`close` writes what is still queued and re-raises a write
+error, if there was one; a failed write also fails the futures of its cases.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AsyncExitStack, closing, nullcontext
@@ -193,7 +194,13 @@ async def _orchestrate(
             try:
                 with nullcontext() if judges is None else judges.active():
                     await play_cases(
-                        plans, context, options, pool=pool, finished=stored, count=len(left)
+                        plans,
+                        context,
+                        options,
+                        pool=pool,
+                        finished=stored,
+                        hurry=writer.hurry,
+                        count=len(left),
                     )
             finally:
                 writer.close()
@@ -204,10 +211,13 @@ async def _orchestrate(
 
 
 _Item = tuple[list[tuple[int, CaseResult]], "Future[None]"]
+_HURRY: Any = object()
+"""Queued by :meth:`BatchWriter.hurry`: commit what is gathered now."""
 
 
 class BatchWriter:
-    """Writes ``(ordinal, result)`` pairs to ``store`` from one thread, in group commits;
+    """Writes ``(ordinal, result)`` pairs to ``store`` from one thread, in group commits
+    (at most one per ``linger`` seconds, unless ``group`` cases are queued);
     ``stored(status)`` is told of each case once it is committed, before its future is
     settled (a run's count and progress)."""
 
@@ -215,11 +225,14 @@ class BatchWriter:
         self,
         store: ResultStore,
         *,
-        batch: int = 256,
+        group: int = 16,
+        linger: float = 0.05,
         stored: Callable[[CaseStatus], None] | None = None,
     ) -> None:
         self._store = store
-        self._batch = batch
+        self._group = group
+        self._linger = linger
+        self._last = -linger  # when the last commit began gathering: none yet
         self._stored = stored
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
@@ -246,6 +259,11 @@ class BatchWriter:
         self._queue.put((results, done))
         return done
 
+    def hurry(self) -> None:
+        """Commit what is queued without waiting out ``linger`` (a worker is about to wait
+        for one of its cases)."""
+        self._queue.put(_HURRY)
+
     def close(self) -> None:
         """Write every queued case, stop the thread, raise its write error if any."""
         self._queue.put(None)
@@ -256,16 +274,33 @@ class BatchWriter:
     def _loop(self) -> None:
         stopping = False
         while not stopping:
-            items = [self._queue.get()]  # block for the first; take the rest without waiting
-            while len(items) < self._batch:
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            items = self._gathered()
             stopping = None in items
             pending = [item for item in items if item is not None]
             if pending:
                 self._commit(pending)
+
+    def _gathered(self) -> list[_Item | None]:
+        """What the next commit takes: the first item queued and what is queued with it;
+        when the last commit was less than ``linger`` ago (cases come quickly), also what
+        comes until then, unless ``group`` cases or the closing ``None`` come first."""
+        items: list[_Item | None] = []
+        while not items:  # block for the first (a hurry with nothing queued has no effect)
+            first = self._queue.get()
+            items = [] if first is _HURRY else [first]
+        deadline = self._last + self._linger  # past (then no wait) unless cases come quickly
+        cases = 0 if items[0] is None else len(items[0][0])
+        while items[-1] is not None and cases < self._group:
+            try:
+                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if item is _HURRY:
+                break
+            items.append(item)
+            cases += 0 if item is None else len(item[0])
+        self._last = time.monotonic()
+        return items
 
     def _commit(self, pending: list[_Item]) -> None:
         # Every queued case is written, even one whose waiter was cancelled (Ctrl-C): its

@@ -445,51 +445,84 @@ def test_cases_put_together_are_committed_together_under_one_future(tmp_path):
 
 
 class _OrderStore(ResultStore):
-    """A real SQLite store that records when each case is committed; the first commit waits
-    (up to a minute) until the next case has started playing."""
+    """A real SQLite store that records the cases of each commit as it is made."""
 
-    def __init__(self, path: Path, events: list[str], started: dict[str, threading.Event]):
+    def __init__(self, path: Path, events: list[str]):
         super().__init__(sqlite_connection(path), url=str(path))
-        self.events, self.started = events, started
+        self.events = events
+        self.commits: list[list[str]] = []
 
     def write(self, results: Any) -> None:
-        if not any(event.startswith("stored") for event in self.events):
-            self.events.append("overlapped" if self.started["b"].wait(60) else "waited alone")
         super().write(results)
+        self.commits.append([result.case_id for _, result in results])
         self.events.extend(f"stored {result.case_id}" for _, result in results)
 
 
-def test_a_case_is_committed_while_its_worker_plays_the_next_and_at_most_one_ahead(tmp_path):
+def _playing(events: list[str], wait_for: dict[str, str]) -> Any:
+    """A one-node graph whose node logs ``play <text>``; the case ``text`` in ``wait_for``
+    then waits (up to a minute) until the event named there is logged, and logs whether it
+    came."""
     from langgraph.graph import StateGraph
     from typing_extensions import TypedDict
 
     class State(TypedDict):
         text: str
 
-    events: list[str] = []
-    started = {text: threading.Event() for text in "abc"}
-
     def play(state: State) -> State:
         events.append(f"play {state['text']}")
-        started[state["text"]].set()
+        awaited = wait_for.get(state["text"])
+        if awaited is not None:
+            deadline = time.monotonic() + 60
+            while awaited not in events and time.monotonic() < deadline:
+                time.sleep(0.005)
+            events.append(f"{state['text']} saw {awaited}" if awaited in events else "timeout")
         return state
 
     builder = StateGraph(State)
     builder.add_node("play", play)
     builder.set_entry_point("play")
-    data = dataset("order", [{"id": text, "turns": ask(text)} for text in "abc"])
-    store = _OrderStore(tmp_path / "results.sqlite", events, started)
+    return builder.compile()
+
+
+def test_a_finished_case_is_committed_while_its_worker_plays_the_next(tmp_path):
+    # b plays until a is stored: a case that comes alone is committed at once, while its
+    # worker is busy with the next (it does not wait for b to share a commit)
+    events: list[str] = []
+    graph = _playing(events, {"b": "stored a"})
+    data = dataset("order", [{"id": text, "turns": ask(text)} for text in "ab"])
+    store = _OrderStore(tmp_path / "results.sqlite", events)
+    run = run_experiment(graph, data, store=store, checkpointer="memory://", concurrency=1)
+    store.close()
+    assert [r.case_id for r in run.results] == ["a", "b"]
+    assert sorted(events) == ["b saw stored a", "play a", "play b", "stored a", "stored b"]
+    assert events[0] == "play a" and events[-2:] == ["b saw stored a", "stored b"]
+    assert store.commits == [["a"], ["b"]]
+
+
+def test_quick_cases_share_commits_of_up_to_sixteen(tmp_path, monkeypatch):
+    # the first case is committed at once; after it, with a linger no case outlasts, only the
+    # group size and the run's end cut the commits: 40 quick cases at concurrency 1 are
+    # stored in four transactions, not forty
+    from lg_eval.experiments import _run
+
+    original = _run.BatchWriter.__init__
+
+    def patient(self: Any, store: Any, **options: Any) -> None:
+        original(self, store, **{**options, "linger": 120.0})
+
+    monkeypatch.setattr(_run.BatchWriter, "__init__", patient)
+    events: list[str] = []
+    ids = [f"c{n:02d}" for n in range(40)]
+    data = dataset("quick", [{"id": text, "turns": ask(text)} for text in ids])
+    store = _OrderStore(tmp_path / "results.sqlite", events)
     run = run_experiment(
-        builder.compile(), data, store=store, checkpointer="memory://", concurrency=1
+        _playing(events, {}), data, store=store, checkpointer="memory://", concurrency=1
     )
     store.close()
-    assert [r.case_id for r in run.results] == ["a", "b", "c"]
-    # a's commit waited for b's play to start; c's play began only once a was committed
-    assert events[:3] == ["play a", "play b", "overlapped"]
-    assert events.index("stored a") < events.index("play c")
-    assert sorted(events) == sorted(
-        ["play a", "play b", "play c", "overlapped", "stored a", "stored b", "stored c"]
-    )
+    assert [r.case_id for r in run.results] == ids
+    assert [case for commit in store.commits for case in commit] == ids
+    assert [len(commit) for commit in store.commits[1:3]] == [16, 16]
+    assert len(store.commits) == 4  # the first (whatever was queued then), 16, 16, the rest
 
 
 def test_a_stopped_run_neither_waits_for_nor_schedules_a_hand_over():
@@ -497,7 +530,7 @@ def test_a_stopped_run_neither_waits_for_nor_schedules_a_hand_over():
 
     from lg_eval.experiments._case import _Plans
 
-    source = _Plans([])
+    source = _Plans([], None)
     never: Future[None] = Future()  # a hand-over that would never finish
     waited: list[bool] = []
     waiter = threading.Thread(target=lambda: waited.append(source.wait(never)))
