@@ -462,14 +462,14 @@ class _Plans(Iterator[CasePlan]):
     def hand_over(
         self, finished: Finished, plan: CasePlan, result: CaseResult
     ) -> ConcurrentFuture[None] | None:
-        """``finished(plan, result)`` from a worker's thread; None (and nothing handed over)
-        once the run has stopped."""
+        """``finished(plan, result)`` from a worker's thread; None once the run has stopped."""
         with self._lock:
             return None if self._stopped else finished(plan, result)
 
     def wait(self, handing: ConcurrentFuture[None]) -> bool:
-        """Block until ``handing`` is done (re-raising its error) or the run stops; whether
-        it is done."""
+        """Block until ``handing`` is done (its error raised) or the run stops; whether it is."""
+        if handing.done():  # most are by the time a worker looks (a hand-over gives None)
+            return handing.result() is None
         woken = threading.Event()
         self.nudge(handing).add_done_callback(lambda _: woken.set())
         with self._lock:

@@ -215,14 +215,17 @@ class EvaluatorResolver:
         self._allows_code = dataset.allows_code
         self._dataset = dataset
         self._built: dict[str, CaseEvaluator] = {}
+        self._default: dict[int, CaseEvaluator] = {}
 
     def for_case(self, case: Case) -> list[CaseEvaluator]:
         """The case's evaluators (else the dataset's), each with what the case lacks for it
         (:func:`reference_gap`), then the built-in checks
         it needs."""
         listed = []
-        for ref in case.evaluators if case.evaluators is not None else self._dataset.evaluators:
-            item, gap = self.resolve(ref), reference_gap(ref.name, ref.options, case.expected)
+        own = case.evaluators
+        for n, ref in enumerate(own if own is not None else self._dataset.evaluators):
+            item = self.resolve(ref) if own is not None else self._defaults(n, ref)
+            gap = reference_gap(ref.name, ref.options, case.expected)
             listed.append(item if gap is None else replace(item, gap=gap))
         return listed + builtin_checks(case.expected, listed)
 
@@ -231,6 +234,13 @@ class EvaluatorResolver:
         if key not in self._built:
             self._built[key] = CaseEvaluator(ref.name, self._build(ref))
         return self._built[key]
+
+    def _defaults(self, n: int, ref: EvaluatorRef) -> CaseEvaluator:
+        """The dataset's ``n``-th evaluator, resolved once for every case that uses it."""
+        found = self._default.get(n)
+        if found is None:
+            found = self._default[n] = self.resolve(ref)
+        return found
 
     def _build(self, ref: EvaluatorRef) -> Evaluator[Any]:
         return resolve_evaluator(ref.name, ref.options, allow_code=self._allows_code)[1]
