@@ -125,17 +125,15 @@ def to_openai_messages(value: Any, *, argument: str = "outputs") -> list[dict[st
     return converted
 
 
-_SHARED: ContextVar[dict[tuple[int, ...], tuple[list[Any], list[dict[str, Any]]]] | None] = (
-    ContextVar("lg_eval_shared_conversions", default=None)
-)
+_Shared = dict[tuple[int, ...], tuple[list[Any], list[dict[str, Any]]]]
+_SHARED: ContextVar[_Shared | None] = ContextVar("lg_eval_shared_conversions", default=None)
 
 
 @contextmanager
 def _shared_conversions() -> Iterator[None]:
-    """Inside, :func:`to_openai_messages` converts a list of the same message objects once,
-    and gives each caller its own copy (one thread's scoring reads its messages for its tool
-    calls, its answer and each evaluator reading messages; LangChain's conversion costs more
-    than the rest). For a scope whose messages are not changed in place."""
+    """Inside, :func:`to_openai_messages` converts a list of the same message objects once
+    and gives each caller its own copy (a thread's scoring reads them several times). For a
+    scope whose messages are not changed in place."""
     token = _SHARED.set({})
     try:
         yield
@@ -147,8 +145,10 @@ def _shared_conversions() -> Iterator[None]:
 def _copied(value: Any) -> Any:
     """``value`` with its dicts and lists copied, as a conversion makes them anew."""
     if type(value) is dict:
-        return {key: _copied(item) for key, item in value.items()}
-    return [_copied(item) for item in value] if type(value) is list else value
+        return {k: _copied(v) if type(v) in (dict, list) else v for k, v in value.items()}
+    if type(value) is list:
+        return [_copied(v) if type(v) in (dict, list) else v for v in value]
+    return value
 
 
 def _converted_together(items: list[Any]) -> list[dict[str, Any]] | None:
