@@ -23,7 +23,7 @@ last commit was ``linger`` (50 ms) ago or more; else it waits for those 50 ms to
 more cases to share the commit, unless ``group`` (16) are queued, the writer is closing or
 a worker waits; then it settles each case's future. A commit costs about as much for 16
 small cases as for one (each writes every page it changes to the log whole): quick cases
-cost at most 20 commits a second, and a case that comes alone is stored at once.
+share commits, and a case that comes alone is stored at once.
 
 The guarantee this gives a killed run (``kill -9``, a crashed machine): a case counts as in
 flight until its future is settled, that is until its rows are committed; a worker holds
@@ -232,7 +232,7 @@ class BatchWriter:
         self._store = store
         self._group = group
         self._linger = linger
-        self._last = -linger  # when the last commit began gathering: none yet
+        self._last = -linger  # when the last commit began (none yet)
         self._stored = stored
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
