@@ -35,6 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval._effects import Core, adrive, drive
+from lg_eval._heap import paused_gc
 from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import InvalidConfigError, InvalidOptionError
 from lg_eval.extract._records import ThreadRecords
@@ -49,7 +50,7 @@ from lg_eval.extract._thread import (
 from lg_eval.extract.fast import FastPathUnavailable, storage_for
 from lg_eval.extract.fast import _versions as fast_versions
 from lg_eval.extract.fast._reader import Prepared, prepare, records_of
-from lg_eval.extract.fast._rows import ThreadRows, paused_gc
+from lg_eval.extract.fast._rows import ThreadRows
 
 DEFAULT_BATCH_SIZE = 50
 """Threads per batch: enough that the round trip is a small share of a short thread's

@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from lg_eval._effects import Core, adrive, drive
+from lg_eval._heap import paused_gc
 from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import (
     ExtractionError,
@@ -36,7 +37,6 @@ from lg_eval.extract._generic import read_generic
 from lg_eval.extract._records import ThreadRecords
 from lg_eval.extract.fast import FastPathUnavailable, UntestedVersion, read_fast, storage_for
 from lg_eval.extract.fast import _versions as fast_versions
-from lg_eval.extract.fast._rows import paused_gc
 
 Reader = Literal["auto", "fast", "generic"]
 READERS: tuple[Reader, ...] = get_args(Reader)

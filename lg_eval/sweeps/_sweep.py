@@ -27,6 +27,7 @@ from pydantic import SkipValidation
 from pydantic_core import to_jsonable_python
 
 from lg_eval._arguments import validated
+from lg_eval._heap import frozen_heap
 from lg_eval._urls import redact_url
 from lg_eval.errors import InvalidOptionError, ServerError
 from lg_eval.evaluators._registry import is_builtin
@@ -234,7 +235,8 @@ def swept(
 
         # finished or interrupted, the record counts the threads scored (a store lost
         # mid-sweep names the run to resume)
-        with run.recording(learned, lambda: {"cases": scored}):
+        # what lives for the whole sweep (graph, store, listing) is left out of full collections
+        with run.recording(learned, lambda: {"cases": scored}), frozen_heap():
             try:
                 chunks = _chunks(pending, options["partition_size"])
                 for pairs in runner.map_partitions(score, chunks):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -25,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from lg_eval._effects import drive
 from lg_eval._evaluator import Evaluator
 from lg_eval._feedback import describe_error
+from lg_eval._heap import paused_gc
 from lg_eval._trajectory import ThreadTrajectory
 from lg_eval.errors import InvalidOptionError
 from lg_eval.evaluators import needs_reference, reference_free_evaluators, resolve_evaluator
@@ -131,9 +132,9 @@ class PartitionScorer:
     :func:`lg_eval.experiments.judge_services`), or None."""
 
     def __call__(self, partition: Partition) -> list[tuple[str, CaseResult]]:
-        if self.services is None:
-            return self._score_all(partition)
-        with self.services.active():
+        # the collector waits for the partition: one pass over what it made, not one every
+        # few hundred allocations over the trajectories still being read and scored
+        with paused_gc(), nullcontext() if self.services is None else self.services.active():
             return self._score_all(partition)
 
     def _score_all(self, partition: Partition) -> list[tuple[str, CaseResult]]:

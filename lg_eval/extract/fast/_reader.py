@@ -40,6 +40,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel.debug import tasks_w_writes  # internal: version-pinned
 
 from lg_eval._effects import Core, Effect
+from lg_eval._heap import paused_gc
 from lg_eval.extract._generic import StoredFields, build_record
 from lg_eval.extract._mismatch import StoredNames
 from lg_eval.extract._records import (
@@ -66,7 +67,6 @@ from lg_eval.extract.fast._rows import (
     UntestedVersion,
     WriteRow,
     kept_per_graph,
-    paused_gc,
 )
 from lg_eval.extract.fast._rows import (
     FastPathUnavailable as FastPathUnavailable,

@@ -10,10 +10,8 @@ the whole state, node outputs) stays undecoded, and is usually not even read.
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
@@ -109,20 +107,6 @@ def sql_value_needed(left: str) -> str:
         f"channel IN ({channels}) OR task_path = '{START_PATH}' OR task_id = '{NULL_TASK_ID}' "
         f"OR task_path = '' OR {left.format(col='task_path', n=n)} = '{UPDATE_PREFIX}'"
     )
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector around pure, allocation-heavy code that makes no
-    cycles: on long threads its repeated full scans of the process heap otherwise cost more
-    than the work. Never hold it across an ``await``."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def require(condition: bool, reason: str) -> None:
