@@ -6,15 +6,16 @@
 ``batch_size`` at a time and only one batch is held in memory, so an iterator of
 100,000 configs streams.
 
-Where the fast reader has a batch read for the saver (``PostgresSaver`` and
-``AsyncPostgresSaver``), a batch costs one query for the rows of all its threads,
-plus one more only if some thread stopped mid-thread (an interrupt, an error, a
-breakpoint) and needs those checkpoints read whole; a short thread is otherwise a
-query of its own, whose round trip to the server costs as much as reading it.
-Each thread is then built from its own rows through the very core
-:func:`~lg_eval.extract_thread` runs (same records, same assembler, same fallback
-to the generic reader), so the trajectories are the same. Other savers (SQLite,
-whose reads make no round trip; InMemorySaver; any other) are read one thread at a
+Where the fast reader has a batch read for the saver, a batch costs one query for
+the rows of all its threads (Postgres: one round trip, plus one more only if some
+thread stopped mid-thread, an interrupt, an error, a breakpoint, and needs those
+checkpoints read whole; a short thread is otherwise a query of its own, whose
+round trip to the server costs as much as reading it; a SQLite file: two
+statements for the batch instead of two per thread). Each thread is then built
+from its own rows through the very core :func:`~lg_eval.extract_thread` runs (same
+records, same assembler, same fallback to the generic reader), so the trajectories
+are the same; a thread the batch read did not bring is read alone. Other savers
+(InMemorySaver, an in-memory SQLite database, any other) are read one thread at a
 time.
 
 A thread that cannot be extracted raises, at its place in the stream, the error
@@ -259,7 +260,10 @@ def _batch_reads(
         if item is None:
             prepared.append(None)
             continue
-        rows = found.get(item[0]) or ThreadRows([], [])  # no rows: the thread is not found
+        rows = found.get(item[0])
+        if rows is None:  # no rows read for it: read alone (which says if it is not found)
+            prepared.append(None)
+            continue
         try:
             prepared.append(prepare(graph, saver, storage, *item, rows))
         except Exception as exc:  # raised by this thread's read, as read_fast would raise it

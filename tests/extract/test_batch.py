@@ -3,7 +3,8 @@
 ``extract_threads`` over a list of configs must equal ``[extract_thread(graph, c) for c in
 configs]`` on every example scenario and every saver: newest checkpoints, older
 checkpoint ids, a thread that does not exist, for batch sizes 1, 3 and more than the
-input. On Postgres a batch of short threads is one query; the sweep worker extracts a
+input. On Postgres a batch of short threads is one query, on a SQLite file two
+statements; the sweep worker extracts a
 partition as one batch and still turns a thread's failure into that thread's error result.
 """
 
@@ -248,6 +249,68 @@ def test_threads_stopped_mid_thread_add_one_query_per_batch(counted: Any) -> Non
     found = list(extract_threads(graph, [cfg("a"), cfg("b")], reader="fast"))
     assert len(found) == 2
     assert len(counted.conn.executed) == 2
+
+
+# --- SQLite statements ----------------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_statements(sqlite_saver: Any, tmp_path: Any) -> Iterator[tuple[Any, list[str]]]:
+    """The SQLite saver and the statements the fast reader's own read-only connection to
+    its file runs (the reader keeps one per file)."""
+    from lg_eval.extract.fast._sqlite import _connection
+
+    weather_threads(sqlite_saver, 1)  # the file exists with its tables
+    conn = _connection(str(tmp_path / "checkpoints.sqlite"))[0]
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        yield sqlite_saver, statements
+    finally:
+        conn.set_trace_callback(None)
+
+
+def test_a_sqlite_batch_is_two_statements_for_all_its_threads(
+    sqlite_statements: tuple[Any, list[str]],
+) -> None:
+    saver, statements = sqlite_statements
+    graph = weather_threads(saver, 7)
+    configs = [cfg(f"w{i}") for i in range(7)]
+    expected = one_at_a_time(graph, configs)
+    statements.clear()
+    found = [outcome(t) for t in extract_threads(graph, configs, batch_size=4)]
+    assert found == expected
+    reads = [s.split(" FROM ")[1].split(" ")[0] for s in statements if s.startswith("SELECT")]
+    assert reads == ["checkpoints", "writes", "checkpoints", "writes"]  # batches of 4 and 3
+    statements.clear()
+    extract_thread(graph, cfg("w0"))
+    assert len([s for s in statements if s.startswith("SELECT")]) == 2  # one thread alone
+
+
+def test_a_thread_the_sqlite_batch_cannot_read_is_read_alone(sqlite_saver: Any) -> None:
+    """A row the fast path cannot read (a checkpoint stored with another serializer) leaves
+    that thread to be read alone, as ``extract_thread`` reads it (here: the generic reader);
+    the rest of the batch is read with it."""
+    graph = weather_threads(sqlite_saver, 3)
+    sqlite_saver.conn.execute("UPDATE checkpoints SET type = 'json' WHERE thread_id = 'w1'")
+    sqlite_saver.conn.commit()
+    configs = [cfg("w0"), cfg("w1"), cfg(MISSING), cfg("w2")]
+    expected = one_at_a_time(graph, configs)
+    assert [type(item) for item in expected[1:3]] == [tuple, tuple]  # errors
+    found = extract_threads(graph, configs, batch_size=4, return_exceptions=True)
+    assert [outcome(item) for item in found] == expected
+
+
+def test_an_in_memory_sqlite_database_is_read_one_thread_at_a_time() -> None:
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    with sqlite3.connect(":memory:", check_same_thread=False) as conn:
+        graph = weather_threads(SqliteSaver(conn), 3)
+        configs = [cfg("w2"), cfg(MISSING), cfg("w0")]
+        found = extract_threads(graph, configs, batch_size=3, return_exceptions=True)
+        assert [outcome(item) for item in found] == one_at_a_time(graph, configs)
 
 
 # --- the sweep worker -----------------------------------------------------------------

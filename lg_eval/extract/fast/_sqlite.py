@@ -25,7 +25,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, cast
 from urllib.parse import quote
@@ -54,24 +54,36 @@ OWN_CONNECTIONS = 8
 """Read-only connections kept open (one per database file, least recently used closed)."""
 
 CHECKPOINTS_SQL = (
-    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, metadata, {blob} "
-    "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC"
+    "SELECT {thread}checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, metadata, {blob} "
+    "FROM checkpoints WHERE thread_id {match}{order}"
 )
+_NEWEST_FIRST = " ORDER BY checkpoint_id DESC"
 BY_SUBSTR = CHECKPOINTS_SQL.format(
+    thread="",
+    match="= ?",
+    order=_NEWEST_FIRST,
     blob=f"substr(checkpoint, 1, {HEAD_BYTES}), substr(checkpoint, -{TAIL_BYTES[0]}), "
-    "length(checkpoint)"
+    "length(checkpoint)",
 )
 SMALL_BYTES = 16384
 """Blobs up to this size are simply selected whole; longer ones are read with blob I/O."""
-BY_ROWID = CHECKPOINTS_SQL.format(
-    blob=f"rowid, length(checkpoint), CASE WHEN length(checkpoint) <= {SMALL_BYTES} "
-    "THEN checkpoint END"
+_BY_ROWID_BLOB = (
+    f"rowid, length(checkpoint), CASE WHEN length(checkpoint) <= {SMALL_BYTES} THEN checkpoint END"
 )
-WRITES_SQL = (
-    "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+BY_ROWID = CHECKPOINTS_SQL.format(thread="", match="= ?", blob=_BY_ROWID_BLOB, order=_NEWEST_FIRST)
+MANY_BY_ROWID = CHECKPOINTS_SQL.format(
+    thread="thread_id, ", match="IN ({marks})", blob=_BY_ROWID_BLOB, order=""
+)
+""":data:`BY_ROWID` of many threads, each row led by its thread id, in the primary key's
+order (sorting them in SQL would copy every row, blob included, through a sorter; each
+thread's rows are put newest first afterwards)."""
+_WRITES_SQL = (
+    "SELECT {thread}checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
     f"CASE WHEN {sql_value_needed('substr({col}, 1, {n})')} THEN value END "
-    "FROM writes WHERE thread_id = ?"
+    "FROM writes WHERE thread_id {match}"
 )
+WRITES_SQL = _WRITES_SQL.format(thread="", match="= ?")
+MANY_WRITES_SQL = _WRITES_SQL.format(thread="thread_id, ", match="IN ({marks})")
 
 
 Found = tuple[list[tuple[Any, ...]], list[Any]]
@@ -81,10 +93,7 @@ Found = tuple[list[tuple[Any, ...]], list[Any]]
 def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     """Every checkpoint and write row of a thread."""
     require(getattr(saver, "_has_task_path", False), "the writes table has no task_path column")
-    file = _files.get(saver)
-    if file is None:
-        databases = yield _query(saver, "PRAGMA database_list", ())
-        file = _files[saver] = next((row[2] for row in databases if row[1] == "main"), "")
+    file = yield from _file_of(saver)
     if file:
         try:
             found = yield _on_own_connection(file, thread_id)
@@ -101,6 +110,52 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
             (tail,) = (yield _query(saver, _TAIL_SQL, (ns, cid, thread_id)))[0]
         checkpoints.append(_checkpoint(ns, cid, parent_id, kind, metadata, head, tail))
     return ThreadRows(checkpoints, write_rows((yield _query(saver, WRITES_SQL, (thread_id,)))))
+
+
+def batch_rows(saver: Any, thread_ids: Sequence[str]) -> Core[dict[str, ThreadRows]]:
+    """:func:`rows` of many threads of a database file, in two statements for all of them
+    instead of two per thread, keyed by thread id. Only threads whose rows the file holds
+    and the fast reader can read are returned; the caller reads the others alone (none
+    committed to the file yet, an in-memory database, a file past what this SQLite maps,
+    a row the fast path cannot read), as :func:`rows` would."""
+    require(getattr(saver, "_has_task_path", False), "the writes table has no task_path column")
+    file = yield from _file_of(saver)
+    if not file:
+        return {}
+    ids = list(dict.fromkeys(thread_ids))
+    found: dict[str, Found] = yield _on_own(
+        file, lambda conn, size: {} if size > _mapped[file] else _read_many(conn, ids)
+    )
+    threads = {}
+    for thread_id, (checkpoint_rows, write_found) in found.items():
+        try:
+            checkpoints = [_checkpoint(*f) for f in checkpoint_rows]
+        except FastPathUnavailable:
+            continue  # read alone, which raises it where this thread's read is decided
+        threads[thread_id] = ThreadRows(
+            checkpoints, write_rows(write_found), unsplit=_unsplit(checkpoint_rows)
+        )
+    return threads
+
+
+def batch_stored(
+    saver: Any, keys: Mapping[str, Sequence[tuple[str, str]]]
+) -> Core[dict[str, dict[tuple[str, str], StoredCheckpoint]]]:
+    """:func:`stored` of many threads (``keys`` per thread id), one thread after another:
+    a SQLite read makes no round trip to share."""
+    found = {}
+    for thread_id, pairs in keys.items():
+        found[thread_id] = yield from stored(saver, thread_id, pairs)
+    return found
+
+
+def _file_of(saver: Any) -> Core[str]:
+    """The database file behind the saver's connection ("" when in memory), asked once."""
+    file = _files.get(saver)
+    if file is None:
+        databases = yield _query(saver, "PRAGMA database_list", ())
+        file = _files[saver] = next((row[2] for row in databases if row[1] == "main"), "")
+    return file
 
 
 def _unsplit(found: list[tuple[Any, ...]]) -> dict[tuple[str, str], bytes]:
@@ -285,18 +340,54 @@ def _read_file(conn: sqlite3.Connection, thread_id: str) -> Found:
 def read_rows(conn: Any, thread_id: str, open_blob: Callable[[int], Any]) -> Found:
     """A thread's raw rows through a DB-API connection to the file (``open_blob(rowid)``
     opens a checkpoint blob for incremental reading)."""
-    checkpoints = []
     # row by row, each blob read right after its row: the second walk of the row's overflow
     # pages (the statement's reached the metadata after them) then finds them in CPU cache
-    for *fields, rowid, length, small in conn.execute(BY_ROWID, (thread_id,)):
-        if small is not None:
-            checkpoints.append((*fields, small[:HEAD_BYTES], small))
-            continue
-        with open_blob(rowid) as blob:
-            head = blob.read(HEAD_BYTES)
-            tail = _read_tail(blob, length)
-        checkpoints.append((*fields, head, tail))
+    checkpoints = [
+        _head_and_tail(fields, rowid, length, small, open_blob)
+        for *fields, rowid, length, small in conn.execute(BY_ROWID, (thread_id,))
+    ]
     return checkpoints, conn.execute(WRITES_SQL, (thread_id,)).fetchall()
+
+
+def _head_and_tail(
+    fields: list[Any], rowid: int, length: int, small: bytes | None, open_blob: Callable[[int], Any]
+) -> tuple[Any, ...]:
+    """A checkpoint row's fields with its blob's head and tail: sliced from the blob that
+    came whole with the row, else read from the blob."""
+    if small is not None:
+        return (*fields, small[:HEAD_BYTES], small)
+    with open_blob(rowid) as blob:
+        head = blob.read(HEAD_BYTES)
+        tail = _read_tail(blob, length)
+    return (*fields, head, tail)
+
+
+def _read_many(conn: sqlite3.Connection, thread_ids: Sequence[str]) -> dict[str, Found]:
+    """:func:`read_rows` of each of ``thread_ids`` that has rows, two statements per
+    :data:`_CHUNK` threads."""
+    found: dict[str, Found] = {}
+
+    def open_blob(rowid: int) -> Any:
+        return conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
+
+    for start in range(0, len(thread_ids), _CHUNK):
+        chunk = thread_ids[start : start + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        for thread_id, *fields, rowid, length, small in conn.execute(
+            MANY_BY_ROWID.format(marks=marks), chunk
+        ):
+            checkpoints = found.setdefault(thread_id, ([], []))[0]
+            checkpoints.append(_head_and_tail(fields, rowid, length, small, open_blob))
+        for thread_id, *write in conn.execute(MANY_WRITES_SQL.format(marks=marks), chunk):
+            if thread_id in found:  # (rows written after its checkpoints were read: none)
+                found[thread_id][1].append(write)
+    for checkpoints, _ in found.values():
+        checkpoints.sort(key=_checkpoint_id, reverse=True)  # as BY_ROWID orders them
+    return found
+
+
+def _checkpoint_id(row: tuple[Any, ...]) -> str:
+    return cast(str, row[1])
 
 
 def _read_tail(blob: Any, length: int) -> bytes:
