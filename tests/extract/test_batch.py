@@ -3,9 +3,9 @@
 ``extract_threads`` over a list of configs must equal ``[extract_thread(graph, c) for c in
 configs]`` on every example scenario and every saver: newest checkpoints, older
 checkpoint ids, a thread that does not exist, for batch sizes 1, 3 and more than the
-input. On Postgres a batch of short threads is one query, on a SQLite file two
-statements; the sweep worker extracts a
-partition as one batch and still turns a thread's failure into that thread's error result.
+input. On Postgres a batch of short threads is one query, on a SQLite file two statements;
+the sweep worker extracts a partition as one batch and still turns a thread's failure into
+that thread's error result.
 """
 
 from __future__ import annotations
@@ -287,18 +287,25 @@ def test_a_sqlite_batch_is_two_statements_for_all_its_threads(
     assert len([s for s in statements if s.startswith("SELECT")]) == 2  # one thread alone
 
 
-def test_a_thread_the_sqlite_batch_cannot_read_is_read_alone(sqlite_saver: Any) -> None:
-    """A row the fast path cannot read (a checkpoint stored with another serializer) leaves
-    that thread to be read alone, as ``extract_thread`` reads it (here: the generic reader);
-    the rest of the batch is read with it."""
-    graph = weather_threads(sqlite_saver, 3)
-    sqlite_saver.conn.execute("UPDATE checkpoints SET type = 'json' WHERE thread_id = 'w1'")
-    sqlite_saver.conn.commit()
+def test_a_thread_the_sqlite_batch_cannot_read_is_read_alone(
+    sqlite_statements: tuple[Any, list[str]],
+) -> None:
+    """A row the fast path cannot read (a checkpoint stored with another serializer) and a
+    thread with no rows leave those threads to be read alone, as ``extract_thread`` reads
+    them; the rest of the batch is read in the batch's two statements only."""
+    saver, statements = sqlite_statements
+    graph = weather_threads(saver, 3)
+    saver.conn.execute("UPDATE checkpoints SET type = 'json' WHERE thread_id = 'w1'")
+    saver.conn.commit()
     configs = [cfg("w0"), cfg("w1"), cfg(MISSING), cfg("w2")]
     expected = one_at_a_time(graph, configs)
     assert [type(item) for item in expected[1:3]] == [tuple, tuple]  # errors
+    statements.clear()
     found = extract_threads(graph, configs, batch_size=4, return_exceptions=True)
     assert [outcome(item) for item in found] == expected
+    selects = [s for s in statements if s.startswith("SELECT")]
+    reads = {t: sum(f"'{t}'" in s for s in selects) for t in ("w0", "w1", MISSING, "w2")}
+    assert reads == {"w0": 2, "w1": 4, MISSING: 4, "w2": 2}  # the batch's 2, then alone
 
 
 def test_an_in_memory_sqlite_database_is_read_one_thread_at_a_time() -> None:

@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from operator import itemgetter
 from typing import Any, cast
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
@@ -57,26 +58,25 @@ CHECKPOINTS_SQL = (
     "SELECT {thread}checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, metadata, {blob} "
     "FROM checkpoints WHERE thread_id {match}{order}"
 )
-_NEWEST_FIRST = " ORDER BY checkpoint_id DESC"
 BY_SUBSTR = CHECKPOINTS_SQL.format(
     thread="",
     match="= ?",
-    order=_NEWEST_FIRST,
+    order=" ORDER BY checkpoint_id DESC",
     blob=f"substr(checkpoint, 1, {HEAD_BYTES}), substr(checkpoint, -{TAIL_BYTES[0]}), "
     "length(checkpoint)",
 )
 SMALL_BYTES = 16384
 """Blobs up to this size are simply selected whole; longer ones are read with blob I/O."""
-_BY_ROWID_BLOB = (
-    f"rowid, length(checkpoint), CASE WHEN length(checkpoint) <= {SMALL_BYTES} THEN checkpoint END"
-)
-BY_ROWID = CHECKPOINTS_SQL.format(thread="", match="= ?", blob=_BY_ROWID_BLOB, order=_NEWEST_FIRST)
 MANY_BY_ROWID = CHECKPOINTS_SQL.format(
-    thread="thread_id, ", match="IN ({marks})", blob=_BY_ROWID_BLOB, order=""
+    thread="thread_id, ",
+    match="IN ({marks})",
+    order="",
+    blob=f"rowid, length(checkpoint), CASE WHEN length(checkpoint) <= {SMALL_BYTES} "
+    "THEN checkpoint END",
 )
-""":data:`BY_ROWID` of many threads, each row led by its thread id, in the primary key's
-order (sorting them in SQL would copy every row, blob included, through a sorter; each
-thread's rows are put newest first afterwards)."""
+"""The checkpoint rows of the threads named by ``{marks}``, each led by its thread id, in
+the primary key's order (sorting them in SQL would copy every row, blob included, through
+a sorter; each thread's rows are put newest first afterwards)."""
 _WRITES_SQL = (
     "SELECT {thread}checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
     f"CASE WHEN {sql_value_needed('substr({col}, 1, {n})')} THEN value END "
@@ -124,7 +124,8 @@ def batch_rows(saver: Any, thread_ids: Sequence[str]) -> Core[dict[str, ThreadRo
         return {}
     ids = list(dict.fromkeys(thread_ids))
     found: dict[str, Found] = yield _on_own(
-        file, lambda conn, size: {} if size > _mapped[file] else _read_many(conn, ids)
+        file,
+        lambda conn, size: {} if size > _mapped[file] else read_many(conn, ids, _blob_opener(conn)),
     )
     threads = {}
     for thread_id, (checkpoint_rows, write_found) in found.items():
@@ -330,23 +331,18 @@ def _close(cached: tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]) -
 
 
 def _read_file(conn: sqlite3.Connection, thread_id: str) -> Found:
-    return read_rows(
-        conn,
-        thread_id,
-        lambda rowid: conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True),
-    )
+    return read_rows(conn, thread_id, _blob_opener(conn))
+
+
+def _blob_opener(conn: sqlite3.Connection) -> Callable[[int], Any]:
+    """``open_blob(rowid)`` for :func:`read_many`: a checkpoint blob opened for reading."""
+    return lambda rowid: conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
 
 
 def read_rows(conn: Any, thread_id: str, open_blob: Callable[[int], Any]) -> Found:
     """A thread's raw rows through a DB-API connection to the file (``open_blob(rowid)``
-    opens a checkpoint blob for incremental reading)."""
-    # row by row, each blob read right after its row: the second walk of the row's overflow
-    # pages (the statement's reached the metadata after them) then finds them in CPU cache
-    checkpoints = [
-        _head_and_tail(fields, rowid, length, small, open_blob)
-        for *fields, rowid, length, small in conn.execute(BY_ROWID, (thread_id,))
-    ]
-    return checkpoints, conn.execute(WRITES_SQL, (thread_id,)).fetchall()
+    opens a checkpoint blob for incremental reading); none when it has no checkpoint."""
+    return read_many(conn, [thread_id], open_blob).get(thread_id, ([], []))
 
 
 def _head_and_tail(
@@ -362,32 +358,28 @@ def _head_and_tail(
     return (*fields, head, tail)
 
 
-def _read_many(conn: sqlite3.Connection, thread_ids: Sequence[str]) -> dict[str, Found]:
-    """:func:`read_rows` of each of ``thread_ids`` that has rows, two statements per
-    :data:`_CHUNK` threads."""
+def read_many(
+    conn: Any, thread_ids: Sequence[str], open_blob: Callable[[int], Any]
+) -> dict[str, Found]:
+    """The raw rows of each of ``thread_ids`` that has a checkpoint, keyed by thread id,
+    newest checkpoint first: two statements per :data:`_CHUNK` threads."""
     found: dict[str, Found] = {}
-
-    def open_blob(rowid: int) -> Any:
-        return conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
-
     for start in range(0, len(thread_ids), _CHUNK):
         chunk = thread_ids[start : start + _CHUNK]
         marks = ", ".join("?" * len(chunk))
+        # row by row, each blob read right after its row: the second walk of the row's
+        # overflow pages (the statement's reached the metadata after them) finds them cached
         for thread_id, *fields, rowid, length, small in conn.execute(
             MANY_BY_ROWID.format(marks=marks), chunk
         ):
             checkpoints = found.setdefault(thread_id, ([], []))[0]
             checkpoints.append(_head_and_tail(fields, rowid, length, small, open_blob))
         for thread_id, *write in conn.execute(MANY_WRITES_SQL.format(marks=marks), chunk):
-            if thread_id in found:  # (rows written after its checkpoints were read: none)
+            if thread_id in found:  # a thread without checkpoints is not read from here
                 found[thread_id][1].append(write)
     for checkpoints, _ in found.values():
-        checkpoints.sort(key=_checkpoint_id, reverse=True)  # as BY_ROWID orders them
+        checkpoints.sort(key=itemgetter(1), reverse=True)  # by checkpoint id
     return found
-
-
-def _checkpoint_id(row: tuple[Any, ...]) -> str:
-    return cast(str, row[1])
 
 
 def _read_tail(blob: Any, length: int) -> bytes:
