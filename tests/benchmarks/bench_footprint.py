@@ -50,9 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from graphs.counter import build
-from tests.benchmarks._interpreters import compiled_env
+from tests.benchmarks._interpreters import ROOT, compiled_env
 
-ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = "import langgraph.graph"
 LG_EVAL = "from lg_eval import run_experiment"
 RSS = "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"

@@ -316,8 +316,22 @@ def test_an_in_memory_sqlite_database_is_read_one_thread_at_a_time() -> None:
     with sqlite3.connect(":memory:", check_same_thread=False) as conn:
         graph = weather_threads(SqliteSaver(conn), 3)
         configs = [cfg("w2"), cfg(MISSING), cfg("w0")]
-        found = extract_threads(graph, configs, batch_size=3, return_exceptions=True)
-        assert [outcome(item) for item in found] == one_at_a_time(graph, configs)
+        expected = one_at_a_time(graph, configs)
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        found = list(extract_threads(graph, configs, batch_size=3, return_exceptions=True))
+        conn.set_trace_callback(None)
+        assert [outcome(item) for item in found] == expected
+        selects = [s for s in statements if s.startswith("SELECT")]
+        named = [sum(f"'{t}'" in s for t in ("w2", MISSING, "w0")) for s in selects]
+        assert selects and named == [1] * len(selects)  # no statement reads two threads
+        # each thread alone: its checkpoint rows, its writes, then the checkpoints where its
+        # run stopped for the human, read whole (a thread with no rows has none of those)
+        assert {t: sum(f"'{t}'" in s for s in selects) for t in ("w2", MISSING, "w0")} == {
+            "w2": 3,
+            MISSING: 2,
+            "w0": 3,
+        }
 
 
 # --- the sweep worker -----------------------------------------------------------------

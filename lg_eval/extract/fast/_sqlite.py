@@ -98,8 +98,7 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
         try:
             found = yield _on_own_connection(file, thread_id)
             if found[0]:
-                checkpoints = [_checkpoint(*f) for f in found[0]]
-                return ThreadRows(checkpoints, write_rows(found[1]), unsplit=_unsplit(found[0]))
+                return _thread_rows(found)
         except (sqlite3.Error, OSError):
             pass  # e.g. no read access to the file: read through the saver
     # nothing committed to the file yet, or no file: ask the saver's own connection
@@ -128,14 +127,11 @@ def batch_rows(saver: Any, thread_ids: Sequence[str]) -> Core[dict[str, ThreadRo
         lambda conn, size: {} if size > _mapped[file] else read_many(conn, ids, _blob_opener(conn)),
     )
     threads = {}
-    for thread_id, (checkpoint_rows, write_found) in found.items():
+    for thread_id, rows_read in found.items():
         try:
-            checkpoints = [_checkpoint(*f) for f in checkpoint_rows]
+            threads[thread_id] = _thread_rows(rows_read)
         except FastPathUnavailable:
             continue  # read alone, which raises it where this thread's read is decided
-        threads[thread_id] = ThreadRows(
-            checkpoints, write_rows(write_found), unsplit=_unsplit(checkpoint_rows)
-        )
     return threads
 
 
@@ -148,6 +144,13 @@ def batch_stored(
     for thread_id, pairs in keys.items():
         found[thread_id] = yield from stored(saver, thread_id, pairs)
     return found
+
+
+def _thread_rows(found: Found) -> ThreadRows:
+    """A thread's rows as read from the file, its checkpoints' heads and tails parsed."""
+    checkpoint_rows, write_found = found
+    checkpoints = [_checkpoint(*f) for f in checkpoint_rows]
+    return ThreadRows(checkpoints, write_rows(write_found), unsplit=_unsplit(checkpoint_rows))
 
 
 def _file_of(saver: Any) -> Core[str]:
