@@ -275,13 +275,15 @@ def _batch_reads(
 def _supply_missing(
     prepared: list[Prepared], saver: BaseCheckpointSaver[Any], storage: ModuleType
 ) -> Core[None]:
-    """Read, in one round trip, the checkpoints every prepared thread still needs whole.
+    """Read, in one round trip, the checkpoints every prepared thread still needs whole,
+    where the storage has such a read (Postgres; a SQLite read has no round trip to share).
     Whatever that does not bring stays missing, and the thread reads it alone."""
     missing = {p.thread.thread_id: p.missing for p in prepared if p.missing}
-    if not missing:
+    batch_stored = getattr(storage, "batch_stored", None)
+    if not missing or batch_stored is None:
         return
     try:
-        found = yield from storage.batch_stored(saver, missing)
+        found = yield from batch_stored(saver, missing)
     except Exception:
         return
     for p in prepared:

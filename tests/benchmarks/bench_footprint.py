@@ -188,49 +188,54 @@ def variants() -> list[Variant]:
     return found
 
 
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "CPU": time.process_time}
+"""The clocks each variant is timed by: wall time, and the CPU time of the process (every
+thread's, so a tool's helper threads count)."""
+
+
 def per_case(cases: int, rounds: int) -> None:
-    """Each variant over ``cases`` cases, ``rounds`` alternating rounds after a warm-up:
-    the median wall time and the median CPU time of the process (every thread's), each as
-    milliseconds per case above the plain loop's. CPU time moves less than wall time with
-    what else the machine runs; both are printed."""
+    """Each variant over ``cases`` cases, ``rounds`` alternating rounds after a warm-up; for
+    each clock of :data:`CLOCKS`, its median and the milliseconds per case above the plain
+    loop's median."""
     import pydantic_evals as _p  # noqa: F401
 
     import lg_eval as _  # noqa: F401  imports outside the clock
 
-    wall: dict[tuple[str, str], list[float]] = {}
-    cpu: dict[tuple[str, str], list[float]] = {}
+    times: dict[str, dict[tuple[str, str], list[float]]] = {clock: {} for clock in CLOCKS}
     every = variants()
     for round_ in range(rounds + 1):  # round 0: the warm-up, not counted
         order = every if round_ % 2 else every[::-1]
         for backend, label, run in order:
             with tempfile.TemporaryDirectory() as folder:
-                started, used = time.perf_counter(), time.process_time()
+                started = {clock: read() for clock, read in CLOCKS.items()}
                 run(cases if round_ else 20, backend, Path(folder))
-                took, spent = time.perf_counter() - started, time.process_time() - used
+                took = {clock: read() - started[clock] for clock, read in CLOCKS.items()}
             if round_:
-                wall.setdefault((backend, label), []).append(took)
-                cpu.setdefault((backend, label), []).append(spent)
+                for clock, seconds in took.items():
+                    times[clock].setdefault((backend, label), []).append(seconds)
+    medians = {
+        clock: {key: statistics.median(found) for key, found in by_key.items()}
+        for clock, by_key in times.items()
+    }
+    above = {
+        clock: {
+            (backend, label): (median - of[(backend, "plain loop")]) / cases * 1000
+            for (backend, label), median in of.items()
+        }
+        for clock, of in medians.items()
+    }
     print(f"\nper case, {cases} cases, median of {rounds} alternating rounds:")
-    above: dict[tuple[str, str], tuple[float, float]] = {}
-    for key, found in wall.items():
-        backend, label = key
-        median, used = statistics.median(found), statistics.median(cpu[key])
-        loop = statistics.median(wall[(backend, "plain loop")])
-        loop_cpu = statistics.median(cpu[(backend, "plain loop")])
-        above[key] = ((median - loop) / cases * 1000, (used - loop_cpu) / cases * 1000)
-        extra = (
-            ""
-            if label == "plain loop"
-            else (f"  +{above[key][0]:.2f} ms/case, CPU +{above[key][1]:.2f} ms/case")
-        )
-        print(
-            f"  {backend:<7} {label:<30} {median:7.3f} s  {median / loop:5.2f}x loop"
-            f"  CPU {used:7.3f} s{extra}"
-        )
-    for clock, at in (("wall", 0), ("CPU", 1)):
-        ours = above[("memory", "lg_eval c=1")][at]
-        peer = above[("memory", "pydantic_evals c=1")][at]
-        read = above[("memory", f"{READ_BACK} c=1")][at]
+    for backend, label in medians["wall"]:
+        key = (backend, label)
+        cells = [
+            f"{clock} {medians[clock][key]:7.3f} s"
+            + ("" if label == "plain loop" else f" +{above[clock][key]:.2f} ms/case")
+            for clock in CLOCKS
+        ]
+        print(f"  {backend:<7} {label:<30} " + ",  ".join(cells))
+    for clock, of in above.items():
+        ours, peer = of[("memory", "lg_eval c=1")], of[("memory", "pydantic_evals c=1")]
+        read = of[("memory", f"{READ_BACK} c=1")]
         print(
             f"  {clock}: lg_eval / pydantic_evals above the loop (memory, c=1) "
             f"{ours / peer:.2f}x (goal <= 1.0x); / pydantic_evals reading the thread back "

@@ -25,7 +25,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from operator import itemgetter
 from typing import Any, cast
@@ -96,7 +96,7 @@ def rows(saver: Any, thread_id: str) -> Core[ThreadRows]:
     file = yield from _file_of(saver)
     if file:
         try:
-            found = yield _on_own_connection(file, thread_id)
+            found = yield _on_own(file, partial(_read_thread, file, thread_id))
             if found[0]:
                 return _thread_rows(found)
         except (sqlite3.Error, OSError):
@@ -124,7 +124,9 @@ def batch_rows(saver: Any, thread_ids: Sequence[str]) -> Core[dict[str, ThreadRo
     ids = list(dict.fromkeys(thread_ids))
     found: dict[str, Found] = yield _on_own(
         file,
-        lambda conn, size: {} if size > _mapped[file] else read_many(conn, ids, _blob_opener(conn)),
+        lambda conn, size: (
+            {} if _past_mapping(file, size) else read_many(conn, ids, _blob_opener(conn))
+        ),
     )
     threads = {}
     for thread_id, rows_read in found.items():
@@ -133,17 +135,6 @@ def batch_rows(saver: Any, thread_ids: Sequence[str]) -> Core[dict[str, ThreadRo
         except FastPathUnavailable:
             continue  # read alone, which raises it where this thread's read is decided
     return threads
-
-
-def batch_stored(
-    saver: Any, keys: Mapping[str, Sequence[tuple[str, str]]]
-) -> Core[dict[str, dict[tuple[str, str], StoredCheckpoint]]]:
-    """:func:`stored` of many threads (``keys`` per thread id), one thread after another:
-    a SQLite read makes no round trip to share."""
-    found = {}
-    for thread_id, pairs in keys.items():
-        found[thread_id] = yield from stored(saver, thread_id, pairs)
-    return found
 
 
 def _thread_rows(found: Found) -> ThreadRows:
@@ -281,17 +272,20 @@ _mapped: dict[str, int] = {}
 """Bytes of each file the cached connection memory-maps."""
 
 
-def _on_own_connection(file: str, thread_id: str) -> Effect[Found]:
-    return _on_own(file, lambda conn, size: _read_thread(file, conn, size, thread_id))
-
-
-def _read_thread(file: str, conn: sqlite3.Connection, size: int, thread_id: str) -> Found:
-    if size > _mapped[file] and sqlite_helper.available():
-        try:  # past what this SQLite maps: read by a helper that maps it all
+def _read_thread(file: str, thread_id: str, conn: sqlite3.Connection, size: int) -> Found:
+    """One thread's rows from ``file`` (``size`` bytes) on the reader's connection ``conn``,
+    or from the helper process when the file is past what this SQLite maps."""
+    if _past_mapping(file, size) and sqlite_helper.available():
+        try:  # read by a helper that maps it all
             return cast(Found, sqlite_helper.read_file(file, thread_id))
         except Exception:  # the helper could not: read here, page by page
             pass
-    return _read_file(conn, thread_id)
+    return read_rows(conn, thread_id, _blob_opener(conn))
+
+
+def _past_mapping(file: str, size: int) -> bool:
+    """Whether ``file``, ``size`` bytes now, is larger than the cached connection maps."""
+    return size > _mapped[file]
 
 
 def _on_own(file: str, read: Callable[[sqlite3.Connection, int], Any]) -> Effect[Any]:
@@ -331,10 +325,6 @@ def _connection(file: str) -> tuple[sqlite3.Connection, threading.Lock, int]:
 def _close(cached: tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]) -> None:
     with cached[1]:  # not while another thread reads through it
         cached[0].close()
-
-
-def _read_file(conn: sqlite3.Connection, thread_id: str) -> Found:
-    return read_rows(conn, thread_id, _blob_opener(conn))
 
 
 def _blob_opener(conn: sqlite3.Connection) -> Callable[[int], Any]:
